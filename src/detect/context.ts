@@ -1,0 +1,84 @@
+// What every fact source gets: the host, a memo so that a file read or a command run by two sources
+// happens once, and the problem log. A source records what it could not learn here instead of
+// throwing or guessing.
+import { type CommandResult, DEFAULT_TIMEOUT_MS, type RunOptions } from "../host/command.js";
+import type { Host } from "../host/host.js";
+import type { Problem } from "./problems.js";
+
+export interface ReadOptions {
+  /** A missing file is itself a problem (it should exist on any Linux node). */
+  required?: boolean;
+}
+
+export interface DetectOptions {
+  /** How long any one host command may take (a hung hypervisor binary or preflight.d hook). */
+  commandTimeoutMs?: number;
+}
+
+export class DetectContext {
+  readonly problems: Problem[] = [];
+  private readonly memo = new Map<string, Promise<unknown>>();
+
+  readonly commandTimeoutMs: number;
+
+  constructor(
+    readonly host: Host,
+    options: DetectOptions = {},
+  ) {
+    this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Run `compute` once per key for the whole detection; later callers share its result. */
+  once<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    let pending = this.memo.get(key) as Promise<T> | undefined;
+    if (pending === undefined) {
+      pending = compute();
+      this.memo.set(key, pending);
+    }
+    return pending;
+  }
+
+  problem(source: string, reason: string, where: { path?: string; command?: string } = {}): void {
+    this.problems.push({ source, reason, ...where });
+  }
+
+  /** The text of a host file, or null. Failures other than "missing" are always recorded. */
+  read(source: string, hostPath: string, options: ReadOptions = {}): Promise<string | null> {
+    return this.once(`read:${hostPath}`, async () => {
+      const result = await this.host.readText(hostPath);
+      if (result.ok) return result.text;
+      if (!result.missing || options.required) this.problem(source, result.reason, { path: hostPath });
+      return null;
+    });
+  }
+
+  /** A one-line sysfs/procfs value, trimmed; null when absent or unreadable. */
+  async readValue(source: string, hostPath: string, options: ReadOptions = {}): Promise<string | null> {
+    const text = await this.read(source, hostPath, options);
+    return text === null ? null : text.trim();
+  }
+
+  /** Directory entries, sorted; [] when absent (recorded when unreadable). */
+  list(source: string, hostPath: string): Promise<string[]> {
+    return this.once(`list:${hostPath}`, async () => {
+      const result = await this.host.readDir(hostPath);
+      if (result.ok) return result.entries;
+      if (!result.missing) this.problem(source, result.reason, { path: hostPath });
+      return [];
+    });
+  }
+
+  /** Run a host command once per detection; failures are recorded against `source`. */
+  run(
+    source: string,
+    command: string,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<CommandResult> {
+    return this.once(`run:${command}\0${args.join("\0")}`, async () => {
+      const result = await this.host.run(command, args, { timeoutMs: this.commandTimeoutMs, ...options });
+      if (!result.ok) this.problem(source, result.reason, { command: [command, ...args].join(" ") });
+      return result;
+    });
+  }
+}

@@ -1,0 +1,47 @@
+// `--facts FILE`: a saved Facts document, validated before any stage uses it.
+import fs from "node:fs/promises";
+import { UserError } from "../errors.js";
+import { Facts } from "./facts.js";
+
+export class FactsFileError extends UserError {
+  constructor(
+    readonly file: string,
+    readonly details: string[],
+  ) {
+    super(`${file}: not a valid facts document:\n${details.map((d) => `  - ${d}`).join("\n")}`);
+  }
+}
+
+export async function loadFacts(file: string): Promise<Facts> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, "utf8");
+  } catch (error) {
+    throw new FactsFileError(file, [
+      `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    ]);
+  }
+  return parseFacts(file, text);
+}
+
+export function parseFacts(file: string, text: string): Facts {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new FactsFileError(file, [`invalid JSON: ${(error as Error).message}`]);
+  }
+  const result = Facts.safeParse(json);
+  if (result.success) return result.data;
+  throw new FactsFileError(
+    file,
+    result.error.issues.map((issue) => `${keyPath(issue.path)}: ${issue.message}`),
+  );
+}
+
+function keyPath(path: ReadonlyArray<PropertyKey>): string {
+  if (path.length === 0) return "(document)";
+  return path
+    .map((part, i) => (typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`))
+    .join("");
+}

@@ -1,0 +1,63 @@
+// PCI devices from sysfs: what could be passed through to a Kata VM (GPUs, SR-IOV NICs), which
+// driver holds each one, and its IOMMU group (VFIO passes whole groups).
+import path from "node:path";
+import * as z from "zod";
+import type { DetectContext } from "./context.js";
+import { defineSource } from "./source.js";
+
+export const PciDevice = z.object({
+  address: z.string(),
+  /** Hex without "0x", lower case, as lspci -n prints them: vendor "10de", class "030200". */
+  vendor: z.string().nullable(),
+  device: z.string().nullable(),
+  class: z.string().nullable(),
+  driver: z.string().nullable(),
+  iommuGroup: z.string().nullable(),
+  sriovTotalVfs: z.number().int().nullable(),
+  sriovNumVfs: z.number().int().nullable(),
+  /** For a virtual function: the address of its physical function. */
+  physfn: z.string().nullable(),
+});
+export type PciDevice = z.infer<typeof PciDevice>;
+
+export const PciFacts = z.object({ devices: z.array(PciDevice) });
+export type PciFacts = z.infer<typeof PciFacts>;
+
+const DEVICES = "/sys/bus/pci/devices";
+
+export const pci = defineSource({
+  key: "pci",
+  schema: PciFacts,
+  async detect(ctx: DetectContext): Promise<PciFacts> {
+    const addresses = await ctx.list("pci", DEVICES);
+    const devices = await Promise.all(addresses.map((address) => readDevice(ctx, address)));
+    return { devices };
+  },
+});
+
+async function readDevice(ctx: DetectContext, address: string): Promise<PciDevice> {
+  const dir = `${DEVICES}/${address}`;
+  const hex = async (file: string) => {
+    const value = await ctx.readValue("pci", `${dir}/${file}`);
+    return value === null ? null : value.replace(/^0x/i, "").toLowerCase();
+  };
+  const count = async (file: string) => {
+    const value = await ctx.readValue("pci", `${dir}/${file}`);
+    return value !== null && /^\d+$/.test(value) ? Number(value) : null;
+  };
+  const link = async (file: string) => {
+    const target = await ctx.host.readlink(`${dir}/${file}`);
+    return target === null ? null : path.posix.basename(target);
+  };
+  return {
+    address,
+    vendor: await hex("vendor"),
+    device: await hex("device"),
+    class: await hex("class"),
+    driver: await link("driver"),
+    iommuGroup: await link("iommu_group"),
+    sriovTotalVfs: await count("sriov_totalvfs"),
+    sriovNumVfs: await count("sriov_numvfs"),
+    physfn: await link("physfn"),
+  };
+}

@@ -1,0 +1,211 @@
+// Which container runtime runs the node's pods, and what its configuration already holds. The
+// kubelet's own --container-runtime-endpoint is the best evidence; after it, a live socket; after
+// that the distribution-specific layouts, since k3s, rke2, k0s and microk8s embed containerd.
+import type { DetectContext } from "../context.js";
+import { parseVersion } from "../hypervisors.js";
+import { defineSource } from "../source.js";
+import { readContainerdConfig } from "./containerd-config.js";
+import { CRIO_CONFIG, CRIO_DROP_IN_DIR, readCrioConfig } from "./crio-config.js";
+import { RuntimeFacts, type RuntimeKind } from "./schema.js";
+
+export { RuntimeFacts, RuntimeKind } from "./schema.js";
+
+interface Layout {
+  kind: RuntimeKind;
+  binaries: string[];
+  socket: string;
+  config: string;
+  /** Further files or directories that show the runtime is installed. */
+  marks: string[];
+  templates?: string[];
+  version: string[];
+}
+
+const K3S_CONTAINERD = "/var/lib/rancher/k3s/agent/etc/containerd";
+const RKE2_CONTAINERD = "/var/lib/rancher/rke2/agent/etc/containerd";
+
+/** In order of precedence when the kubelet does not say: the embedding distributions first. */
+export const LAYOUTS: Layout[] = [
+  {
+    kind: "k0s",
+    binaries: ["/usr/local/bin/k0s", "/usr/bin/k0s"],
+    socket: "/run/k0s/containerd.sock",
+    config: "/etc/k0s/containerd.toml",
+    marks: ["/etc/k0s", "/var/lib/k0s"],
+    version: ["version"],
+  },
+  {
+    kind: "k3s",
+    binaries: ["/usr/local/bin/k3s", "/usr/bin/k3s"],
+    socket: "/run/k3s/containerd/containerd.sock",
+    config: `${K3S_CONTAINERD}/config.toml`,
+    marks: ["/etc/rancher/k3s"],
+    templates: [`${K3S_CONTAINERD}/config-v3.toml.tmpl`, `${K3S_CONTAINERD}/config.toml.tmpl`],
+    version: ["--version"],
+  },
+  {
+    kind: "rke2",
+    binaries: ["/usr/local/bin/rke2", "/usr/bin/rke2", "/opt/rke2/bin/rke2"],
+    socket: "/run/k3s/containerd/containerd.sock",
+    config: `${RKE2_CONTAINERD}/config.toml`,
+    marks: ["/etc/rancher/rke2"],
+    templates: [`${RKE2_CONTAINERD}/config-v3.toml.tmpl`, `${RKE2_CONTAINERD}/config.toml.tmpl`],
+    version: ["--version"],
+  },
+  {
+    kind: "microk8s",
+    binaries: ["/snap/bin/microk8s"],
+    socket: "/var/snap/microk8s/common/run/containerd.sock",
+    config: "/var/snap/microk8s/current/args/containerd.toml",
+    marks: ["/var/snap/microk8s/current"],
+    templates: ["/var/snap/microk8s/current/args/containerd-template.toml"],
+    version: ["version"],
+  },
+  {
+    kind: "crio",
+    binaries: ["/usr/bin/crio", "/usr/local/bin/crio"],
+    socket: "/var/run/crio/crio.sock",
+    config: CRIO_CONFIG,
+    marks: [CRIO_DROP_IN_DIR],
+    version: ["--version"],
+  },
+  {
+    kind: "containerd",
+    binaries: ["/usr/bin/containerd", "/usr/local/bin/containerd"],
+    socket: "/run/containerd/containerd.sock",
+    config: "/etc/containerd/config.toml",
+    marks: [],
+    version: ["--version"],
+  },
+];
+
+const KUBELET_FILES = [
+  "/var/lib/kubelet/kubeadm-flags.env",
+  "/etc/default/kubelet",
+  "/var/lib/kubelet/config.yaml",
+];
+
+export const runtime = defineSource({
+  key: "runtime",
+  schema: RuntimeFacts,
+  async detect(ctx: DetectContext): Promise<RuntimeFacts> {
+    const candidates = (await Promise.all(LAYOUTS.map((layout) => evidenceFor(ctx, layout)))).filter(
+      (c): c is Candidate => c !== null,
+    );
+    const endpoint = await kubeletEndpoint(ctx);
+    const chosen =
+      (endpoint === null
+        ? undefined
+        : candidates.find((c) => c.layout.socket === endpoint || samePath(c.layout.socket, endpoint))) ??
+      candidates.find((c) => c.socketLive) ??
+      candidates[0];
+    const summary = candidates.map((c) => ({ kind: c.layout.kind, evidence: c.evidence }));
+    if (chosen === undefined) return { ...empty(), candidates: summary };
+    if (candidates.length > 1 && endpoint === null && candidates.filter((c) => c.socketLive).length !== 1) {
+      ctx.problem(
+        "runtime",
+        `several runtimes are installed (${summary.map((c) => c.kind).join(", ")}) and neither the kubelet's endpoint nor a single live socket tells which one runs pods; chose ${chosen.layout.kind}`,
+      );
+    }
+    const { layout } = chosen;
+    const versionRun =
+      chosen.binary === null ? null : await ctx.run("runtime", chosen.binary, layout.version);
+    const version = versionRun?.ok ? parseVersion(versionRun.stdout) : null;
+    const templatePath = await firstExisting(ctx, layout.templates ?? []);
+    const base = {
+      kind: layout.kind,
+      version,
+      socket: { path: layout.socket, present: chosen.socketLive },
+      configPath: layout.config,
+      templatePath,
+      candidates: summary,
+    };
+    if (layout.kind === "crio") {
+      const crio = await readCrioConfig(ctx);
+      return {
+        ...base,
+        configExists: crio.exists,
+        configVersion: null,
+        imports: crio.files.filter((f) => f !== CRIO_CONFIG),
+        dropInDir: CRIO_DROP_IN_DIR,
+        handlers: crio.handlers,
+        snapshotters: [],
+        defaultSnapshotter: null,
+      };
+    }
+    const config = await readContainerdConfig(ctx, layout.config);
+    return {
+      ...base,
+      configExists: config.exists,
+      configVersion: config.version,
+      imports: config.imports,
+      // k0s always reads containerd.d/ through the imports line it writes itself.
+      dropInDir: config.dropInDir,
+      handlers: config.handlers,
+      snapshotters: config.snapshotters,
+      defaultSnapshotter: config.defaultSnapshotter,
+    };
+  },
+});
+
+interface Candidate {
+  layout: Layout;
+  evidence: string[];
+  binary: string | null;
+  socketLive: boolean;
+}
+
+/** What on the host shows that a runtime is installed; null when nothing does. */
+async function evidenceFor(ctx: DetectContext, layout: Layout): Promise<Candidate | null> {
+  const files = [...layout.binaries, layout.config, ...layout.marks, ...(layout.templates ?? [])];
+  const present = await Promise.all(files.map((file) => ctx.host.exists(file)));
+  const evidence = files.filter((_, i) => present[i]);
+  const binary = layout.binaries.find((_, i) => present[i]) ?? null;
+  // A socket alone proves nothing: k3s and rke2 share one path. It only ranks installed runtimes.
+  if (evidence.length === 0) return null;
+  const socketLive = (await ctx.host.stat(layout.socket))?.isSocket() ?? false;
+  if (socketLive) evidence.push(`${layout.socket} (socket)`);
+  return { layout, evidence, binary, socketLive };
+}
+
+function empty(): Omit<RuntimeFacts, "candidates"> {
+  return {
+    kind: null,
+    version: null,
+    socket: null,
+    configPath: null,
+    configExists: false,
+    configVersion: null,
+    imports: [],
+    dropInDir: null,
+    templatePath: null,
+    handlers: [],
+    snapshotters: [],
+    defaultSnapshotter: null,
+  };
+}
+
+/** The kubelet's --container-runtime-endpoint (or containerRuntimeEndpoint), as a socket path. */
+async function kubeletEndpoint(ctx: DetectContext): Promise<string | null> {
+  for (const file of KUBELET_FILES) {
+    const text = await ctx.read("runtime", file);
+    if (text === null) continue;
+    const match =
+      /(?:--container-runtime-endpoint[= ]|containerRuntimeEndpoint:\s*)["']?(?:unix:\/\/)?([^\s"']+)/.exec(
+        text,
+      );
+    if (match) return match[1] as string;
+  }
+  return null;
+}
+
+/** /var/run is /run on every current distribution. */
+function samePath(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/^\/var\/run\//, "/run/");
+  return norm(a) === norm(b);
+}
+
+async function firstExisting(ctx: DetectContext, files: string[]): Promise<string | null> {
+  for (const file of files) if (await ctx.host.exists(file)) return file;
+  return null;
+}

@@ -1,0 +1,43 @@
+import { parse, TomlError } from "smol-toml";
+import type { DetectContext } from "./context.js";
+
+export type TomlTable = Record<string, unknown>;
+
+/** A host TOML file as a table; null when absent, and null with a recorded problem when it does not parse. */
+export async function readToml(
+  ctx: DetectContext,
+  source: string,
+  hostPath: string,
+): Promise<TomlTable | null> {
+  const text = await ctx.read(source, hostPath);
+  if (text === null) return null;
+  try {
+    return parse(text) as TomlTable;
+  } catch (error) {
+    ctx.problem(source, tomlErrorText(error), { path: hostPath });
+    return null;
+  }
+}
+
+/** "line 3, column 7: …" — the first line of smol-toml's message, which otherwise embeds a code block. */
+export function tomlErrorText(error: unknown): string {
+  if (error instanceof TomlError) {
+    const message = error.message.replace(/^Invalid TOML document: /, "").split("\n")[0];
+    return `invalid TOML at line ${error.line}, column ${error.column}: ${message}`;
+  }
+  return `invalid TOML: ${(error as Error).message}`;
+}
+
+/** The value at a dotted path of table keys, e.g. ["plugins", "io.containerd.grpc.v1.cri", "containerd"]. */
+export function dig(table: unknown, keys: readonly string[]): unknown {
+  let current = table;
+  for (const key of keys) {
+    if (current === null || typeof current !== "object" || Array.isArray(current)) return undefined;
+    current = (current as TomlTable)[key];
+  }
+  return current;
+}
+
+export function isTable(value: unknown): value is TomlTable {
+  return value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Date);
+}

@@ -1,0 +1,237 @@
+// The one place that knows how the node is reached. Every path a detector or installer uses is a
+// path *on the host* ("/proc/cpuinfo"); the Host maps it under its root, so the same code reads the
+// real node (root "/"), the node mounted in the kata-deploy container ("/host"), or a test host.
+import type { Stats } from "node:fs";
+import fsSync from "node:fs";
+import path from "node:path";
+import {
+  type CommandResult,
+  DEFAULT_TIMEOUT_MS,
+  type RunOptions,
+  runCommand,
+  type StrategyName,
+} from "./command.js";
+
+export type ReadResult = { ok: true; text: string } | { ok: false; missing: boolean; reason: string };
+export type DirResult = { ok: true; entries: string[] } | { ok: false; missing: boolean; reason: string };
+
+/** Directories searched for host commands, in the order a login shell's PATH would have them. */
+export const HOST_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+
+const MAX_LINKS = 40;
+
+export interface HostOptions {
+  root?: string;
+  /** How commands run; by default direct on "/" and root-exec anywhere else. */
+  strategy?: StrategyName;
+}
+
+export class Host {
+  readonly root: string;
+  readonly strategy: StrategyName;
+  private readonly dirCache = new Map<string, string>();
+
+  constructor(options: HostOptions = {}) {
+    this.root = path.resolve(options.root ?? "/");
+    this.strategy = options.strategy ?? (this.root === "/" ? "direct" : "root-exec");
+  }
+
+  /** Where a host path lives on this machine, with symlinks inside the host resolved against the host root. */
+  async resolve(hostPath: string): Promise<string> {
+    const clean = normaliseHostPath(hostPath);
+    if (this.root === "/") return clean;
+    // Fast path: the kernel resolves the path; if it stays under the root no link left the host.
+    const full = path.join(this.root, clean);
+    try {
+      const real = fsSync.realpathSync(full);
+      if (this.contains(real)) return real;
+    } catch {
+      // Missing: fine if its directory resolves inside the root and the name itself is no link
+      // (a dangling absolute link may well exist inside the host).
+      const parent = await this.realParent(path.posix.dirname(clean));
+      if (parent !== null && !(await isLink(path.join(parent, path.posix.basename(clean))))) {
+        return path.join(parent, path.posix.basename(clean));
+      }
+    }
+    return this.walk(clean);
+  }
+
+  private contains(real: string): boolean {
+    return real === this.root || real.startsWith(`${this.root}${path.sep}`);
+  }
+
+  private async realParent(dir: string): Promise<string | null> {
+    let cached = this.dirCache.get(dir);
+    if (cached === undefined) {
+      try {
+        const real = fsSync.realpathSync(path.join(this.root, dir));
+        cached = this.contains(real) ? real : "";
+      } catch {
+        cached = "";
+      }
+      this.dirCache.set(dir, cached);
+    }
+    return cached === "" ? null : cached;
+  }
+
+  /** Component by component, re-rooting absolute link targets: a link to "/usr/lib/x" means the host's. */
+  private async walk(clean: string): Promise<string> {
+    const parts = clean.split("/").filter(Boolean);
+    let current = "/";
+    let hops = 0;
+    while (parts.length > 0) {
+      const next = path.posix.join(current, parts.shift() as string);
+      let target: string | null = null;
+      try {
+        target = fsSync.readlinkSync(path.join(this.root, next));
+      } catch {
+        target = null; // not a link, or not there: the read that follows reports which
+      }
+      if (target === null) {
+        current = next;
+        continue;
+      }
+      if (++hops > MAX_LINKS)
+        throw Object.assign(new Error(`too many symbolic links at ${next}`), { code: "ELOOP" });
+      const base = target.startsWith("/") ? "/" : current;
+      parts.unshift(...normaliseHostPath(path.posix.join(base, target)).split("/").filter(Boolean));
+      current = "/";
+    }
+    return path.join(this.root, current);
+  }
+
+  async readText(hostPath: string, maxBytes = 4 * 1024 * 1024): Promise<ReadResult> {
+    try {
+      const file = await this.resolve(hostPath);
+      // procfs and sysfs report sizes of 0 or 4096 whatever they hold; readFile then reads to EOF
+      // in moderate chunks (a single huge read makes sysctl handlers fail with ENOMEM).
+      const stats = fsSync.statSync(file);
+      if (stats.isFile() && stats.size > maxBytes)
+        return { ok: false, missing: false, reason: `larger than ${maxBytes} bytes` };
+      return { ok: true, text: fsSync.readFileSync(file, "utf8") };
+    } catch (error) {
+      return failure(error);
+    }
+  }
+
+  async readBytes(
+    hostPath: string,
+  ): Promise<{ ok: true; bytes: Buffer } | { ok: false; missing: boolean; reason: string }> {
+    try {
+      return { ok: true, bytes: fsSync.readFileSync(await this.resolve(hostPath)) };
+    } catch (error) {
+      return failure(error);
+    }
+  }
+
+  async readDir(hostPath: string): Promise<DirResult> {
+    try {
+      const entries = fsSync.readdirSync(await this.resolve(hostPath));
+      return { ok: true, entries: entries.sort() };
+    } catch (error) {
+      return failure(error);
+    }
+  }
+
+  /** Every file below a host directory, as paths relative to it; [] when it does not exist. */
+  async listTree(hostPath: string): Promise<string[]> {
+    try {
+      const entries = fsSync.readdirSync(await this.resolve(hostPath), { recursive: true });
+      return entries.map(String).sort();
+    } catch {
+      return [];
+    }
+  }
+
+  /** stat() following links inside the host; null when the path does not exist. */
+  async stat(hostPath: string): Promise<Stats | null> {
+    try {
+      return fsSync.statSync(await this.resolve(hostPath));
+    } catch {
+      return null;
+    }
+  }
+
+  async exists(hostPath: string): Promise<boolean> {
+    return (await this.stat(hostPath)) !== null;
+  }
+
+  /** The target of a symbolic link, as written on the host; null when it is not a link. */
+  async readlink(hostPath: string): Promise<string | null> {
+    try {
+      const clean = normaliseHostPath(hostPath);
+      const parent = await this.resolve(path.posix.dirname(clean));
+      return fsSync.readlinkSync(path.join(parent, path.posix.basename(clean)));
+    } catch {
+      return null;
+    }
+  }
+
+  /** The host path of an executable file named `name` in the host's PATH (or in `dirs`), or null. */
+  async which(name: string, dirs: readonly string[] = HOST_PATH): Promise<string | null> {
+    for (const dir of dirs) {
+      const candidate = path.posix.join(dir, name);
+      const stats = await this.stat(candidate);
+      if (stats?.isFile() && (stats.mode & 0o111) !== 0) return candidate;
+    }
+    return null;
+  }
+
+  /** Run a command on the host. `command` is a host path, or a name looked up in the host's PATH. */
+  async run(command: string, args: readonly string[] = [], options: RunOptions = {}): Promise<CommandResult> {
+    let file = command;
+    if (this.strategy === "root-exec" && !command.startsWith("/")) {
+      const found = await this.which(command);
+      if (found === null) return notFound(command, this.root);
+      file = found;
+    }
+    return runCommand(this.strategy, this.root, file, args, { timeoutMs: DEFAULT_TIMEOUT_MS, ...options });
+  }
+
+  /** Render a host path for messages: always the path as the admin knows it on the node. */
+  display(hostPath: string): string {
+    return normaliseHostPath(hostPath);
+  }
+}
+
+export function normaliseHostPath(hostPath: string): string {
+  // normalize() of an absolute path cannot climb above "/": "../../etc" stays inside the host.
+  return path.posix.normalize(`/${hostPath}`);
+}
+
+async function isLink(file: string): Promise<boolean> {
+  try {
+    return fsSync.lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function failure(error: unknown): { ok: false; missing: boolean; reason: string } {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  switch (code) {
+    case "ENOENT":
+    case "ENOTDIR":
+      return { ok: false, missing: true, reason: "does not exist" };
+    case "EACCES":
+    case "EPERM":
+      return { ok: false, missing: false, reason: "permission denied" };
+    case "EISDIR":
+      return { ok: false, missing: false, reason: "is a directory" };
+    case "ELOOP":
+      return { ok: false, missing: false, reason: "too many symbolic links" };
+    default:
+      return { ok: false, missing: false, reason: (error as Error)?.message ?? String(error) };
+  }
+}
+
+function notFound(command: string, root: string): CommandResult {
+  return {
+    ok: false,
+    exitCode: null,
+    stdout: "",
+    stderr: "",
+    timedOut: false,
+    reason: `${command}: not found in the PATH of the host at ${root}`,
+  };
+}

@@ -1,0 +1,135 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { Facts } from "../src/detect/facts.js";
+import { runCli } from "./helpers/cli.js";
+import { gpuDistroQemuK3s } from "./helpers/nodes.js";
+import { buildHost, removeTestHosts } from "./helpers/test-host.js";
+
+afterAll(removeTestHosts);
+
+const NODE_ARCH: Record<string, string> = {
+  x64: "x86_64",
+  arm64: "aarch64",
+  s390x: "s390x",
+  ppc64: "ppc64le",
+  riscv64: "riscv64",
+};
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-cli-"));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe("kata-install facts on the machine running the tests", () => {
+  const run = runCli(["facts", "--json", "--host-root", "/"]);
+
+  it("exits 0 and prints one valid Facts document", () => {
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    const parsed = Facts.safeParse(JSON.parse(run.stdout));
+    expect(parsed.success).toBe(true);
+  });
+
+  it("reads the architecture this machine really has", () => {
+    const facts = JSON.parse(run.stdout);
+    expect(facts.arch).toBe(NODE_ARCH[process.arch]);
+    expect(facts.kernel.release).toBe(os.release());
+    expect(facts.cpu.count).toBe(os.cpus().length);
+  });
+});
+
+describe("kata-install facts on a test host", () => {
+  const built = buildHost(gpuDistroQemuK3s());
+
+  it("prints a readable summary from the same document", () => {
+    const run = runCli(["facts", "--host-root", built.root]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`Node facts (host root ${built.root})`);
+    expect(run.stdout).toMatch(/qemu: 8\.2\.2 \(distro, \/usr\/bin\/qemu-system-x86_64\)/);
+    expect(run.stdout).toMatch(/runtime\s+k3s 1\.30\.4/);
+    expect(run.stdout).toMatch(/GPUs: 1 \(NVIDIA 1\) · SR-IOV capable: 1 · IOMMU: on \(4 groups\)/);
+  });
+
+  it("saves facts that --facts replays unchanged", () => {
+    const saved = runCli(["facts", "--json", "--host-root", built.root]);
+    const file = path.join(tmp, "node.json");
+    fs.writeFileSync(file, saved.stdout);
+    const replay = runCli(["facts", "--json", "--facts", file]);
+    expect(replay.status).toBe(0);
+    expect(JSON.parse(replay.stdout)).toEqual(JSON.parse(saved.stdout));
+  });
+});
+
+describe("bad input", () => {
+  it("a facts file with a wrong field names the key", () => {
+    const facts = JSON.parse(runCli(["facts", "--json", "--host-root", "/"]).stdout);
+    facts.kvm.device = "yes";
+    delete facts.cpu.flags;
+    const file = path.join(tmp, "bad.json");
+    fs.writeFileSync(file, JSON.stringify(facts));
+    const run = runCli(["facts", "--facts", file]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`kata-install: ${file}: not a valid facts document:`);
+    expect(run.stderr).toMatch(/- cpu\.flags: Invalid input: expected array, received undefined/);
+    expect(run.stderr).toMatch(/- kvm\.device: Invalid input: expected boolean, received string/);
+  });
+
+  it("a facts file that is not JSON, or not there, says so", () => {
+    const file = path.join(tmp, "broken.json");
+    fs.writeFileSync(file, "{ nope");
+    expect(runCli(["facts", "--facts", file]).stderr).toMatch(
+      /not a valid facts document:\n {2}- invalid JSON/,
+    );
+    expect(runCli(["facts", "--facts", path.join(tmp, "absent.json")]).stderr).toContain(
+      "cannot read: ENOENT",
+    );
+  });
+
+  it("a host root that does not exist is an error, not an empty node", () => {
+    const run = runCli(["facts", "--host-root", path.join(tmp, "nowhere")]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`kata-install: --host-root ${path.join(tmp, "nowhere")}: no such directory\n`);
+  });
+
+  it("an unknown command or option fails with usage help", () => {
+    const run = runCli(["facts", "--jsn"]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("unknown option '--jsn'");
+  });
+});
+
+describe("start-up cost", () => {
+  let traces = 0;
+  const traced = (args: string[]) => {
+    const file = path.join(tmp, `trace-${++traces}.txt`);
+    const run = runCli(args, {
+      env: { TRACE_IMPORTS_FILE: file },
+      nodeArgs: ["--import", path.resolve("test/helpers/trace-imports.mjs")],
+    });
+    expect(run.status).toBe(0);
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((url) => url.startsWith("file:"))
+      .map((url) => new URL(url).pathname);
+  };
+
+  it("--help loads the CLI file and bundler helpers only: no command code, no execa, nunjucks or listr2", () => {
+    const loaded = traced(["--help"]);
+    expect(path.basename(loaded[0] ?? "")).toBe("cli.js");
+    // Shared "chunk-*" files hold what several lazy chunks share; only a tiny one may come along.
+    const rest = loaded.slice(1);
+    for (const file of rest) expect(path.basename(file)).toMatch(/^chunk-/);
+    const bytes = rest.reduce((sum, file) => sum + fs.statSync(file).size, 0);
+    expect(bytes).toBeLessThan(8 * 1024);
+  });
+
+  it("facts --facts loads the facts command but not execa (it runs nothing)", () => {
+    const file = path.join(tmp, "plain.json");
+    fs.writeFileSync(file, runCli(["facts", "--json", "--host-root", "/"]).stdout);
+    const loaded = traced(["facts", "--json", "--facts", file]);
+    const names = loaded.map((f) => path.basename(f));
+    expect(names.some((f) => f.startsWith("facts-"))).toBe(true);
+    expect(names.some((f) => f.startsWith("execa-"))).toBe(false);
+  });
+});

@@ -1,0 +1,24 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+
+export const CLI = path.resolve("dist/cli.js");
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the built CLI as a user would; its stdin is closed and its environment is ours. */
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): CliResult {
+  const result = spawnSync(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, ...options.env },
+    input: "",
+    timeout: 60_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
