@@ -1,11 +1,11 @@
 // The node's architecture in the kernel's names (uname -m), read from the host itself: a test host
 // or a mounted node of another architecture must read as that architecture, whatever runs us.
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { archFromCpuinfo, parseCpuinfo } from "./cpuinfo.js";
 import { defineSource } from "./source.js";
 
-export const ArchFacts = z.string().nullable();
+export const ArchFacts = z.nullable(z.string());
 
 export const arch = defineSource({
   key: "arch",

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { detectArch } from "./arch.js";
 import type { DetectContext } from "./context.js";
 import { cpuCount, flagsFromCpuinfo, modelFromCpuinfo, parseCpuinfo, vendorFromCpuinfo } from "./cpuinfo.js";
@@ -7,14 +7,14 @@ import { defineSource } from "./source.js";
 export const Virtualization = z.enum(["vmx", "svm", "sie"]);
 
 export const CpuFacts = z.object({
-  vendor: z.string().nullable(),
-  model: z.string().nullable(),
-  count: z.number().int().nonnegative(),
+  vendor: z.nullable(z.string()),
+  model: z.nullable(z.string()),
+  count: z.int().check(z.nonnegative()),
   flags: z.array(z.string()),
   /** The CPU's hardware virtualisation extension as the host kernel shows it. */
-  virtualization: Virtualization.nullable(),
+  virtualization: z.nullable(Virtualization),
   /** The node is itself a virtual machine; null when the architecture gives no sign either way. */
-  hypervisorGuest: z.boolean().nullable(),
+  hypervisorGuest: z.nullable(z.boolean()),
 });
 export type CpuFacts = z.infer<typeof CpuFacts>;
 

@@ -1,7 +1,8 @@
 // The Facts document: every source's value under its key, plus the problems met on the way. It is a
 // contract (saved with `facts --json`, replayed with `--facts FILE`): add fields freely, rename or
 // remove one only with a schema version bump.
-import * as z from "zod";
+import * as z from "zod/mini";
+import "../schema.js";
 import type { Host } from "../host/host.js";
 import { arch } from "./arch.js";
 import { DetectContext, type DetectOptions } from "./context.js";
@@ -61,25 +62,25 @@ export type Facts = z.infer<typeof Facts>;
 
 export async function detectFacts(host: Host, options: DetectOptions = {}): Promise<Facts> {
   const ctx = new DetectContext(host, options);
-  // Sources that start processes go first, so those processes run while the others read files.
-  const order = [
-    ...STARTS_PROCESSES,
-    ...Object.keys(SOURCES).filter((key) => !STARTS_PROCESSES.includes(key)),
-  ];
-  const values = new Map(
-    await Promise.all(
-      order.map(async (key) => {
-        try {
-          return [key, await SOURCES[key as keyof typeof SOURCES].detect(ctx)] as const;
-        } catch (error) {
-          // A detector bug must not hide the rest of the node: record it, and let validation below
-          // name the key that is missing.
-          ctx.problem(key, `detector failed: ${(error as Error).stack ?? String(error)}`);
-          return [key, undefined] as const;
-        }
-      }),
-    ),
-  );
+  const run = async (key: string) => {
+    try {
+      return [key, await SOURCES[key as keyof typeof SOURCES].detect(ctx)] as const;
+    } catch (error) {
+      // A detector bug must not hide the rest of the node: record it, and let validation below
+      // name the key that is missing.
+      ctx.problem(key, `detector failed: ${(error as Error).stack ?? String(error)}`);
+      return [key, undefined] as const;
+    }
+  };
+  // Host file reads are synchronous (see Host), so sources interleave only at their awaits. The
+  // ones that start processes go alone first, until their processes are running; the rest read
+  // files while those processes work.
+  const early = STARTS_PROCESSES.map(run);
+  await new Promise((resolve) => setImmediate(resolve));
+  const late = Object.keys(SOURCES)
+    .filter((key) => !STARTS_PROCESSES.includes(key))
+    .map(run);
+  const values = new Map(await Promise.all([...early, ...late]));
   const entries = Object.keys(SOURCES).map((key) => [key, values.get(key)] as const);
   const document = { schemaVersion: SCHEMA_VERSION, ...Object.fromEntries(entries), problems: ctx.problems };
   // Sorting makes the document stable whatever order the parallel sources finished in.

@@ -1,7 +1,7 @@
 // Hypervisors already on the node, wherever they came from. A distro qemu that is recent enough and
 // has the devices Kata needs can replace Kata's bundled one; asking it which devices it has is the
 // only way to know (RHEL's qemu-kvm has no virtio-9p-pci, some builds lack vhost-user-fs-pci).
-import * as z from "zod";
+import * as z from "zod/mini";
 import { detectArch } from "./arch.js";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
@@ -11,10 +11,10 @@ export const Origin = z.enum(["distro", "kata", "local"]);
 export const HypervisorBinary = z.object({
   path: z.string(),
   origin: Origin,
-  version: z.string().nullable(),
+  version: z.nullable(z.string()),
   /** qemu only: device models (`-device help`) and machine types (`-machine help`); null when not asked or not answered. */
-  devices: z.array(z.string()).nullable().optional(),
-  machines: z.array(z.string()).nullable().optional(),
+  devices: z.optional(z.nullable(z.array(z.string()))),
+  machines: z.optional(z.nullable(z.array(z.string()))),
 });
 export type HypervisorBinary = z.infer<typeof HypervisorBinary>;
 
@@ -23,12 +23,12 @@ export type HypervisorName = z.infer<typeof HypervisorName>;
 
 export const HypervisorsFacts = z.object({
   /** The one Kata would use: the distro's when there is one, else Kata's own. */
-  qemu: HypervisorBinary.nullable(),
-  cloudHypervisor: HypervisorBinary.nullable(),
-  firecracker: HypervisorBinary.nullable(),
-  virtiofsd: HypervisorBinary.nullable(),
+  qemu: z.nullable(HypervisorBinary),
+  cloudHypervisor: z.nullable(HypervisorBinary),
+  firecracker: z.nullable(HypervisorBinary),
+  virtiofsd: z.nullable(HypervisorBinary),
   /** Every copy found, so a distro qemu beside a Kata one is visible. */
-  found: z.array(HypervisorBinary.extend({ name: HypervisorName })),
+  found: z.array(z.extend(HypervisorBinary, { name: HypervisorName })),
 });
 export type HypervisorsFacts = z.infer<typeof HypervisorsFacts>;
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { detectKernel } from "./kernel.js";
 import { defineSource } from "./source.js";
@@ -6,7 +6,7 @@ import { defineSource } from "./source.js";
 export const IommuFacts = z.object({
   /** The kernel runs an IOMMU: it has formed IOMMU groups or registered an IOMMU device. */
   enabled: z.boolean(),
-  groups: z.number().int(),
+  groups: z.int(),
   /** Kernel command-line parameters that steer it (intel_iommu=on, amd_iommu=…, iommu=pt). */
   cmdline: z.array(z.string()),
 });

@@ -1,5 +1,5 @@
 // An existing Kata install: kata-deploy's, a package's, or ours (recognised by our journal).
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { parseVersion } from "./hypervisors.js";
 import { defineSource } from "./source.js";
@@ -11,13 +11,13 @@ export const JOURNAL_DIR = ".install";
 
 export const KataFacts = z.object({
   installed: z.boolean(),
-  prefix: z.string().nullable(),
-  version: z.string().nullable(),
+  prefix: z.nullable(z.string()),
+  version: z.nullable(z.string()),
   /** configuration-<shim>.toml files shipped under <prefix>/share/defaults/kata-containers. */
   configs: z.array(z.string()),
   /** The admin's own configuration, which Kata prefers over the shipped ones. */
-  etcConfig: z.string().nullable(),
-  managedBy: z.enum(["kata-install", "other"]).nullable(),
+  etcConfig: z.nullable(z.string()),
+  managedBy: z.nullable(z.enum(["kata-install", "other"])),
 });
 export type KataFacts = z.infer<typeof KataFacts>;
 

@@ -1,5 +1,5 @@
 import path from "node:path";
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { type KernelConfig, readKernelConfig } from "./kernel-config.js";
 import { defineSource } from "./source.js";
@@ -54,14 +54,14 @@ export const ModuleFacts = z.object({
 const HugepageSize = z.object({ sizeKb: z.number(), total: z.number(), free: z.number() });
 
 export const KernelFacts = z.object({
-  release: z.string().nullable(),
+  release: z.nullable(z.string()),
   cmdline: z.array(z.string()),
   filesystems: z.array(z.string()),
   modulesSupported: z.boolean(),
   /** Where the build configuration was read from, if anywhere. */
-  config: z.string().nullable(),
+  config: z.nullable(z.string()),
   modules: z.record(z.string(), ModuleFacts),
-  hugepages: z.object({ defaultSizeKb: z.number().nullable(), sizes: z.array(HugepageSize) }),
+  hugepages: z.object({ defaultSizeKb: z.nullable(z.number()), sizes: z.array(HugepageSize) }),
 });
 export type KernelFacts = z.infer<typeof KernelFacts>;
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 
@@ -9,9 +9,9 @@ export const KvmFacts = z.object({
   /** /dev/kvm exists and is a character device. */
   device: z.boolean(),
   /** The KVM module the host has: the vendor one when present, else "kvm"; null when none. */
-  module: z.string().nullable(),
+  module: z.nullable(z.string()),
   /** Nested virtualisation enabled in the vendor module; null when the host does not say. */
-  nested: z.boolean().nullable(),
+  nested: z.nullable(z.boolean()),
   /** Parameters of that module, as /sys/module/<module>/parameters shows them. */
   params: z.record(z.string(), z.string()),
 });

@@ -1,6 +1,7 @@
 // `--facts FILE`: a saved Facts document, validated before any stage uses it.
 import fs from "node:fs/promises";
 import { UserError } from "../errors.js";
+import { keyPath } from "../schema.js";
 import { Facts } from "./facts.js";
 
 export class FactsFileError extends UserError {
@@ -37,11 +38,4 @@ export function parseFacts(file: string, text: string): Facts {
     file,
     result.error.issues.map((issue) => `${keyPath(issue.path)}: ${issue.message}`),
   );
-}
-
-function keyPath(path: ReadonlyArray<PropertyKey>): string {
-  if (path.length === 0) return "(document)";
-  return path
-    .map((part, i) => (typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`))
-    .join("");
 }

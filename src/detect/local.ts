@@ -5,7 +5,7 @@
 // must be one JSON object.
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 import { tomlErrorText } from "./toml.js";

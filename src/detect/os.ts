@@ -1,12 +1,12 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 
 export const OsFacts = z.object({
-  id: z.string().nullable(),
+  id: z.nullable(z.string()),
   idLike: z.array(z.string()),
-  versionId: z.string().nullable(),
-  prettyName: z.string().nullable(),
+  versionId: z.nullable(z.string()),
+  prettyName: z.nullable(z.string()),
 });
 export type OsFacts = z.infer<typeof OsFacts>;
 

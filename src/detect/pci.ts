@@ -1,22 +1,22 @@
 // PCI devices from sysfs: what could be passed through to a Kata VM (GPUs, SR-IOV NICs), which
 // driver holds each one, and its IOMMU group (VFIO passes whole groups).
 import path from "node:path";
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 
 export const PciDevice = z.object({
   address: z.string(),
   /** Hex without "0x", lower case, as lspci -n prints them: vendor "10de", class "030200". */
-  vendor: z.string().nullable(),
-  device: z.string().nullable(),
-  class: z.string().nullable(),
-  driver: z.string().nullable(),
-  iommuGroup: z.string().nullable(),
-  sriovTotalVfs: z.number().int().nullable(),
-  sriovNumVfs: z.number().int().nullable(),
+  vendor: z.nullable(z.string()),
+  device: z.nullable(z.string()),
+  class: z.nullable(z.string()),
+  driver: z.nullable(z.string()),
+  iommuGroup: z.nullable(z.string()),
+  sriovTotalVfs: z.nullable(z.int()),
+  sriovNumVfs: z.nullable(z.int()),
   /** For a virtual function: the address of its physical function. */
-  physfn: z.string().nullable(),
+  physfn: z.nullable(z.string()),
 });
 export type PciDevice = z.infer<typeof PciDevice>;
 

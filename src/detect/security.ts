@@ -1,6 +1,6 @@
 // Confidential-computing support. Each feature has two sides, both recorded: the CPU advertises it
 // (cpuinfo, firmware) and KVM has it enabled (module parameter). Only both make it usable.
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { detectCpu } from "./cpu.js";
 import { parseBool } from "./kvm.js";
@@ -9,7 +9,7 @@ import { defineSource } from "./source.js";
 export const SecurityFeature = z.object({
   cpu: z.boolean(),
   /** KVM's switch for it; null when the host does not expose one (module absent, or none exists). */
-  kvm: z.boolean().nullable(),
+  kvm: z.nullable(z.boolean()),
   usable: z.boolean(),
 });
 export type SecurityFeature = z.infer<typeof SecurityFeature>;

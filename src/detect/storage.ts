@@ -1,7 +1,7 @@
 // Block devices and how they are attached. A rule may care whether a node's disks are remote
 // (iSCSI, NBD, Ceph RBD, NVMe over fabrics): block-device snapshotters and volume passthrough behave
 // differently there.
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 
@@ -21,7 +21,7 @@ const REMOTE: ReadonlySet<Transport> = new Set(["iscsi", "nbd", "rbd", "nvme-fab
 
 export const BlockDevice = z.object({
   name: z.string(),
-  sizeBytes: z.number().nullable(),
+  sizeBytes: z.nullable(z.number()),
   transport: Transport,
   remote: z.boolean(),
 });

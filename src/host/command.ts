@@ -81,7 +81,7 @@ export function runCommand(
       // otherwise hold its output pipe open, and us with it.
       detached: true,
       env: { ...process.env, LC_ALL: "C", ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     const kill = () => {
       try {
@@ -103,10 +103,12 @@ export function runCommand(
       }
       into.push(chunk);
     };
-    child.stdout.on("data", collect(stdout));
-    child.stderr.on("data", collect(stderr));
-    child.stdin.on("error", () => {}); // a command that exits without reading its input
-    child.stdin.end(options.input ?? "");
+    child.stdout?.on("data", collect(stdout));
+    child.stderr?.on("data", collect(stderr));
+    if (options.input !== undefined && child.stdin) {
+      child.stdin.on("error", () => {}); // a command that exits without reading its input
+      child.stdin.end(options.input);
+    }
     const finish = (
       exitCode: number | null,
       signal: NodeJS.Signals | null,

@@ -43,7 +43,7 @@ export class Host {
     // Fast path: the kernel resolves the path; if it stays under the root no link left the host.
     const full = path.join(this.root, clean);
     try {
-      const real = fsSync.realpathSync(full);
+      const real = fsSync.realpathSync.native(full);
       if (this.contains(real)) return real;
     } catch {
       // Missing: fine if its directory resolves inside the root and the name itself is no link
@@ -64,7 +64,7 @@ export class Host {
     let cached = this.dirCache.get(dir);
     if (cached === undefined) {
       try {
-        const real = fsSync.realpathSync(path.join(this.root, dir));
+        const real = fsSync.realpathSync.native(path.join(this.root, dir));
         cached = this.contains(real) ? real : "";
       } catch {
         cached = "";

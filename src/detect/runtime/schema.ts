@@ -1,14 +1,14 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 
 export const RuntimeKind = z.enum(["containerd", "crio", "k3s", "rke2", "k0s", "microk8s"]);
 export type RuntimeKind = z.infer<typeof RuntimeKind>;
 
 export const RuntimeHandler = z.object({
   name: z.string(),
-  runtimeType: z.string().nullable(),
-  runtimePath: z.string().nullable(),
+  runtimeType: z.nullable(z.string()),
+  runtimePath: z.nullable(z.string()),
   /** The Kata (or other) configuration file the handler points at. */
-  configPath: z.string().nullable(),
+  configPath: z.nullable(z.string()),
   /** The file that declares it. */
   file: z.string(),
 });
@@ -18,26 +18,26 @@ export const Snapshotter = z.object({
   name: z.string(),
   kind: z.enum(["builtin", "proxy"]),
   /** devmapper: its pool; proxy plugins: their socket. */
-  detail: z.string().nullable(),
+  detail: z.nullable(z.string()),
 });
 export type Snapshotter = z.infer<typeof Snapshotter>;
 
 export const RuntimeFacts = z.object({
-  kind: RuntimeKind.nullable(),
-  version: z.string().nullable(),
-  socket: z.object({ path: z.string(), present: z.boolean() }).nullable(),
-  configPath: z.string().nullable(),
+  kind: z.nullable(RuntimeKind),
+  version: z.nullable(z.string()),
+  socket: z.nullable(z.object({ path: z.string(), present: z.boolean() })),
+  configPath: z.nullable(z.string()),
   configExists: z.boolean(),
   /** containerd's root `version` key (1, 2, 3 or 4); null when absent or not containerd. */
-  configVersion: z.number().int().nullable(),
+  configVersion: z.nullable(z.int()),
   imports: z.array(z.string()),
   /** A directory of drop-ins that the runtime already reads (containerd `imports` glob, CRI-O's crio.conf.d). */
-  dropInDir: z.string().nullable(),
+  dropInDir: z.nullable(z.string()),
   /** k3s/rke2/microk8s generate their containerd config from this template. */
-  templatePath: z.string().nullable(),
+  templatePath: z.nullable(z.string()),
   handlers: z.array(RuntimeHandler),
   snapshotters: z.array(Snapshotter),
-  defaultSnapshotter: z.string().nullable(),
+  defaultSnapshotter: z.nullable(z.string()),
   /** Every runtime that left evidence on the node, and the evidence: why `kind` is what it is. */
   candidates: z.array(z.object({ kind: RuntimeKind, evidence: z.array(z.string()) })),
 });
