@@ -1,8 +1,13 @@
 // The one place that knows how the node is reached. Every path a detector or installer uses is a
 // path *on the host* ("/proc/cpuinfo"); the Host maps it under its root, so the same code reads the
 // real node (root "/"), the node mounted in the kata-deploy container ("/host"), or a test host.
+//
+// File access is synchronous behind an async interface: detection makes hundreds of tiny procfs
+// and sysfs reads, which cost more as thread-pool round trips than as I/O (measured in bench/),
+// while host commands, the slow part, still run concurrently. The interface stays async so that a
+// Host reached some other way needs no change in its callers.
 import type { Stats } from "node:fs";
-import fsSync from "node:fs";
+import fs from "node:fs";
 import path from "node:path";
 import {
   type CommandResult,
@@ -43,7 +48,7 @@ export class Host {
     // Fast path: the kernel resolves the path; if it stays under the root no link left the host.
     const full = path.join(this.root, clean);
     try {
-      const real = fsSync.realpathSync.native(full);
+      const real = fs.realpathSync.native(full);
       if (this.contains(real)) return real;
     } catch {
       // Missing: fine if its directory resolves inside the root and the name itself is no link
@@ -64,7 +69,7 @@ export class Host {
     let cached = this.dirCache.get(dir);
     if (cached === undefined) {
       try {
-        const real = fsSync.realpathSync.native(path.join(this.root, dir));
+        const real = fs.realpathSync.native(path.join(this.root, dir));
         cached = this.contains(real) ? real : "";
       } catch {
         cached = "";
@@ -83,7 +88,7 @@ export class Host {
       const next = path.posix.join(current, parts.shift() as string);
       let target: string | null = null;
       try {
-        target = fsSync.readlinkSync(path.join(this.root, next));
+        target = fs.readlinkSync(path.join(this.root, next));
       } catch {
         target = null; // not a link, or not there: the read that follows reports which
       }
@@ -105,10 +110,10 @@ export class Host {
       const file = await this.resolve(hostPath);
       // procfs and sysfs report sizes of 0 or 4096 whatever they hold; readFile then reads to EOF
       // in moderate chunks (a single huge read makes sysctl handlers fail with ENOMEM).
-      const stats = fsSync.statSync(file);
+      const stats = fs.statSync(file);
       if (stats.isFile() && stats.size > maxBytes)
         return { ok: false, missing: false, reason: `larger than ${maxBytes} bytes` };
-      return { ok: true, text: fsSync.readFileSync(file, "utf8") };
+      return { ok: true, text: fs.readFileSync(file, "utf8") };
     } catch (error) {
       return failure(error);
     }
@@ -118,7 +123,7 @@ export class Host {
     hostPath: string,
   ): Promise<{ ok: true; bytes: Buffer } | { ok: false; missing: boolean; reason: string }> {
     try {
-      return { ok: true, bytes: fsSync.readFileSync(await this.resolve(hostPath)) };
+      return { ok: true, bytes: fs.readFileSync(await this.resolve(hostPath)) };
     } catch (error) {
       return failure(error);
     }
@@ -126,7 +131,7 @@ export class Host {
 
   async readDir(hostPath: string): Promise<DirResult> {
     try {
-      const entries = fsSync.readdirSync(await this.resolve(hostPath));
+      const entries = fs.readdirSync(await this.resolve(hostPath));
       return { ok: true, entries: entries.sort() };
     } catch (error) {
       return failure(error);
@@ -136,7 +141,7 @@ export class Host {
   /** Every file below a host directory, as paths relative to it; [] when it does not exist. */
   async listTree(hostPath: string): Promise<string[]> {
     try {
-      const entries = fsSync.readdirSync(await this.resolve(hostPath), { recursive: true });
+      const entries = fs.readdirSync(await this.resolve(hostPath), { recursive: true });
       return entries.map(String).sort();
     } catch {
       return [];
@@ -146,7 +151,7 @@ export class Host {
   /** stat() following links inside the host; null when the path does not exist. */
   async stat(hostPath: string): Promise<Stats | null> {
     try {
-      return fsSync.statSync(await this.resolve(hostPath));
+      return fs.statSync(await this.resolve(hostPath));
     } catch {
       return null;
     }
@@ -161,7 +166,7 @@ export class Host {
     try {
       const clean = normaliseHostPath(hostPath);
       const parent = await this.resolve(path.posix.dirname(clean));
-      return fsSync.readlinkSync(path.join(parent, path.posix.basename(clean)));
+      return fs.readlinkSync(path.join(parent, path.posix.basename(clean)));
     } catch {
       return null;
     }
@@ -201,7 +206,7 @@ export function normaliseHostPath(hostPath: string): string {
 
 async function isLink(file: string): Promise<boolean> {
   try {
-    return fsSync.lstatSync(file).isSymbolicLink();
+    return fs.lstatSync(file).isSymbolicLink();
   } catch {
     return false;
   }

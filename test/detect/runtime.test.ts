@@ -34,6 +34,7 @@ describe("runtime detection", () => {
   it("microk8s: the template it renders containerd's config from", async () => {
     const { facts } = await detectOn({
       files: {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: microk8s's template holds a literal ${SNAPSHOTTER}
         "/var/snap/microk8s/current/args/containerd-template.toml":
           'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "${SNAPSHOTTER}"\n',
         "/var/snap/microk8s/current/args/containerd.toml":
