@@ -34,8 +34,8 @@ describe("runtime detection", () => {
   it("microk8s: the template it renders containerd's config from", async () => {
     const { facts } = await detectOn({
       files: {
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: microk8s's template holds a literal ${SNAPSHOTTER}
         "/var/snap/microk8s/current/args/containerd-template.toml":
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: microk8s's template holds a literal ${SNAPSHOTTER}
           'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "${SNAPSHOTTER}"\n',
         "/var/snap/microk8s/current/args/containerd.toml":
           'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "overlayfs"\n',
