@@ -1,0 +1,185 @@
+// The capability table (rules/shims.toml) and the configuration key registry
+// (rules/config-keys.toml): what each shim can do and which Kata keys exist for it.
+import fs from "node:fs";
+import path from "node:path";
+import { parse } from "smol-toml";
+import * as z from "zod/mini";
+import { tomlErrorText } from "../detect/toml.js";
+import "../schema.js";
+import { TomlLines } from "../toml-lines.js";
+import { InputError, type InputIssue } from "./input-error.js";
+
+export const KeyType = z.enum(["string", "bool", "int", "float", "string[]"]);
+export type KeyType = z.infer<typeof KeyType>;
+
+const ShimSpec = z.strictObject({
+  description: z.string(),
+  hypervisor: z.string(),
+  runtime: z.enum(["go", "rust"]),
+  arches: z.array(z.string()),
+  shared_fs: z.array(z.string()),
+  block_device_drivers: z.array(z.string()),
+  vfio_hotplug: z.boolean(),
+  vfio_coldplug: z.boolean(),
+  virtio_mem: z.boolean(),
+  memory_hotplug: z.boolean(),
+  confidential: z.enum(["none", "tdx", "sev-snp", "se"]),
+  seccomp: z.boolean(),
+  rate_limiters: z.boolean(),
+  snapshotter: z.string(),
+  agent_transport: z.enum(["vsock", "hybrid-vsock", "remote"]),
+  requires: z.array(z.string()),
+  artifacts: z.array(z.string()),
+  distro_qemu: z.boolean(),
+  opt_in: z.boolean(),
+});
+export type ShimSpec = z.infer<typeof ShimSpec> & { name: string };
+
+const ShimsFile = z.strictObject({ shim: z.record(z.string(), ShimSpec) });
+
+/** Artifacts that a host's own package can stand in for, with the facts key of that package. */
+export const DISTRO_REPLACEABLE: Record<string, "qemu" | "virtiofsd"> = {
+  qemu: "qemu",
+  virtiofsd: "virtiofsd",
+};
+
+/** Sections every shim has, besides its own [hypervisor.<section>]. */
+const COMMON_SECTIONS = ["runtime", "agent.kata", "agent.kata.mem_agent", "factory"];
+
+export class Catalog {
+  readonly shims: ReadonlyMap<string, ShimSpec>;
+  readonly artifacts: ReadonlySet<string>;
+  /** Section ("hypervisor.qemu", "runtime", …) → key → type. */
+  private readonly keys: ReadonlyMap<string, ReadonlyMap<string, KeyType>>;
+
+  constructor(shims: Record<string, z.infer<typeof ShimSpec>>, keys: Map<string, Map<string, KeyType>>) {
+    this.shims = new Map(Object.entries(shims).map(([name, spec]) => [name, { ...spec, name }]));
+    this.artifacts = new Set(Object.values(shims).flatMap((s) => s.artifacts));
+    this.keys = keys;
+  }
+
+  /** The type of `key` ("hypervisor.qemu.shared_fs") for `shim`, or undefined when that shim has no such key. */
+  keyType(shim: string, key: string): KeyType | undefined {
+    const spec = this.shims.get(shim);
+    if (spec === undefined) return undefined;
+    const dot = key.lastIndexOf(".");
+    const section = key.slice(0, dot);
+    const name = key.slice(dot + 1);
+    const own =
+      section === `hypervisor.${spec.hypervisor}` || section === `hypervisor.${spec.hypervisor}.factory`;
+    if (!own && !COMMON_SECTIONS.includes(section)) return undefined;
+    return this.keys.get(section)?.get(name);
+  }
+
+  /** Whether any shim has `key`: config.all may name keys that only some shims have. */
+  keyExists(key: string): boolean {
+    return [...this.shims.keys()].some((shim) => this.keyType(shim, key) !== undefined);
+  }
+
+  shimNames(): string[] {
+    return [...this.shims.keys()].sort();
+  }
+}
+
+export function loadCatalog(dir: string): Catalog {
+  const shimsFile = path.join(dir, "shims.toml");
+  const keysFile = path.join(dir, "config-keys.toml");
+  const issues: InputIssue[] = [];
+  const shimsText = readText(shimsFile, issues);
+  const keysText = readText(keysFile, issues);
+  let shims: Record<string, z.infer<typeof ShimSpec>> = {};
+  const keys = new Map<string, Map<string, KeyType>>();
+  if (shimsText !== null) {
+    const parsed = parseToml(shimsFile, shimsText, issues);
+    if (parsed !== undefined) {
+      const result = ShimsFile.safeParse(parsed);
+      if (result.success) shims = result.data.shim;
+      else {
+        const lines = new TomlLines(shimsText);
+        for (const issue of result.error.issues) {
+          issues.push({
+            file: shimsFile,
+            line: lines.lineOf(issue.path as Array<string | number>),
+            key: issue.path.join("."),
+            message: issue.message,
+          });
+        }
+      }
+    }
+  }
+  if (keysText !== null) {
+    const parsed = parseToml(keysFile, keysText, issues);
+    if (parsed !== undefined) collectKeys(parsed, [], keys, keysFile, issues);
+  }
+  if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
+  return new Catalog(shims, keys);
+}
+
+function collectKeys(
+  table: Record<string, unknown>,
+  prefix: string[],
+  into: Map<string, Map<string, KeyType>>,
+  file: string,
+  issues: InputIssue[],
+): void {
+  for (const [name, value] of Object.entries(table)) {
+    if (value !== null && typeof value === "object")
+      collectKeys(value as Record<string, unknown>, [...prefix, name], into, file, issues);
+    else {
+      const type = KeyType.safeParse(value);
+      if (!type.success)
+        issues.push({
+          file,
+          key: [...prefix, name].join("."),
+          message: `unknown type ${JSON.stringify(value)}`,
+        });
+      else {
+        const section = prefix.join(".");
+        if (!into.has(section)) into.set(section, new Map());
+        into.get(section)?.set(name, type.data);
+      }
+    }
+  }
+}
+
+function readText(file: string, issues: InputIssue[]): string | null {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch (error) {
+    issues.push({
+      file,
+      message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    });
+    return null;
+  }
+}
+
+export function parseToml(
+  file: string,
+  text: string,
+  issues: InputIssue[],
+): Record<string, unknown> | undefined {
+  try {
+    return parse(text) as Record<string, unknown>;
+  } catch (error) {
+    const line = (error as { line?: number }).line;
+    issues.push({ file, line, message: tomlErrorText(error) });
+    return undefined;
+  }
+}
+
+/** Whether `value` fits a key of type `type` (TOML integers arrive as numbers). */
+export function fitsType(type: KeyType, value: unknown): boolean {
+  switch (type) {
+    case "string":
+      return typeof value === "string";
+    case "bool":
+      return typeof value === "boolean";
+    case "int":
+      return typeof value === "number" && Number.isInteger(value);
+    case "float":
+      return typeof value === "number";
+    case "string[]":
+      return Array.isArray(value) && value.every((v) => typeof v === "string");
+  }
+}

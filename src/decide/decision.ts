@@ -1,0 +1,58 @@
+// The Decision: what the decide stage hands to render, and what `preflight`, `explain` and `shims`
+// print. Plain data: it serialises as it is.
+import type { Decided, Source } from "./provenance.js";
+import type { Severity } from "./rules.js";
+
+export type CheckStatus = "pass" | "fail" | "ignored";
+
+export interface Check {
+  id: string;
+  severity: Severity;
+  status: CheckStatus;
+  message: string;
+  hint?: string;
+  /** The rule(s) behind it; engine checks name the stage ("decide"). */
+  rule: string;
+  why?: string;
+}
+
+export interface Chosen {
+  name: string;
+  reason: string;
+  source: Source;
+}
+
+export interface ArtifactChoice extends Chosen {
+  /** Where its files come from: Kata's bundled sub-container, or the host's own package. */
+  from: "bundled" | "distro";
+  /** The shims that need it. */
+  neededBy: string[];
+}
+
+export interface HandlerSettings {
+  snapshotter?: Decided<string>;
+  pullType?: Decided<string>;
+}
+
+export interface Decision {
+  arch: string | null;
+  runtime: Decided<string | null>;
+  checks: Check[];
+  shims: Chosen[];
+  dropped: Chosen[];
+  defaultShim: Decided<string> | null;
+  artifacts: ArtifactChoice[];
+  droppedArtifacts: Chosen[];
+  /** Shim → Kata configuration key → value. */
+  config: Record<string, Record<string, Decided<unknown>>>;
+  handlers: Record<string, HandlerSettings>;
+  install: { prefix: Decided<string>; suffix: Decided<string> };
+  vars: Record<string, unknown>;
+  /** Rules whose match held, in evaluation order. */
+  matched: string[];
+}
+
+/** An error-severity check that failed and was not ignored: the install would refuse the host. */
+export function blocking(decision: Decision): Check[] {
+  return decision.checks.filter((c) => c.status === "fail" && c.severity === "error");
+}

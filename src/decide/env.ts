@@ -1,0 +1,138 @@
+// kata-deploy's environment variables, so kata-install is a drop-in for its DaemonSet. Architecture-
+// specific forms (SHIMS_X86_64) win over the plain ones (SHIMS). Every malformed variable is
+// reported, by name.
+import type { Catalog } from "./catalog.js";
+import { InputError, type InputIssue } from "./input-error.js";
+import { unknownShim } from "./overrides.js";
+
+export interface FromEnv<T> {
+  value: T;
+  /** The variable it came from. */
+  name: string;
+}
+
+export interface EnvSettings {
+  shims?: FromEnv<string[]>;
+  defaultShim?: FromEnv<string>;
+  debug?: FromEnv<boolean>;
+  /** Per shim ("all" for every shim): annotations the runtime accepts from pods. */
+  allowedAnnotations: Record<string, FromEnv<string[]>>;
+  agentHttpsProxy?: FromEnv<string>;
+  agentNoProxy?: FromEnv<string>;
+  snapshotters: Record<string, FromEnv<string>>;
+  pullTypes: Record<string, FromEnv<string>>;
+  forceGuestPull: Record<string, FromEnv<boolean>>;
+  prefix?: FromEnv<string>;
+  suffix?: FromEnv<string>;
+}
+
+/** kata-deploy's spelling of an architecture in variable names. */
+export function envArch(arch: string): string {
+  return arch.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+}
+
+const PULL_TYPES = ["guest-pull", "default"];
+
+export function parseEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  arch: string | null,
+  catalog: Catalog,
+): EnvSettings {
+  const issues: InputIssue[] = [];
+  const bad = (name: string, message: string) => issues.push({ file: "environment", key: name, message });
+  const pick = (base: string): FromEnv<string> | undefined => {
+    const specific = arch === null ? undefined : `${base}_${envArch(arch)}`;
+    if (specific !== undefined && env[specific] !== undefined && env[specific]?.trim() !== "")
+      return { value: (env[specific] as string).trim(), name: specific };
+    const plain = env[base];
+    return plain !== undefined && plain.trim() !== "" ? { value: plain.trim(), name: base } : undefined;
+  };
+  const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+  const shimName = (variable: string, name: string) => {
+    if (!catalog.shims.has(name)) bad(variable, unknownShim(name, catalog));
+  };
+  const settings: EnvSettings = {
+    allowedAnnotations: {},
+    snapshotters: {},
+    pullTypes: {},
+    forceGuestPull: {},
+  };
+
+  const shims = pick("SHIMS");
+  if (shims) {
+    settings.shims = { value: words(shims.value), name: shims.name };
+    for (const name of settings.shims.value) shimName(shims.name, name);
+  }
+  const defaultShim = pick("DEFAULT_SHIM");
+  if (defaultShim) {
+    settings.defaultShim = defaultShim;
+    shimName(defaultShim.name, defaultShim.value);
+  }
+  const debug = env.DEBUG?.trim();
+  if (debug !== undefined && debug !== "") {
+    if (/^(true|yes|1|on)$/i.test(debug)) settings.debug = { value: true, name: "DEBUG" };
+    else if (/^(false|no|0|off)$/i.test(debug)) settings.debug = { value: false, name: "DEBUG" };
+    else bad("DEBUG", `expected true or false, got "${debug}"`);
+  }
+  const annotations = pick("ALLOWED_HYPERVISOR_ANNOTATIONS");
+  if (annotations) {
+    // "default_vcpus qemu:default_memory,enable_iommu": plain items for every shim, shim:list for one.
+    for (const item of annotations.value.split(/\s+/).filter(Boolean)) {
+      const colon = item.indexOf(":");
+      const shim = colon < 0 ? "all" : item.slice(0, colon);
+      const list = (colon < 0 ? item : item.slice(colon + 1)).split(",").filter(Boolean);
+      if (shim !== "all") shimName(annotations.name, shim);
+      const current = settings.allowedAnnotations[shim]?.value ?? [];
+      settings.allowedAnnotations[shim] = { value: [...current, ...list], name: annotations.name };
+    }
+  }
+  for (const [base, target, allowed] of [
+    ["SNAPSHOTTER_HANDLER_MAPPING", settings.snapshotters, null],
+    ["PULL_TYPE_MAPPING", settings.pullTypes, PULL_TYPES],
+  ] as const) {
+    const mapping = pick(base);
+    if (!mapping) continue;
+    for (const pair of mapping.value
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const [shim, value, extra] = pair.split(":");
+      if (!shim || !value || extra !== undefined) {
+        bad(mapping.name, `expected shim:value pairs separated by commas, got "${pair}"`);
+        continue;
+      }
+      shimName(mapping.name, shim);
+      if (allowed !== null && !allowed.includes(value))
+        bad(mapping.name, `"${value}" for ${shim}: expected one of ${allowed.join(", ")}`);
+      target[shim] = { value, name: mapping.name };
+    }
+  }
+  const force = pick("EXPERIMENTAL_FORCE_GUEST_PULL");
+  if (force) {
+    for (const shim of words(force.value)) {
+      shimName(force.name, shim);
+      settings.forceGuestPull[shim] = { value: true, name: force.name };
+    }
+  }
+  for (const [name, key] of [
+    ["AGENT_HTTPS_PROXY", "agentHttpsProxy"],
+    ["AGENT_NO_PROXY", "agentNoProxy"],
+  ] as const) {
+    const value = env[name]?.trim();
+    if (value) settings[key] = { value, name };
+  }
+  const prefix = env.INSTALLATION_PREFIX?.trim();
+  if (prefix) {
+    if (!prefix.startsWith("/") || prefix.includes(".."))
+      bad("INSTALLATION_PREFIX", `expected an absolute path without "..", got "${prefix}"`);
+    else settings.prefix = { value: prefix.replace(/\/+$/, ""), name: "INSTALLATION_PREFIX" };
+  }
+  const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
+  if (suffix) {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(suffix))
+      bad("MULTI_INSTALL_SUFFIX", `expected lower-case letters, digits and dashes, got "${suffix}"`);
+    else settings.suffix = { value: suffix, name: "MULTI_INSTALL_SUFFIX" };
+  }
+  if (issues.length > 0) throw new InputError("kata-deploy environment variables are invalid", issues);
+  return settings;
+}

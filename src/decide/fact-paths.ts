@@ -1,0 +1,112 @@
+// Fact paths ("kernel.modules.vhost_vsock.state", "vars.virtio-fs") checked against the Facts
+// schema when rules load, so that a typo is a load-time error naming the rule, not a rule that
+// silently never matches. The same paths are read from a Facts document at evaluation.
+import type * as z from "zod/mini";
+import { Facts } from "../detect/facts.js";
+
+export type ValueKind = "string" | "number" | "boolean" | "array" | "object" | "any";
+
+export interface PathInfo {
+  kind: ValueKind;
+  /** For enums: the values a fact can take, so that `In ["lodaed"]` is caught. */
+  values?: readonly unknown[];
+  /** For arrays: the schema of one element (for `some`). */
+  element?: z.ZodMiniType;
+}
+
+type Def = { type: string; [key: string]: unknown };
+const defOf = (schema: z.ZodMiniType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** Describe `path` within `schema`; throws an Error whose message says which segment is unknown. */
+export function describePath(
+  path: string,
+  schema: z.ZodMiniType = Facts as unknown as z.ZodMiniType,
+): PathInfo {
+  const segments = path.split(".");
+  let current = schema;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as string;
+    current = unwrap(current);
+    const def = defOf(current);
+    if (def.type === "object") {
+      const shape = def.shape as Record<string, z.ZodMiniType>;
+      const next = shape[segment];
+      if (next === undefined) {
+        const at = segments.slice(0, i).join(".") || "(facts)";
+        throw new Error(
+          `unknown fact "${path}": ${at} has no "${segment}" (it has: ${Object.keys(shape).join(", ")})`,
+        );
+      }
+      current = next;
+    } else if (def.type === "record") {
+      current = def.valueType as z.ZodMiniType;
+    } else if (isAny(def)) {
+      return { kind: "any" };
+    } else {
+      throw new Error(
+        `unknown fact "${path}": ${segments.slice(0, i).join(".")} is a ${kindOf(def)}, not an object`,
+      );
+    }
+  }
+  return info(unwrap(current));
+}
+
+function info(schema: z.ZodMiniType): PathInfo {
+  const def = defOf(schema);
+  switch (def.type) {
+    case "enum":
+      return { kind: "string", values: Object.values(def.entries as Record<string, unknown>) };
+    case "literal":
+      return {
+        kind: typeof (def.values as unknown[])[0] === "number" ? "number" : "string",
+        values: def.values as unknown[],
+      };
+    case "array":
+      return { kind: "array", element: def.element as z.ZodMiniType };
+    default:
+      return { kind: kindOf(def) };
+  }
+}
+
+function unwrap(schema: z.ZodMiniType): z.ZodMiniType {
+  let current = schema;
+  for (;;) {
+    const def = defOf(current);
+    if (def.type === "nullable" || def.type === "optional") current = def.innerType as z.ZodMiniType;
+    else return current;
+  }
+}
+
+function isAny(def: Def): boolean {
+  return def.type === "lazy" || def.type === "any" || def.type === "unknown" || def.type === "union";
+}
+
+function kindOf(def: Def): ValueKind {
+  switch (def.type) {
+    case "string":
+    case "enum":
+      return "string";
+    case "number":
+    case "int":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "array":
+      return "array";
+    case "object":
+    case "record":
+      return "object";
+    default:
+      return "any";
+  }
+}
+
+/** The value at a dotted path of a plain object; undefined when any step is missing. */
+export function valueAt(document: unknown, path: string): unknown {
+  let current = document;
+  for (const segment of path.split(".")) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}

@@ -1,0 +1,168 @@
+// The administrator's overrides file (TOML): pinned shims, default shim, runtime, artifact sources,
+// configuration values and ignored checks. Validated whole before anything is decided: every
+// problem is reported with its line and key, and a file with any problem decides nothing.
+import fs from "node:fs";
+import * as z from "zod/mini";
+import { RuntimeKind } from "../detect/runtime/schema.js";
+import "../schema.js";
+import { TomlLines } from "../toml-lines.js";
+import { type Catalog, DISTRO_REPLACEABLE, parseToml } from "./catalog.js";
+import { InputError, type InputIssue } from "./input-error.js";
+import { checkConfigValue } from "./rules.js";
+
+export const DEFAULT_OVERRIDES = "/etc/kata-containers/kata-install.toml";
+
+const OverridesSchema = z.strictObject({
+  shims: z.optional(z.array(z.string())),
+  default_shim: z.optional(z.string()),
+  runtime: z.optional(z.strictObject({ kind: z.optional(RuntimeKind) })),
+  artifacts: z.optional(z.record(z.string(), z.strictObject({ source: z.enum(["bundled", "distro"]) }))),
+  config: z.optional(z.record(z.string(), z.record(z.string(), z.unknown()))),
+  preflight: z.optional(z.strictObject({ ignore: z.optional(z.array(z.string())) })),
+});
+
+export interface Overrides {
+  file: string;
+  shims?: string[];
+  defaultShim?: string;
+  runtimeKind?: RuntimeKind;
+  artifactSources: Record<string, "bundled" | "distro">;
+  /** Shim name or "all" → key → value. */
+  config: Record<string, Record<string, unknown>>;
+  ignore: string[];
+  /** The line of each setting, by its key path ("config.qemu.hypervisor.qemu.shared_fs"). */
+  lineOf(path: Array<string | number>): number | undefined;
+}
+
+/** No file: nothing pinned. */
+export function emptyOverrides(): Overrides {
+  return { file: "(none)", artifactSources: {}, config: {}, ignore: [], lineOf: () => undefined };
+}
+
+export function parseOverrides(
+  file: string,
+  text: string,
+  catalog: Catalog,
+  checkIds: ReadonlySet<string>,
+): Overrides {
+  const issues: InputIssue[] = [];
+  const table = parseToml(file, text, issues);
+  if (table === undefined) throw new InputError("the overrides file is invalid", issues);
+  const lines = new TomlLines(text);
+  const at = (path: Array<string | number>) => ({ file, line: lines.lineOf(path), key: path.join(".") });
+  const result = OverridesSchema.safeParse(table);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const path = issue.path as Array<string | number>;
+      const message =
+        issue.code === "unrecognized_keys"
+          ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`
+          : issue.message;
+      issues.push({
+        ...at(issue.code === "unrecognized_keys" ? [...path, issue.keys[0] as string] : path),
+        message,
+      });
+    }
+    throw new InputError("the overrides file is invalid", issues);
+  }
+  const data = result.data;
+  (data.shims ?? []).forEach((name, i) => {
+    if (!catalog.shims.has(name))
+      issues.push({ ...at(["shims", i]), key: `shims[${i}]`, message: unknownShim(name, catalog) });
+  });
+  if (data.shims !== undefined && data.shims.length === 0)
+    issues.push({
+      ...at(["shims"]),
+      message: "an empty list would install no shim; remove the key to let the rules decide",
+    });
+  if (data.default_shim !== undefined) {
+    if (!catalog.shims.has(data.default_shim))
+      issues.push({ ...at(["default_shim"]), message: unknownShim(data.default_shim, catalog) });
+    else if (data.shims !== undefined && !data.shims.includes(data.default_shim)) {
+      issues.push({
+        ...at(["default_shim"]),
+        message: `"${data.default_shim}" is not among the shims this file pins (${data.shims.join(", ")})`,
+      });
+    }
+  }
+  for (const [name, spec] of Object.entries(data.artifacts ?? {})) {
+    if (!catalog.artifacts.has(name))
+      issues.push({
+        ...at(["artifacts", name]),
+        message: `unknown artifact "${name}" (known: ${[...catalog.artifacts].sort().join(", ")})`,
+      });
+    else if (spec.source === "distro" && DISTRO_REPLACEABLE[name] === undefined) {
+      issues.push({
+        ...at(["artifacts", name, "source"]),
+        message: `artifact "${name}" has no distribution counterpart (only ${Object.keys(DISTRO_REPLACEABLE).join(", ")})`,
+      });
+    }
+  }
+  for (const [target, values] of Object.entries(data.config ?? {})) {
+    if (target !== "all" && !catalog.shims.has(target)) {
+      issues.push({ ...at(["config", target]), message: unknownShim(target, catalog) });
+      continue;
+    }
+    for (const [key, value] of Object.entries(values)) {
+      const problem =
+        value !== null && typeof value === "object" && !Array.isArray(value)
+          ? "expected a value, not a table"
+          : checkConfigValue(catalog, target, key, value);
+      if (problem !== null)
+        issues.push({ ...at(["config", target, key]), key: `config.${target}."${key}"`, message: problem });
+    }
+  }
+  (data.preflight?.ignore ?? []).forEach((id, i) => {
+    if (id.toLowerCase() !== "all" && !checkIds.has(id.toLowerCase())) {
+      issues.push({
+        ...at(["preflight", "ignore"]),
+        key: `preflight.ignore[${i}]`,
+        message: unknownCheck(id, checkIds),
+      });
+    }
+  });
+  if (issues.length > 0) throw new InputError("the overrides file is invalid", issues);
+  return {
+    file,
+    shims: data.shims,
+    defaultShim: data.default_shim,
+    runtimeKind: data.runtime?.kind,
+    artifactSources: Object.fromEntries(
+      Object.entries(data.artifacts ?? {}).map(([name, spec]) => [name, spec.source]),
+    ),
+    config: data.config ?? {},
+    ignore: (data.preflight?.ignore ?? []).map((id) => id.toLowerCase()),
+    lineOf: (path) => lines.lineOf(path),
+  };
+}
+
+/**
+ * The overrides file at `file`. `explicit`: the user named it, so a missing file is an error; the
+ * default path may simply not exist.
+ */
+export function loadOverrides(
+  file: string,
+  explicit: boolean,
+  catalog: Catalog,
+  checkIds: ReadonlySet<string>,
+): Overrides {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && !explicit) return emptyOverrides();
+    throw new InputError("the overrides file cannot be read", [
+      { file, message: `cannot read: ${code ?? (error as Error).message}` },
+    ]);
+  }
+  return parseOverrides(file, text, catalog, checkIds);
+}
+
+export function unknownShim(name: string, catalog: Catalog): string {
+  return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
+}
+
+export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {
+  return `unknown check "${id}" (known: ${[...checkIds].sort().join(", ")}, or all)`;
+}

@@ -1,0 +1,84 @@
+// Every decided value says where it came from and what it beat. Precedence, lowest first: template
+// defaults (and the capability table) < rules (by priority) < kata-deploy's environment < the
+// overrides file < command-line flags.
+
+export type Source =
+  | { kind: "default"; name: string }
+  | { kind: "rule"; name: string; file: string; why: string; priority: number }
+  | { kind: "env"; name: string }
+  | { kind: "overrides"; name: string; file: string; line?: number }
+  | { kind: "flag"; name: string }
+  | { kind: "derived"; name: string; from: Source };
+
+export interface Decided<T> {
+  value: T;
+  source: Source;
+  /** What it won over, strongest first. */
+  beaten: Array<{ value: T; source: Source }>;
+}
+
+const RANK: Record<Source["kind"], number> = {
+  default: 0,
+  rule: 1,
+  env: 2,
+  overrides: 3,
+  flag: 4,
+  derived: -1,
+};
+
+export function rank(source: Source): [number, number] {
+  if (source.kind === "derived") return rank(source.from);
+  return [RANK[source.kind], source.kind === "rule" ? source.priority : 0];
+}
+
+/** Whether `a` beats `b`; equal ranks keep the first one offered (rules are offered in a fixed order). */
+function beats(a: Source, b: Source): boolean {
+  const [ra, pa] = rank(a);
+  const [rb, pb] = rank(b);
+  return ra > rb || (ra === rb && pa > pb);
+}
+
+/** Candidates for one value, resolved by precedence. */
+export class Ladder<T> {
+  private readonly offers: Array<{ value: T; source: Source }> = [];
+
+  offer(value: T, source: Source): void {
+    this.offers.push({ value, source });
+  }
+
+  get empty(): boolean {
+    return this.offers.length === 0;
+  }
+
+  resolve(): Decided<T> | undefined {
+    if (this.offers.length === 0) return undefined;
+    let winner = this.offers[0] as { value: T; source: Source };
+    for (const offer of this.offers.slice(1)) if (beats(offer.source, winner.source)) winner = offer;
+    const beaten = this.offers
+      .filter((o) => o !== winner)
+      .sort((a, b) => (beats(a.source, b.source) ? -1 : beats(b.source, a.source) ? 1 : 0));
+    return { value: winner.value, source: winner.source, beaten };
+  }
+}
+
+/** "rule use-distro-qemu (rules/hypervisors.toml)", "overrides file /etc/…:12", "SHIMS_X86_64". */
+export function describeSource(source: Source): string {
+  switch (source.kind) {
+    case "default":
+      return source.name;
+    case "rule":
+      return `rule ${source.name} (${source.file})`;
+    case "env":
+      return `environment ${source.name}`;
+    case "overrides":
+      return `overrides ${source.file}${source.line !== undefined ? `:${source.line}` : ""} ${source.name}`;
+    case "flag":
+      return `flag ${source.name}`;
+    case "derived":
+      return `${source.name}, from ${describeSource(source.from)}`;
+  }
+}
+
+export function isOverride(source: Source): boolean {
+  return rank(source)[0] >= RANK.env;
+}

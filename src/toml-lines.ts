@@ -1,0 +1,146 @@
+// Where a key of a TOML document stands, so that an error can name its line. smol-toml gives lines
+// for syntax errors only; for a value that parses but is wrong (an unknown key, a bad type) this
+// scans the text once and records the line of each table header and key.
+//
+// Paths are the parsed document's: ["rule", 2, "check", "id"] for the id of the third [[rule]].
+// Keys inside an inline table or array that spans lines map to the line of the key that opens it.
+
+export type TomlPath = ReadonlyArray<string | number>;
+
+export class TomlLines {
+  private readonly lines = new Map<string, number>();
+
+  constructor(text: string) {
+    const arrayCounts = new Map<string, number>();
+    let table: Array<string | number> = [];
+    let depth = 0; // open brackets and braces of a multi-line value
+    text.split("\n").forEach((raw, index) => {
+      const line = index + 1;
+      const content = stripComment(raw).trim();
+      if (depth > 0) {
+        depth += bracketBalance(content);
+        return;
+      }
+      if (content === "") return;
+      const arrayHeader = /^\[\[\s*(.+?)\s*\]\]$/.exec(content);
+      const header = arrayHeader ? null : /^\[\s*(.+?)\s*\]$/.exec(content);
+      if (arrayHeader) {
+        const keys = splitKey(arrayHeader[1] as string);
+        const id = JSON.stringify(keys);
+        const n = arrayCounts.get(id) ?? 0;
+        arrayCounts.set(id, n + 1);
+        table = [...keys, n];
+        this.set(table, line);
+        return;
+      }
+      if (header) {
+        table = resolveTable(splitKey(header[1] as string), arrayCounts);
+        this.set(table, line);
+        return;
+      }
+      const eq = findEquals(content);
+      if (eq < 0) return;
+      const keys = splitKey(content.slice(0, eq));
+      this.set([...table, ...keys], line);
+      depth = bracketBalance(content.slice(eq + 1));
+    });
+  }
+
+  /** The line of the path, or of its nearest ancestor that has one. */
+  lineOf(path: TomlPath): number | undefined {
+    for (let n = path.length; n > 0; n--) {
+      const found = this.lines.get(JSON.stringify(path.slice(0, n)));
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  private set(path: TomlPath, line: number): void {
+    const id = JSON.stringify(path);
+    if (!this.lines.has(id)) this.lines.set(id, line);
+  }
+}
+
+/** [a.b] inside [[a]]: the header's prefix that names an array of tables refers to its last element. */
+function resolveTable(keys: string[], arrayCounts: Map<string, number>): Array<string | number> {
+  const out: Array<string | number> = [];
+  for (let i = 0; i < keys.length; i++) {
+    out.push(keys[i] as string);
+    const n = arrayCounts.get(JSON.stringify(keys.slice(0, i + 1)));
+    if (n !== undefined && i < keys.length - 1) out.push(n - 1);
+  }
+  return out;
+}
+
+function splitKey(key: string): string[] {
+  const parts: string[] = [];
+  let i = 0;
+  const s = key.trim();
+  while (i < s.length) {
+    while (s[i] === " " || s[i] === "\t") i++;
+    if (s[i] === '"' || s[i] === "'") {
+      const quote = s[i];
+      let j = i + 1;
+      let value = "";
+      while (j < s.length && s[j] !== quote) {
+        if (quote === '"' && s[j] === "\\") {
+          value += s[j + 1] ?? "";
+          j += 2;
+          continue;
+        }
+        value += s[j];
+        j++;
+      }
+      parts.push(value);
+      i = j + 1;
+    } else {
+      let j = i;
+      while (j < s.length && s[j] !== ".") j++;
+      parts.push(s.slice(i, j).trim());
+      i = j;
+    }
+    while (s[i] === " " || s[i] === "\t") i++;
+    if (s[i] === ".") i++;
+  }
+  return parts.filter((p) => p !== "");
+}
+
+function findEquals(content: string): number {
+  let quote: string | null = null;
+  for (let i = 0; i < content.length; i++) {
+    const c = content[i];
+    if (quote) {
+      if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === "=") return i;
+  }
+  return -1;
+}
+
+function stripComment(line: string): string {
+  let quote: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === "#") return line.slice(0, i);
+  }
+  return line;
+}
+
+function bracketBalance(text: string): number {
+  let balance = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === "[" || c === "{") balance++;
+    else if (c === "]" || c === "}") balance--;
+  }
+  return balance;
+}
