@@ -291,6 +291,7 @@ function isScalarFact(x: Extract<MatchNode, { kind: "expr" }>): boolean {
   try {
     return describePath(x.fact).kind !== "array";
   } catch {
-    return !x.fact.startsWith("vars.") ? false : true;
+    // Variables hold one value each.
+    return x.fact.startsWith("vars.");
   }
 }

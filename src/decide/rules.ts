@@ -122,7 +122,9 @@ export function loadRules(
       }
       continue;
     }
-    result.data.rule.forEach((raw, index) => parsed.push({ file: display(file), lines, raw, index }));
+    result.data.rule.forEach((raw, index) => {
+      parsed.push({ file: display(file), lines, raw, index });
+    });
   }
 
   // Variables first: a match may read any variable that some rule sets.
