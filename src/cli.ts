@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Command-line wiring only. Each command's module is imported when that command runs, so `--help`
 // and a mistyped flag cost nothing but commander.
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
 
 const STRATEGIES = ["direct", "root-exec", "chroot", "nsenter"] as const;
 
@@ -32,11 +32,16 @@ export function buildProgram(out: (text: string) => void = (t) => process.stdout
       `
 Stages: detect → decide → render → install. Each command stops at a stage:
   facts       what the node is (CPU, KVM, kernel modules, hypervisors, runtime, devices)
+  preflight   the checks an install must pass, and the shims this node gets
+  explain     every decided value, the source that set it and what it beat
+  shims       what each shim can do, and whether it can run on this node
 
 Examples:
   kata-install facts                       a readable summary of this node
   kata-install facts --json > node.json    the same as one JSON document, to save or replay
-  kata-install facts --host-root /host     a node mounted elsewhere (the kata-deploy container)`,
+  kata-install facts --host-root /host     a node mounted elsewhere (the kata-deploy container)
+  kata-install preflight                   can this node run Kata, and which shims?
+  kata-install explain shared_fs           why each shim shares files the way it does`,
     );
 
   program
@@ -61,13 +66,69 @@ Examples:
       process.exitCode = await runFacts(options, out);
     });
 
-  return program;
-}
+  const decideOptions = (command: Command) =>
+    command
+      .addOption(hostRootOption())
+      .addOption(hostExecOption())
+      .option("--facts <file>", "decide from a saved facts document (facts --json) instead of reading the node")
+      .option(
+        "--overrides <file>",
+        "the administrator's overrides (TOML); default /etc/kata-containers/kata-install.toml under the host root, if present",
+      )
+      .option("--shims <list>", "install exactly these shims (comma-separated): beats the overrides file and SHIMS")
+      .option("--default-shim <shim>", "the shim that the default runtime handler uses")
+      .option("--ignore-preflight-errors <ids>", "check ids (comma-separated) whose errors become warnings, or all")
+      .option("--json", "print one JSON document and nothing else on stdout");
 
-export function parseTimeout(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number of seconds");
-  return n;
+  decideOptions(
+    program
+      .command("preflight")
+      .description("run every preflight check, kubeadm style, and show the shims and artifacts this node gets"),
+  )
+    .addHelpText(
+      "after",
+      `
+Exits 1 when an error remains (an install would refuse this node), 0 otherwise. An ignored error
+is shown as a warning. kata-deploy's environment (SHIMS_<ARCH>, DEFAULT_SHIM, DEBUG, ...) is read
+too, and overrides always win over rules; where one contradicts the node, a warning says so.
+
+Examples:
+  kata-install preflight
+  kata-install preflight --ignore-preflight-errors=nested-virtualization
+  kata-install preflight --facts node.json --overrides pinned.toml --json`,
+    )
+    .action(async (options) => {
+      const { runPreflight } = await import("./commands/preflight.js");
+      process.exitCode = await runPreflight(options, out);
+    });
+
+  decideOptions(
+    program
+      .command("explain")
+      .argument("[keys...]", "what to explain: a configuration key, a shim, shim:key, shims.<name> or artifacts.<name>")
+      .description("show each decided value, the source that set it (default, rule, environment, overrides file, flag) and the ones it beat"),
+  )
+    .addHelpText(
+      "after",
+      `
+Examples:
+  kata-install explain                                  everything
+  kata-install explain hypervisor.qemu.shared_fs        one key, for every shim that has it
+  kata-install explain qemu:hypervisor.qemu.path clh    one key of one shim, and all of clh`,
+    )
+    .action(async (keys: string[], options) => {
+      const { runExplain } = await import("./commands/explain.js");
+      process.exitCode = await runExplain(keys, options, out);
+    });
+
+  decideOptions(
+    program.command("shims").description("print what each shim can do and, for this node, which ones can run and why the others cannot"),
+  ).action(async (options) => {
+    const { runShims } = await import("./commands/shims.js");
+    process.exitCode = await runShims(options, out);
+  });
+
+  return program;
 }
 
 async function main(): Promise<void> {
