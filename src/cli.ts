@@ -70,20 +70,31 @@ Examples:
     command
       .addOption(hostRootOption())
       .addOption(hostExecOption())
-      .option("--facts <file>", "decide from a saved facts document (facts --json) instead of reading the node")
+      .option(
+        "--facts <file>",
+        "decide from a saved facts document (facts --json) instead of reading the node",
+      )
       .option(
         "--overrides <file>",
         "the administrator's overrides (TOML); default /etc/kata-containers/kata-install.toml under the host root, if present",
       )
-      .option("--shims <list>", "install exactly these shims (comma-separated): beats the overrides file and SHIMS")
+      .option(
+        "--shims <list>",
+        "install exactly these shims (comma-separated): beats the overrides file and SHIMS",
+      )
       .option("--default-shim <shim>", "the shim that the default runtime handler uses")
-      .option("--ignore-preflight-errors <ids>", "check ids (comma-separated) whose errors become warnings, or all")
+      .option(
+        "--ignore-preflight-errors <ids>",
+        "check ids (comma-separated) whose errors become warnings, or all",
+      )
       .option("--json", "print one JSON document and nothing else on stdout");
 
   decideOptions(
     program
       .command("preflight")
-      .description("run every preflight check, kubeadm style, and show the shims and artifacts this node gets"),
+      .description(
+        "run every preflight check, kubeadm style, and show the shims and artifacts this node gets",
+      ),
   )
     .addHelpText(
       "after",
@@ -105,8 +116,13 @@ Examples:
   decideOptions(
     program
       .command("explain")
-      .argument("[keys...]", "what to explain: a configuration key, a shim, shim:key, shims.<name> or artifacts.<name>")
-      .description("show each decided value, the source that set it (default, rule, environment, overrides file, flag) and the ones it beat"),
+      .argument(
+        "[keys...]",
+        "what to explain: a configuration key, a shim, shim:key, shims.<name> or artifacts.<name>",
+      )
+      .description(
+        "show each decided value, the source that set it (default, rule, environment, overrides file, flag) and the ones it beat",
+      ),
   )
     .addHelpText(
       "after",
@@ -122,7 +138,11 @@ Examples:
     });
 
   decideOptions(
-    program.command("shims").description("print what each shim can do and, for this node, which ones can run and why the others cannot"),
+    program
+      .command("shims")
+      .description(
+        "print what each shim can do and, for this node, which ones can run and why the others cannot",
+      ),
   ).action(async (options) => {
     const { runShims } = await import("./commands/shims.js");
     process.exitCode = await runShims(options, out);

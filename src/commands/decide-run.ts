@@ -20,7 +20,9 @@ export interface DecideCommandOptions {
 export async function runDecide(options: DecideCommandOptions, env?: DecideOptions["env"]) {
   const prepared = prepare({ ...options, env });
   const facts: Facts =
-    options.facts !== undefined ? await loadFacts(options.facts) : await detectFacts(await openHost(options.hostRoot, options.hostExec));
+    options.facts !== undefined
+      ? await loadFacts(options.facts)
+      : await detectFacts(await openHost(options.hostRoot, options.hostExec));
   const { decision } = decideFor(prepared, facts);
   return { prepared, facts, decision };
 }

@@ -248,7 +248,8 @@ export function loadRules(
     try {
       ordered = order(rules);
     } catch (error) {
-      issues.push({ file: files[0] ?? "rules", message: (error as Error).message });
+      const rule = (error as { rule?: Rule }).rule;
+      issues.push({ file: rule?.file ?? "rules", line: rule?.line, message: (error as Error).message });
     }
   }
   if (issues.length > 0) throw new InputError("the rules are invalid", dedupe(issues));
@@ -331,8 +332,10 @@ function conflicts(rules: Rule[]): InputIssue[] {
   for (const rule of rules) {
     for (const [name, value] of Object.entries(rule.vars)) add(`variable "${name}"`, rule, value);
     for (const [target, values] of Object.entries(rule.config)) {
-      for (const [key, value] of Object.entries(values))
-        add(`"${key}" for ${target === "all" ? "every shim" : `shim ${target}`}`, rule, value);
+      for (const [key, value] of Object.entries(values)) {
+        const shown = "literal" in value ? value.literal : { fact: value.fact };
+        add(`"${key}" for ${target === "all" ? "every shim" : `shim ${target}`}`, rule, shown);
+      }
     }
     for (const [artifact, source] of Object.entries(rule.artifactSource))
       add(`the source of artifact "${artifact}"`, rule, source);
@@ -368,8 +371,10 @@ function order(rules: Rule[]): Rule[] {
   const out: Rule[] = [];
   const visit = (rule: Rule, trail: string[]) => {
     if (done.has(rule.name)) return;
-    if (visiting.has(rule.name))
-      throw new Error(`rules read each other's variables in a cycle: ${[...trail, rule.name].join(" → ")}`);
+    if (visiting.has(rule.name)) {
+      const message = `rules read each other's variables in a cycle: ${[...trail, rule.name].join(" → ")}`;
+      throw Object.assign(new Error(message), { rule });
+    }
     visiting.add(rule.name);
     for (const variable of rule.reads) {
       for (const setter of byName.filter((r) => variable in r.vars)) visit(setter, [...trail, rule.name]);

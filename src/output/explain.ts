@@ -16,29 +16,96 @@ export interface Explained {
 export function explainDocument(decision: Decision): { values: Explained[] } {
   const values: Explained[] = [];
   const { runtime, defaultShim } = decision;
-  values.push({ kind: "runtime", key: "runtime.kind", value: runtime.value, source: runtime.source, beaten: runtime.beaten });
-  if (defaultShim) values.push({ kind: "default-shim", key: "default_shim", value: defaultShim.value, source: defaultShim.source, beaten: defaultShim.beaten });
-  for (const shim of decision.shims) values.push({ kind: "shim", key: `shims.${shim.name}`, shim: shim.name, value: "installed", reason: shim.reason, source: shim.source, beaten: [] });
-  for (const shim of decision.dropped) values.push({ kind: "shim", key: `shims.${shim.name}`, shim: shim.name, value: "dropped", reason: shim.reason, source: shim.source, beaten: [] });
-  for (const a of decision.artifacts) values.push({ kind: "artifact", key: `artifacts.${a.name}`, value: a.from, reason: a.reason, source: a.source, beaten: [] });
+  values.push({
+    kind: "runtime",
+    key: "runtime.kind",
+    value: runtime.value,
+    source: runtime.source,
+    beaten: runtime.beaten,
+  });
+  if (defaultShim)
+    values.push({
+      kind: "default-shim",
+      key: "default_shim",
+      value: defaultShim.value,
+      source: defaultShim.source,
+      beaten: defaultShim.beaten,
+    });
+  for (const shim of decision.shims)
+    values.push({
+      kind: "shim",
+      key: `shims.${shim.name}`,
+      shim: shim.name,
+      value: "installed",
+      reason: shim.reason,
+      source: shim.source,
+      beaten: [],
+    });
+  for (const shim of decision.dropped)
+    values.push({
+      kind: "shim",
+      key: `shims.${shim.name}`,
+      shim: shim.name,
+      value: "dropped",
+      reason: shim.reason,
+      source: shim.source,
+      beaten: [],
+    });
+  for (const a of decision.artifacts)
+    values.push({
+      kind: "artifact",
+      key: `artifacts.${a.name}`,
+      value: a.from,
+      reason: a.reason,
+      source: a.source,
+      beaten: [],
+    });
   for (const a of decision.droppedArtifacts) {
-    if (!decision.artifacts.some((x) => x.name === a.name)) values.push({ kind: "artifact", key: `artifacts.${a.name}`, value: "dropped", reason: a.reason, source: a.source, beaten: [] });
+    if (!decision.artifacts.some((x) => x.name === a.name))
+      values.push({
+        kind: "artifact",
+        key: `artifacts.${a.name}`,
+        value: "dropped",
+        reason: a.reason,
+        source: a.source,
+        beaten: [],
+      });
   }
   for (const [shim, keys] of Object.entries(decision.config)) {
-    for (const [key, decided] of Object.entries(keys)) values.push({ kind: "config", key, shim, value: decided.value, source: decided.source, beaten: decided.beaten });
+    for (const [key, decided] of Object.entries(keys))
+      values.push({
+        kind: "config",
+        key,
+        shim,
+        value: decided.value,
+        source: decided.source,
+        beaten: decided.beaten,
+      });
   }
   for (const [shim, settings] of Object.entries(decision.handlers)) {
     for (const [key, decided] of Object.entries(settings)) {
-      if (decided) values.push({ kind: "handler", key: `handler.${key}`, shim, value: decided.value, source: decided.source, beaten: decided.beaten });
+      if (decided)
+        values.push({
+          kind: "handler",
+          key: `handler.${key}`,
+          shim,
+          value: decided.value,
+          source: decided.source,
+          beaten: decided.beaten,
+        });
     }
   }
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
-  if (decision.install.suffix.value !== "") values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
+  if (decision.install.suffix.value !== "")
+    values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
   return { values };
 }
 
 /** Entries that a KEY argument names: a key ("hypervisor.qemu.shared_fs", "shims.clh"), a shim, or shim:key. */
-export function selectExplained(values: Explained[], keys: string[]): { selected: Explained[]; unmatched: string[] } {
+export function selectExplained(
+  values: Explained[],
+  keys: string[],
+): { selected: Explained[]; unmatched: string[] } {
   if (keys.length === 0) return { selected: values, unmatched: [] };
   const matches = (entry: Explained, key: string) => {
     const colon = key.indexOf(":");
@@ -57,7 +124,8 @@ export function renderExplain(values: Explained[]): string {
     lines.push(`    set by ${describeSource(v.source)}`);
     const why = whyOf(v.source);
     if (why) lines.push(`      why: ${why}`);
-    for (const b of v.beaten) lines.push(`    beat   ${JSON.stringify(b.value)} from ${describeSource(b.source)}`);
+    for (const b of v.beaten)
+      lines.push(`    beat   ${JSON.stringify(b.value)} from ${describeSource(b.source)}`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -1,8 +1,15 @@
 // kubeadm-style preflight output, rendered from the JSON document that `preflight --json` prints.
-import { type Decision, blocking } from "../decide/decision.js";
+import { blocking, type Decision } from "../decide/decision.js";
 
 export interface PreflightDocument {
-  checks: Array<{ id: string; severity: string; status: string; message: string; hint?: string; rule: string }>;
+  checks: Array<{
+    id: string;
+    severity: string;
+    status: string;
+    message: string;
+    hint?: string;
+    rule: string;
+  }>;
   shims: Array<{ name: string; reason: string }>;
   dropped: Array<{ name: string; reason: string }>;
   artifacts: Array<{ name: string; reason: string; from: string }>;
@@ -10,7 +17,14 @@ export interface PreflightDocument {
 
 export function preflightDocument(decision: Decision): PreflightDocument {
   return {
-    checks: decision.checks.map(({ id, severity, status, message, hint, rule }) => ({ id, severity, status, message, hint, rule })),
+    checks: decision.checks.map(({ id, severity, status, message, hint, rule }) => ({
+      id,
+      severity,
+      status,
+      message,
+      hint,
+      rule,
+    })),
     shims: decision.shims.map(({ name, reason }) => ({ name, reason })),
     dropped: decision.dropped.map(({ name, reason }) => ({ name, reason })),
     artifacts: decision.artifacts.map(({ name, reason, from }) => ({ name, reason, from })),
@@ -23,20 +37,31 @@ export function renderPreflight(doc: PreflightDocument, where: string): string {
   const lines = [`[preflight] Running pre-flight checks on ${where}`];
   const order = (s: string) => ({ fail: 0, ignored: 1, pass: 2 })[s] ?? 3;
   const severityOrder = (s: string) => ({ error: 0, warning: 1, info: 2 })[s] ?? 3;
-  const checks = [...doc.checks].sort((a, b) => order(a.status) - order(b.status) || severityOrder(a.severity) - severityOrder(b.severity) || a.id.localeCompare(b.id));
+  const checks = [...doc.checks].sort(
+    (a, b) =>
+      order(a.status) - order(b.status) ||
+      severityOrder(a.severity) - severityOrder(b.severity) ||
+      a.id.localeCompare(b.id),
+  );
   const width = Math.max(...checks.map((c) => c.id.length), 8);
   for (const check of checks) {
-    const label = `[${check.status === "fail" ? check.severity.toUpperCase() : LABEL[check.status]}]`.padEnd(10);
+    const label = `[${check.status === "fail" ? check.severity.toUpperCase() : LABEL[check.status]}]`.padEnd(
+      10,
+    );
     const text = check.status === "pass" ? "" : `  ${check.message}`;
     lines.push(`  ${label}${check.id.padEnd(width)}${text}`.trimEnd());
     if (check.status !== "pass" && check.hint) lines.push(`  ${" ".repeat(10 + width)}  hint: ${check.hint}`);
   }
-  const count = (severity: string) => doc.checks.filter((c) => c.status === "fail" && c.severity === severity).length;
+  const count = (severity: string) =>
+    doc.checks.filter((c) => c.status === "fail" && c.severity === severity).length;
   const errors = count("error");
   lines.push("");
   lines.push(`Shims for this node: ${doc.shims.map((s) => s.name).join(", ") || "none"}`);
   for (const d of doc.dropped) lines.push(`  dropped ${d.name}: ${d.reason}`);
-  if (doc.artifacts.length > 0) lines.push(`Artifacts: ${doc.artifacts.map((a) => (a.from === "distro" ? `${a.name} (host's own)` : a.name)).join(", ")}`);
+  if (doc.artifacts.length > 0)
+    lines.push(
+      `Artifacts: ${doc.artifacts.map((a) => (a.from === "distro" ? `${a.name} (host's own)` : a.name)).join(", ")}`,
+    );
   lines.push("");
   if (errors > 0) {
     lines.push(

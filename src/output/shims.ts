@@ -22,7 +22,10 @@ export interface ShimRow {
   node: { status: "install" | "dropped" | "other-arch" | "opt-in"; reason: string };
 }
 
-export function shimsDocument(catalog: Catalog, decision: Decision): { arch: string | null; shims: ShimRow[] } {
+export function shimsDocument(
+  catalog: Catalog,
+  decision: Decision,
+): { arch: string | null; shims: ShimRow[] } {
   const rows = catalog.shimNames().map((name) => row(catalog.shims.get(name) as ShimSpec, decision));
   return { arch: decision.arch, shims: rows };
 }
@@ -60,7 +63,20 @@ function row(spec: ShimSpec, decision: Decision): ShimRow {
 
 export function renderShims(doc: { arch: string | null; shims: ShimRow[] }): string {
   const yes = (b: boolean) => (b ? "yes" : "-");
-  const header = ["SHIM", "HYPERVISOR", "RUNTIME", "SHARED FS", "BLOCK", "VFIO HOT", "VFIO COLD", "VIRTIO-MEM", "SECCOMP", "RATE LIMIT", "TEE", `ON THIS NODE (${doc.arch ?? "unknown arch"})`];
+  const header = [
+    "SHIM",
+    "HYPERVISOR",
+    "RUNTIME",
+    "SHARED FS",
+    "BLOCK",
+    "VFIO HOT",
+    "VFIO COLD",
+    "VIRTIO-MEM",
+    "SECCOMP",
+    "RATE LIMIT",
+    "TEE",
+    `ON THIS NODE (${doc.arch ?? "unknown arch"})`,
+  ];
   const rows = doc.shims.map((s) => [
     s.name,
     s.hypervisor,
@@ -76,8 +92,10 @@ export function renderShims(doc: { arch: string | null; shims: ShimRow[] }): str
     s.node.status,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const format = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join("  ");
+  const format = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join("  ");
   const lines = [format(header), ...rows.map(format), ""];
-  for (const s of doc.shims.filter((x) => x.node.status !== "install" && x.node.status !== "other-arch")) lines.push(`${s.name}: ${s.node.reason}`);
+  for (const s of doc.shims.filter((x) => x.node.status !== "install" && x.node.status !== "other-arch"))
+    lines.push(`${s.name}: ${s.node.reason}`);
   return `${lines.join("\n")}\n`;
 }
