@@ -23,6 +23,11 @@ export class InputError extends UserError {
     readonly what: string,
     readonly issues: InputIssue[],
   ) {
-    super(`${what}:\n${issues.map((i) => `  ${formatIssue(i)}`).join("\n")}`);
+    // In the order of the files and their lines, as an editor would walk them.
+    const files = [...new Set(issues.map((i) => i.file))];
+    const sorted = [...issues].sort(
+      (a, b) => files.indexOf(a.file) - files.indexOf(b.file) || (a.line ?? 0) - (b.line ?? 0),
+    );
+    super(`${what}:\n${sorted.map((i) => `  ${formatIssue(i)}`).join("\n")}`);
   }
 }

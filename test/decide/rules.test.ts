@@ -140,10 +140,10 @@ describe("load-time errors name file, line, rule and key", () => {
         "b.toml": "[[rule]\nname = 1\n",
       }),
     ).toEqual([
+      expect.stringMatching(/^a\.toml:1: rule "r1" .*Unrecognized key: "when"$/),
       expect.stringMatching(
         /^a\.toml:6: rule "r1" check\.severity: Invalid option: expected one of "error"\|"warning"\|"info"$/,
       ),
-      expect.stringMatching(/^a\.toml:1: rule "r1" .*Unrecognized key: "when"$/),
       expect.stringMatching(/^b\.toml:1: invalid TOML at line 1/),
     ]);
     expect(

@@ -1,0 +1,249 @@
+// The overrides file and kata-deploy's environment: bad input is an error naming file, line and key
+// (all of them at once); good input always wins, and says so where it contradicts the node.
+import { afterAll, describe, expect, it } from "vitest";
+import { parseEnv } from "../../src/decide/env.js";
+import { InputError } from "../../src/decide/input-error.js";
+import { parseOverrides } from "../../src/decide/overrides.js";
+import { catalog, check, checkIds, decideFacts, factsOf, shimNames } from "../helpers/decide.js";
+import {
+  amdSnpCrio,
+  INTEL_MODULES_AVAILABLE,
+  intelContainerd16,
+  nestedVmWithoutVmx,
+} from "../helpers/nodes.js";
+import { removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+
+const FILE = "/etc/kata-containers/kata-install.toml";
+function problems(text: string): string[] {
+  try {
+    parseOverrides(FILE, text, catalog, checkIds);
+  } catch (error) {
+    if (error instanceof InputError)
+      return error.message
+        .split("\n")
+        .slice(1)
+        .map((l) => l.trim());
+    throw error;
+  }
+  throw new Error("parsed without error");
+}
+
+describe("a malformed overrides file", () => {
+  it("bad TOML: the line", () => {
+    expect(problems('shims = ["qemu"\ndefault_shim = "qemu"\n')[0]).toMatch(
+      /^\/etc\/kata-containers\/kata-install\.toml:\d+: invalid TOML at line \d+/,
+    );
+  });
+
+  it("unknown keys, wrong types, unknown shims, keys and checks: every one, with its line", () => {
+    expect(
+      problems(`shims = ["qemu", "kemu"]
+default_shim = "clh"
+colour = "blue"
+
+[runtime]
+kind = "docker"
+
+[artifacts.qemu]
+source = "distro"
+
+[artifacts.firecracker]
+source = "distro"
+
+[config.qemu]
+"hypervisor.qemu.shared_fs" = "virtio-9p"
+"hypervisor.qemu.default_memory" = "lots"
+"hypervisor.qemu.no_such_key" = 1
+
+[config.all]
+"runtime.enable_debug" = true
+
+[preflight]
+ignore = ["nested-virtualization", "no-such-check"]
+`),
+    ).toEqual([
+      `${FILE}:3: colour: unknown key "colour"`,
+      `${FILE}:6: runtime.kind: Invalid option: expected one of "containerd"|"crio"|"k3s"|"rke2"|"k0s"|"microk8s"`,
+    ]);
+  });
+
+  it("once the shape is right, every semantic problem is listed together", () => {
+    expect(
+      problems(`shims = ["qemu", "kemu"]
+default_shim = "clh"
+
+[artifacts.firecracker]
+source = "distro"
+
+[config.qemu]
+"hypervisor.qemu.default_memory" = "lots"
+"hypervisor.qemu.no_such_key" = 1
+
+[config.clh]
+"hypervisor.qemu.path" = "/usr/bin/qemu"
+
+[preflight]
+ignore = ["nested-virtualization", "no-such-check"]
+`),
+    ).toEqual([
+      `${FILE}:1: shims[1]: unknown shim "kemu" (known: ${catalog.shimNames().join(", ")})`,
+      `${FILE}:2: default_shim: "clh" is not among the shims this file pins (qemu, kemu)`,
+      `${FILE}:5: artifacts.firecracker.source: artifact "firecracker" has no distribution counterpart (only qemu, virtiofsd)`,
+      `${FILE}:8: config.qemu."hypervisor.qemu.default_memory": expected an integer, got "lots"`,
+      `${FILE}:9: config.qemu."hypervisor.qemu.no_such_key": unknown configuration key "hypervisor.qemu.no_such_key" for shim "qemu"`,
+      `${FILE}:12: config.clh."hypervisor.qemu.path": unknown configuration key "hypervisor.qemu.path" for shim "clh"`,
+      expect.stringMatching(
+        new RegExp(
+          `^${FILE}:15: preflight\\.ignore\\[1\\]: unknown check "no-such-check" \\(known: .*, or all\\)$`,
+        ),
+      ),
+    ]);
+  });
+});
+
+describe("kata-deploy's environment", () => {
+  it("reads the architecture-specific variable before the plain one", () => {
+    const env = parseEnv(
+      { SHIMS: "qemu", SHIMS_X86_64: "clh fc", DEFAULT_SHIM_X86_64: "clh", DEFAULT_SHIM: "qemu" },
+      "x86_64",
+      catalog,
+    );
+    expect(env.shims).toEqual({ value: ["clh", "fc"], name: "SHIMS_X86_64" });
+    expect(env.defaultShim).toEqual({ value: "clh", name: "DEFAULT_SHIM_X86_64" });
+    expect(parseEnv({ SHIMS: "qemu", SHIMS_X86_64: "clh" }, "aarch64", catalog).shims?.name).toBe("SHIMS");
+  });
+
+  it("parses the mappings", () => {
+    const env = parseEnv(
+      {
+        ALLOWED_HYPERVISOR_ANNOTATIONS: "default_vcpus qemu:default_memory,enable_iommu",
+        SNAPSHOTTER_HANDLER_MAPPING: "qemu-tdx:nydus,clh:devmapper",
+        PULL_TYPE_MAPPING: "qemu-tdx:guest-pull",
+        EXPERIMENTAL_FORCE_GUEST_PULL: "qemu-tdx,qemu-snp",
+        INSTALLATION_PREFIX: "/opt/kata-ci/",
+        MULTI_INSTALL_SUFFIX: "ci",
+        DEBUG: "yes",
+      },
+      "x86_64",
+      catalog,
+    );
+    expect(env.allowedAnnotations).toEqual({
+      all: { value: ["default_vcpus"], name: "ALLOWED_HYPERVISOR_ANNOTATIONS" },
+      qemu: { value: ["default_memory", "enable_iommu"], name: "ALLOWED_HYPERVISOR_ANNOTATIONS" },
+    });
+    expect(env.snapshotters["qemu-tdx"]?.value).toBe("nydus");
+    expect(env.pullTypes["qemu-tdx"]?.value).toBe("guest-pull");
+    expect(Object.keys(env.forceGuestPull)).toEqual(["qemu-tdx", "qemu-snp"]);
+    expect(env.prefix?.value).toBe("/opt/kata-ci");
+    expect(env.debug?.value).toBe(true);
+  });
+
+  it("names every malformed variable", () => {
+    expect(() =>
+      parseEnv(
+        { SHIMS: "qemu kemu", DEBUG: "maybe", PULL_TYPE_MAPPING: "qemu", INSTALLATION_PREFIX: "opt/kata" },
+        "x86_64",
+        catalog,
+      ),
+    ).toThrow(
+      /SHIMS: unknown shim "kemu"[\s\S]*DEBUG: expected true or false, got "maybe"[\s\S]*PULL_TYPE_MAPPING: expected shim:value pairs separated by commas, got "qemu"[\s\S]*INSTALLATION_PREFIX: expected an absolute path/,
+    );
+  });
+});
+
+describe("precedence: defaults < rules < environment < overrides file < flags", async () => {
+  const noNinePee = await factsOf(amdSnpCrio());
+
+  it("an override that contradicts a fact is kept, with a warning naming both", () => {
+    const decision = decideFacts(noNinePee, {
+      overrides: '[config.qemu]\n"hypervisor.qemu.shared_fs" = "virtio-9p"\n',
+    });
+    const decided = decision.config.qemu?.["hypervisor.qemu.shared_fs"];
+    expect(decided).toMatchObject({ value: "virtio-9p", source: { kind: "overrides", file: FILE, line: 2 } });
+    expect(decided?.beaten).toEqual([
+      { value: "virtio-fs", source: expect.objectContaining({ kind: "rule", name: "no-9p-use-virtio-fs" }) },
+    ]);
+    const warning = check(decision, "override-contradicts-facts");
+    expect(warning).toMatchObject({ severity: "warning", status: "fail", rule: "no-9p-use-virtio-fs" });
+    expect(warning?.message).toContain(
+      'sets hypervisor.qemu.shared_fs = "virtio-9p" for qemu, but rule no-9p-use-virtio-fs decided "virtio-fs"',
+    );
+  });
+
+  it("pinned shims win over the rules, and the contradiction is said", async () => {
+    const spec = intelContainerd16();
+    spec.kernel.available = INTEL_MODULES_AVAILABLE.filter((m) => m !== "virtiofs");
+    const decision = decideFacts(await factsOf(spec), {
+      overrides: 'shims = ["qemu", "clh"]\ndefault_shim = "clh"\n',
+    });
+    expect(shimNames(decision)).toEqual(["clh", "qemu"]);
+    expect(decision.shims.find((s) => s.name === "clh")?.source).toMatchObject({
+      kind: "overrides",
+      line: 1,
+    });
+    expect(decision.defaultShim).toMatchObject({
+      value: "clh",
+      source: { kind: "overrides", name: "default_shim" },
+    });
+    expect(check(decision, "override-contradicts-facts")?.message).toMatch(
+      /installs clh, but needs virtio-fs/,
+    );
+    expect(decision.dropped.find((d) => d.name === "dragonball")?.reason).toMatch(
+      /^not among the shims pinned by overrides/,
+    );
+  });
+
+  it("SHIMS loses to the overrides file, which loses to --shims", async () => {
+    const facts = await factsOf(intelContainerd16());
+    const env = { SHIMS: "qemu clh dragonball" };
+    expect(shimNames(decideFacts(facts, { env }))).toEqual(["clh", "dragonball", "qemu"]);
+    expect(shimNames(decideFacts(facts, { env, overrides: 'shims = ["clh"]\n' }))).toEqual(["clh"]);
+    const flagged = decideFacts(facts, {
+      env,
+      overrides: 'shims = ["clh"]\n',
+      flags: { shims: ["dragonball"] },
+    });
+    expect(shimNames(flagged)).toEqual(["dragonball"]);
+    expect(flagged.shims[0]?.source).toEqual({ kind: "flag", name: "--shims" });
+  });
+
+  it("DEBUG sets debug for every shim; the overrides file beats it for one", async () => {
+    const facts = await factsOf(intelContainerd16());
+    const decision = decideFacts(facts, {
+      env: { DEBUG: "true" },
+      overrides: '[config.clh]\n"runtime.enable_debug" = false\n',
+    });
+    expect(decision.config.qemu?.["runtime.enable_debug"]).toMatchObject({
+      value: true,
+      source: { kind: "env", name: "DEBUG" },
+    });
+    expect(decision.config.qemu?.["hypervisor.qemu.enable_debug"]?.value).toBe(true);
+    expect(decision.config.clh?.["hypervisor.clh.enable_debug"]?.value).toBe(true);
+    expect(decision.config.clh?.["runtime.enable_debug"]).toMatchObject({
+      value: false,
+      source: { kind: "overrides" },
+      beaten: [{ value: true, source: { kind: "env", name: "DEBUG" } }],
+    });
+  });
+
+  it("a default shim that will not be installed is an error", async () => {
+    const facts = await factsOf(intelContainerd16());
+    const decision = decideFacts(facts, { env: { DEFAULT_SHIM: "fc" } });
+    expect(check(decision, "default-shim")).toMatchObject({
+      status: "fail",
+      severity: "error",
+      message: "the default shim fc (environment DEFAULT_SHIM) is not among the shims to install",
+    });
+  });
+
+  it("ignored errors become warnings, by id, case-insensitively, or all", async () => {
+    const facts = await factsOf(nestedVmWithoutVmx());
+    const byFile = decideFacts(facts, { overrides: '[preflight]\nignore = ["Nested-Virtualization"]\n' });
+    expect(check(byFile, "nested-virtualization")).toMatchObject({ status: "ignored", severity: "warning" });
+    expect(check(byFile, "container-runtime")?.status).toBe("fail");
+    const all = decideFacts(facts, { flags: { ignorePreflightErrors: ["all"] } });
+    expect(all.checks.filter((c) => c.status === "fail")).toEqual([]);
+  });
+});

@@ -1,0 +1,51 @@
+// Decide on a test host: the built-in rules and catalogue, an overrides file given as text, an
+// environment and flags, as the commands would.
+import path from "node:path";
+import { loadCatalog } from "../../src/decide/catalog.js";
+import { decide, ENGINE_CHECKS, type Flags } from "../../src/decide/decide.js";
+import type { Decision } from "../../src/decide/decision.js";
+import { parseEnv } from "../../src/decide/env.js";
+import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
+import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
+import { detectFacts, type Facts } from "../../src/detect/facts.js";
+import { buildHost, type NodeSpec } from "./test-host.js";
+
+const RULES = path.resolve("rules");
+export const catalog = loadCatalog(RULES);
+export const rules = loadRules(ruleFilesIn(RULES), catalog, (f) => path.relative(process.cwd(), f));
+export const checkIds = new Set([...rules.checkIds, ...ENGINE_CHECKS]);
+
+export interface DecideOn {
+  overrides?: string;
+  env?: Record<string, string>;
+  flags?: Partial<Flags>;
+}
+
+export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
+  const overrides =
+    options.overrides === undefined
+      ? emptyOverrides()
+      : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
+  const env = parseEnv(options.env ?? {}, facts.arch, catalog);
+  return decide({
+    facts,
+    catalog,
+    rules,
+    overrides,
+    env,
+    flags: { ignorePreflightErrors: [], ...options.flags },
+  });
+}
+
+export async function factsOf(spec: NodeSpec): Promise<Facts> {
+  return detectFacts(buildHost(spec).host);
+}
+
+export async function decideOn(spec: NodeSpec, options: DecideOn = {}): Promise<Decision> {
+  return decideFacts(await factsOf(spec), options);
+}
+
+export const check = (decision: Decision, id: string) => decision.checks.find((c) => c.id === id);
+export const shimNames = (decision: Decision) => decision.shims.map((s) => s.name);
+export const droppedReason = (decision: Decision, name: string) =>
+  decision.dropped.find((d) => d.name === name);
