@@ -6,25 +6,44 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KeyType } from "../../src/decide/catalog.js";
 import type { Facts } from "../../src/detect/facts.js";
 import { catalog, decideFacts, factsOf, rules } from "../helpers/decide.js";
-import { amdSnpCrio, gpuDistroQemuK3s, intelContainerd16, nestedVmWithoutVmx, noLoadableModules } from "../helpers/nodes.js";
+import {
+  amdSnpCrio,
+  gpuDistroQemuK3s,
+  intelContainerd16,
+  nestedVmWithoutVmx,
+  noLoadableModules,
+} from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
 
 let nodes: Facts[] = [];
 beforeAll(async () => {
-  nodes = await Promise.all([amdSnpCrio(), gpuDistroQemuK3s(), intelContainerd16(), nestedVmWithoutVmx(), noLoadableModules()].map(factsOf));
+  nodes = await Promise.all(
+    [amdSnpCrio(), gpuDistroQemuK3s(), intelContainerd16(), nestedVmWithoutVmx(), noLoadableModules()].map(
+      factsOf,
+    ),
+  );
 });
 
 /** Every (shim, key) that some rule sets, plus a few keys no rule touches. */
 const ruled: Array<[string, string]> = rules.rules.flatMap((rule) =>
   Object.entries(rule.config).flatMap(([target, values]) =>
-    Object.keys(values).flatMap((key) => (target === "all" ? catalog.shimNames().map((s) => [s, key] as [string, string]) : [[target, key] as [string, string]])),
+    Object.keys(values).flatMap((key) =>
+      target === "all"
+        ? catalog.shimNames().map((s) => [s, key] as [string, string])
+        : [[target, key] as [string, string]],
+    ),
   ),
 );
-const targets = [...ruled, ["qemu", "hypervisor.qemu.default_memory"], ["clh", "runtime.enable_debug"], ["fc", "hypervisor.firecracker.default_vcpus"]].filter(
-  ([shim, key]) => catalog.keyType(shim as string, key as string) !== undefined,
-) as Array<[string, string]>;
+const targets = [
+  ...ruled,
+  ["qemu", "hypervisor.qemu.default_memory"],
+  ["clh", "runtime.enable_debug"],
+  ["fc", "hypervisor.firecracker.default_vcpus"],
+].filter(([shim, key]) => catalog.keyType(shim as string, key as string) !== undefined) as Array<
+  [string, string]
+>;
 
 const valueOf = (type: KeyType): fc.Arbitrary<unknown> => {
   switch (type) {
@@ -36,7 +55,9 @@ const valueOf = (type: KeyType): fc.Arbitrary<unknown> => {
       return fc.integer({ min: -1000, max: 100000 });
     case "float":
       // -0 reads back as 0 from TOML: no difference a configuration can express.
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }).map((v) => (v === 0 ? 0 : v));
+      return fc
+        .double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 })
+        .map((v) => (v === 0 ? 0 : v));
     case "string[]":
       return fc.array(fc.string({ maxLength: 10 }), { maxLength: 4 });
   }
@@ -44,7 +65,11 @@ const valueOf = (type: KeyType): fc.Arbitrary<unknown> => {
 
 /** A TOML literal for the value (JSON's syntax is TOML's for these types, floats aside). */
 const toml = (value: unknown): string =>
-  typeof value === "number" && !Number.isInteger(value) ? value.toExponential() : Array.isArray(value) ? `[${value.map(toml).join(", ")}]` : JSON.stringify(value);
+  typeof value === "number" && !Number.isInteger(value)
+    ? value.toExponential()
+    : Array.isArray(value)
+      ? `[${value.map(toml).join(", ")}]`
+      : JSON.stringify(value);
 
 describe("an override beats every rule", () => {
   it("for any ruled key, any value, any node", () => {
@@ -52,7 +77,12 @@ describe("an override beats every rule", () => {
     const arbitrary = fc
       .record({ node: fc.nat({ max: 4 }), target: fc.constantFrom(...targets), perShim: fc.boolean() })
       .chain(({ node, target, perShim }) =>
-        valueOf(catalog.keyType(target[0], target[1]) as KeyType).map((value) => ({ node, target, perShim, value })),
+        valueOf(catalog.keyType(target[0], target[1]) as KeyType).map((value) => ({
+          node,
+          target,
+          perShim,
+          value,
+        })),
       );
     fc.assert(
       fc.property(arbitrary, ({ node, target: [shim, key], perShim, value }) => {
@@ -72,14 +102,20 @@ describe("an override beats every rule", () => {
     const names = catalog.shimNames();
     const subset = fc.uniqueArray(fc.constantFrom(...names), { minLength: 1, maxLength: 4 });
     fc.assert(
-      fc.property(fc.nat({ max: 4 }), subset, subset, fc.option(subset, { nil: undefined }), (node, fromEnv, fromFile, fromFlag) => {
-        const decision = decideFacts(nodes[node] as Facts, {
-          env: { SHIMS: fromEnv.join(" ") },
-          overrides: `shims = [${fromFile.map((s) => JSON.stringify(s)).join(", ")}]\n`,
-          flags: fromFlag ? { shims: fromFlag } : {},
-        });
-        expect(decision.shims.map((s) => s.name)).toEqual([...(fromFlag ?? fromFile)].sort());
-      }),
+      fc.property(
+        fc.nat({ max: 4 }),
+        subset,
+        subset,
+        fc.option(subset, { nil: undefined }),
+        (node, fromEnv, fromFile, fromFlag) => {
+          const decision = decideFacts(nodes[node] as Facts, {
+            env: { SHIMS: fromEnv.join(" ") },
+            overrides: `shims = [${fromFile.map((s) => JSON.stringify(s)).join(", ")}]\n`,
+            flags: fromFlag ? { shims: fromFlag } : {},
+          });
+          expect(decision.shims.map((s) => s.name)).toEqual([...(fromFlag ?? fromFile)].sort());
+        },
+      ),
       { numRuns: 100 },
     );
   });

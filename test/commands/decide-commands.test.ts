@@ -1,0 +1,190 @@
+// preflight, explain and shims, run as a user runs them: the built CLI on test hosts and on the
+// machine running the tests.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { amdSnpCrio, nestedVmWithoutVmx } from "../helpers/nodes.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-cmd-"));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe("preflight", () => {
+  const amd = buildHost(amdSnpCrio());
+  const nested = buildHost(nestedVmWithoutVmx());
+
+  it("passes a good node: exit 0, the shims and artifacts it gets", () => {
+    const run = runCli(["preflight", "--host-root", amd.root]);
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("[preflight] passed with 0 warnings");
+    expect(run.stdout).toMatch(/Shims for this node: .*qemu-snp/);
+    expect(run.stdout).toMatch(/dropped qemu-tdx: needs tdx/);
+  });
+
+  it("fails a VM without nested virtualisation: exit 1, kubeadm-style lines with hints", () => {
+    const run = runCli(["preflight", "--host-root", nested.root]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/\[ERROR\]\s+nested-virtualization\s+this node is a virtual machine/);
+    expect(run.stdout).toMatch(/hint: turn on nested virtualisation/);
+    expect(run.stdout).toContain("an install would refuse this node");
+  });
+
+  it("--ignore-preflight-errors turns named errors into warnings", () => {
+    const run = runCli([
+      "preflight",
+      "--host-root",
+      nested.root,
+      "--json",
+      "--ignore-preflight-errors",
+      "nested-virtualization,container-runtime,shims",
+    ]);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.checks.find((c: { id: string }) => c.id === "nested-virtualization")).toMatchObject({
+      status: "ignored",
+      severity: "warning",
+      rule: "nested-virtualization-off",
+    });
+    expect(run.status).toBe(0);
+  });
+
+  it("an unknown check id, or a broken overrides file, is an error before anything else", () => {
+    const unknown = runCli([
+      "preflight",
+      "--host-root",
+      amd.root,
+      "--ignore-preflight-errors",
+      "nested-virt",
+    ]);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(
+      /^kata-install: --ignore-preflight-errors: unknown check "nested-virt" \(known: /,
+    );
+    const file = path.join(tmp, "bad.toml");
+    fs.writeFileSync(file, 'shims = ["qemu"]\n[config.qemu]\n"hypervisor.qemu.shared_fs" = 9\n');
+    const bad = runCli(["preflight", "--host-root", amd.root, "--overrides", file]);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toBe(
+      `kata-install: the overrides file is invalid:\n  ${file}:3: config.qemu."hypervisor.qemu.shared_fs": expected a string, got 9\n`,
+    );
+    const missing = runCli([
+      "preflight",
+      "--host-root",
+      amd.root,
+      "--overrides",
+      path.join(tmp, "none.toml"),
+    ]);
+    expect(missing.stderr).toContain("cannot read: ENOENT");
+  });
+
+  it("reads the overrides file under the host root by default", () => {
+    const host = buildHost({
+      ...amdSnpCrio(),
+      files: { ...amdSnpCrio().files, "/etc/kata-containers/kata-install.toml": 'shims = ["qemu"]\n' },
+    });
+    const doc = JSON.parse(runCli(["preflight", "--host-root", host.root, "--json"]).stdout);
+    expect(doc.shims).toEqual([
+      { name: "qemu", reason: expect.stringMatching(/^pinned by overrides .*kata-install\.toml:1 shims$/) },
+    ]);
+  });
+
+  it("on the machine running the tests: valid JSON whose verdict matches its exit code", () => {
+    const run = runCli(["preflight", "--json", "--host-root", "/"]);
+    const doc = JSON.parse(run.stdout);
+    const errors = doc.checks.filter(
+      (c: { status: string; severity: string }) => c.status === "fail" && c.severity === "error",
+    );
+    expect(run.status).toBe(errors.length > 0 ? 1 : 0);
+    // Whatever this machine is, a missing /dev/kvm must be an error and no shim installed.
+    if (!fs.existsSync("/dev/kvm")) {
+      expect(errors.map((c: { id: string }) => c.id)).toContain("kvm-device");
+      expect(doc.shims).toEqual([]);
+    }
+  });
+});
+
+describe("explain", () => {
+  const amd = buildHost(amdSnpCrio());
+
+  it("shows a value, the rule that set it and why", () => {
+    const run = runCli(["explain", "--host-root", amd.root, "qemu:hypervisor.qemu.shared_fs"]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      '[qemu] hypervisor.qemu.shared_fs = "virtio-fs"\n' +
+        "    set by rule no-9p-use-virtio-fs (rules/shared-fs.toml)\n" +
+        "      why: Without 9p on the host, a qemu configured for virtio-9p could not share the container's root filesystem; virtio-fs is the one that works here.\n",
+    );
+  });
+
+  it("shows what an override beat", () => {
+    const file = path.join(tmp, "pin.toml");
+    fs.writeFileSync(file, '[config.qemu]\n"hypervisor.qemu.shared_fs" = "virtio-9p"\n');
+    const doc = JSON.parse(
+      runCli([
+        "explain",
+        "--host-root",
+        amd.root,
+        "--overrides",
+        file,
+        "--json",
+        "qemu:hypervisor.qemu.shared_fs",
+      ]).stdout,
+    );
+    expect(doc.values).toEqual([
+      expect.objectContaining({
+        key: "hypervisor.qemu.shared_fs",
+        shim: "qemu",
+        value: "virtio-9p",
+        source: { kind: "overrides", name: 'config.qemu."hypervisor.qemu.shared_fs"', file, line: 2 },
+        beaten: [
+          {
+            value: "virtio-fs",
+            source: expect.objectContaining({ kind: "rule", name: "no-9p-use-virtio-fs" }),
+          },
+        ],
+      }),
+    ]);
+  });
+
+  it("shims and artifacts too; an unknown key is an error", () => {
+    const run = runCli(["explain", "--host-root", amd.root, "shims.qemu-tdx", "default_shim"]);
+    expect(run.stdout).toContain('shims.qemu-tdx = "dropped"  — needs tdx');
+    expect(run.stdout).toContain('default_shim = "qemu"');
+    const unknown = runCli(["explain", "--host-root", amd.root, "hypervisor.qemu.shared_fss"]);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/nothing decided matches "hypervisor.qemu.shared_fss"/);
+  });
+});
+
+describe("shims", () => {
+  it("prints the capability table and this node's verdict for each shim", () => {
+    const amd = buildHost(amdSnpCrio());
+    const doc = JSON.parse(runCli(["shims", "--host-root", amd.root, "--json"]).stdout);
+    const clh = doc.shims.find((s: { name: string }) => s.name === "clh");
+    expect(clh).toMatchObject({
+      sharedFs: ["virtio-fs", "none"],
+      blockDeviceDrivers: ["virtio-blk"],
+      vfioHotplug: true,
+      virtioMem: true,
+      seccomp: true,
+      rateLimiters: true,
+    });
+    expect(clh.node.status).toBe("install");
+    expect(doc.shims.find((s: { name: string }) => s.name === "qemu-se").node).toEqual({
+      status: "other-arch",
+      reason: "built for s390x",
+    });
+    expect(doc.shims.find((s: { name: string }) => s.name === "fc").node.reason).toMatch(
+      /^needs block-snapshotter/,
+    );
+    const text = runCli(["shims", "--host-root", amd.root]).stdout;
+    expect(text).toMatch(/^SHIM\s+HYPERVISOR\s+RUNTIME\s+SHARED FS/);
+    expect(text).toMatch(
+      /\nclh\s+clh\s+go\s+virtio-fs,none\s+virtio-blk\s+yes\s+yes\s+yes\s+yes\s+yes\s+-\s+install\n/,
+    );
+  });
+});
