@@ -45,7 +45,7 @@ const targets = [
   [string, string]
 >;
 
-const valueOf = (type: KeyType): fc.Arbitrary<unknown> => {
+const arbitraryFor = (type: KeyType): fc.Arbitrary<unknown> => {
   switch (type) {
     case "string":
       return fc.string({ maxLength: 20 });
@@ -77,7 +77,7 @@ describe("an override beats every rule", () => {
     const arbitrary = fc
       .record({ node: fc.nat({ max: 4 }), target: fc.constantFrom(...targets), perShim: fc.boolean() })
       .chain(({ node, target, perShim }) =>
-        valueOf(catalog.keyType(target[0], target[1]) as KeyType).map((value) => ({
+        arbitraryFor(catalog.keyType(target[0], target[1]) as KeyType).map((value) => ({
           node,
           target,
           perShim,
