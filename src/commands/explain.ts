@@ -17,7 +17,14 @@ export async function runExplain(
       if (shimPart !== undefined && shim.name !== shimPart) continue;
       const type = prepared.catalog.keyType(shim.name, keyPart as string);
       if (type !== undefined && !values.some((v) => v.shim === shim.name && v.key === keyPart)) {
-        values.push({ kind: "config", key: keyPart as string, shim: shim.name, value: null, source: TEMPLATE_DEFAULT, beaten: [] });
+        values.push({
+          kind: "config",
+          key: keyPart as string,
+          shim: shim.name,
+          value: null,
+          source: TEMPLATE_DEFAULT,
+          beaten: [],
+        });
       }
     }
   }

@@ -120,7 +120,10 @@ export function renderExplain(values: Explained[]): string {
   const lines: string[] = [];
   for (const v of values) {
     const subject = v.shim && v.kind !== "shim" ? `[${v.shim}] ${v.key}` : v.key;
-    const shown = v.value === null && v.source.kind === "default" && v.kind === "config" ? "(the template's default)" : JSON.stringify(v.value);
+    const shown =
+      v.value === null && v.source.kind === "default" && v.kind === "config"
+        ? "(the template's default)"
+        : JSON.stringify(v.value);
     lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}`);
     lines.push(`    set by ${describeSource(v.source)}`);
     const why = whyOf(v.source);

@@ -37,10 +37,11 @@ export function renderPreflight(doc: PreflightDocument, where: string): string {
   const lines = [`[preflight] Running pre-flight checks on ${where}`];
   const order = (s: string) => ({ fail: 0, ignored: 1, pass: 2 })[s] ?? 3;
   const severityOrder = (s: string) => ({ error: 0, warning: 1, info: 2 })[s] ?? 3;
+  // Failures first, by severity; passing checks after them, by name.
   const checks = [...doc.checks].sort(
     (a, b) =>
       order(a.status) - order(b.status) ||
-      severityOrder(a.severity) - severityOrder(b.severity) ||
+      (a.status === "pass" ? 0 : severityOrder(a.severity) - severityOrder(b.severity)) ||
       a.id.localeCompare(b.id),
   );
   const width = Math.max(...checks.map((c) => c.id.length), 8);

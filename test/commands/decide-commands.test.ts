@@ -155,7 +155,9 @@ describe("explain", () => {
     expect(run.stdout).toContain('shims.qemu-tdx = "dropped"  — needs tdx');
     expect(run.stdout).toContain('default_shim = "qemu"');
     const untouched = runCli(["explain", "--host-root", amd.root, "clh:hypervisor.clh.default_memory"]);
-    expect(untouched.stdout).toBe("[clh] hypervisor.clh.default_memory = (the template's default)\n    set by template default\n");
+    expect(untouched.stdout).toBe(
+      "[clh] hypervisor.clh.default_memory = (the template's default)\n    set by template default\n",
+    );
     const unknown = runCli(["explain", "--host-root", amd.root, "hypervisor.qemu.shared_fss"]);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/nothing decided matches "hypervisor.qemu.shared_fss"/);
