@@ -72,7 +72,8 @@ function resolveTable(keys: string[], arrayCounts: Map<string, number>): Array<s
   return out;
 }
 
-function splitKey(key: string): string[] {
+/** The parts of a dotted key, quotes removed: `plugins."io.containerd.grpc.v1.cri".x` → 3 parts. */
+export function splitKey(key: string): string[] {
   const parts: string[] = [];
   let i = 0;
   const s = key.trim();

@@ -1,0 +1,145 @@
+// Each chosen shim's Kata configuration: the base file from kata-install's templates (defaults
+// only), and a config.d drop-in with every value the decision set, each with its source. Both are
+// parsed back before they can be part of a plan.
+import { parse } from "smol-toml";
+import type { Catalog, ShimSpec } from "../decide/catalog.js";
+import type { Decision } from "../decide/decision.js";
+import type { Decided } from "../decide/provenance.js";
+import { describeSource } from "../decide/provenance.js";
+import { DECIDED_DROP_IN, installDir, shimConfigDir, shimConfigPath } from "./layout.js";
+import { TemplateBug, type Templates } from "./templates.js";
+
+export interface RenderedFile {
+  /** Host path. */
+  path: string;
+  content: string;
+  mode: number;
+  /** The template it came from, for bug reports. */
+  template: string;
+  reason: string;
+}
+
+type Variant = Record<string, unknown>;
+
+export function renderKataConfigs(decision: Decision, catalog: Catalog, templates: Templates): RenderedFile[] {
+  const variants = templates.data("kata/variants.toml") as {
+    default: Variant;
+    shim: Record<string, Variant>;
+    arch: Record<string, Record<string, string>>;
+  };
+  const arch = variants.arch[decision.arch ?? ""] ?? variants.arch.x86_64;
+  const files: RenderedFile[] = [];
+  for (const { name } of decision.shims) {
+    const spec = catalog.shims.get(name) as ShimSpec;
+    const v = { ...variants.default, ...variants.shim[name] };
+    const base = renderBase(decision, spec, v, arch as Record<string, string>, templates, catalog);
+    files.push(base);
+    const decided = decision.config[name] ?? {};
+    if (Object.keys(decided).length > 0) files.push(renderDecided(decision, spec, decided, parse(base.content), templates));
+  }
+  return files;
+}
+
+function renderBase(decision: Decision, spec: ShimSpec, v: Variant, arch: Record<string, string>, templates: Templates, catalog: Catalog): RenderedFile {
+  const dir = installDir(decision);
+  const share = `${dir}/share/kata-containers`;
+  const file = (name: unknown) => (name ? `${share}/${name}` : "");
+  const paths = {
+    qemu: `${dir}/bin/${arch.qemu_binary}`,
+    clh: `${dir}/bin/cloud-hypervisor`,
+    firecracker: `${dir}/bin/firecracker`,
+    jailer: `${dir}/bin/jailer`,
+    virtiofsd: `${dir}/libexec/virtiofsd`,
+    kernel: file(v.kernel),
+    image: file(v.image),
+    initrd: file(v.initrd),
+    firmware: v.firmware ? `${dir}/share/${v.firmware}` : "",
+  };
+  const template = "kata/configuration.toml.njk";
+  const content = templates.render(template, {
+    shim: { name: spec.name, description: spec.description, hypervisor: spec.hypervisor, runtime: spec.runtime },
+    v,
+    arch,
+    paths,
+  });
+  checkKeys(content, template, spec, catalog);
+  return {
+    path: shimConfigPath(decision, spec.name),
+    content,
+    mode: 0o644,
+    template,
+    reason: `Kata's configuration for ${spec.name}`,
+  };
+}
+
+/** Every key a template writes must be one Kata has, for this shim's sections. */
+function checkKeys(content: string, template: string, spec: ShimSpec, catalog: Catalog): void {
+  let table: Record<string, unknown>;
+  try {
+    table = parse(content) as Record<string, unknown>;
+  } catch (error) {
+    throw new TemplateBug(template, `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  for (const key of flatten(table)) {
+    if (catalog.keyType(spec.name, key) === undefined) throw new TemplateBug(template, `wrote "${key}", which is no key of shim ${spec.name}`);
+  }
+}
+
+function renderDecided(decision: Decision, spec: ShimSpec, decided: Record<string, Decided<unknown>>, base: Record<string, unknown>, templates: Templates): RenderedFile {
+  const sections = new Map<string, Array<{ name: string; value: unknown; source: string }>>();
+  for (const [key, entry] of Object.entries(decided)) {
+    const dot = key.lastIndexOf(".");
+    const section = key.slice(0, dot);
+    let value = entry.value;
+    // Parameters from the environment (proxies) add to the guest kernel's command line.
+    if (key.endsWith(".kernel_params") && entry.source.kind === "env") {
+      const current = valueAtKey(base, key);
+      value = [current, value].filter((p) => typeof p === "string" && p !== "").join(" ");
+    }
+    const list = sections.get(section) ?? [];
+    list.push({ name: key.slice(dot + 1), value, source: describeSource(entry.source) });
+    sections.set(section, list);
+  }
+  const template = "kata/decided.toml.njk";
+  const content = templates.render(template, {
+    shim: spec.name,
+    sections: [...sections].map(([name, keys]) => ({ name, header: name.split(".").map((part) => (/^[A-Za-z0-9_-]+$/.test(part) ? part : JSON.stringify(part))).join("."), keys })),
+  });
+  let table: Record<string, unknown>;
+  try {
+    table = parse(content) as Record<string, unknown>;
+  } catch (error) {
+    throw new TemplateBug(template, `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  for (const [section, keys] of sections) {
+    for (const key of keys) {
+      const read = valueAtKey(table, `${section}.${key.name}`);
+      if (JSON.stringify(read) !== JSON.stringify(key.value)) {
+        throw new TemplateBug(template, `${section}.${key.name} reads back as ${JSON.stringify(read)}, not the decided ${JSON.stringify(key.value)}`);
+      }
+    }
+  }
+  return {
+    path: `${shimConfigDir(decision, spec.name)}/config.d/${DECIDED_DROP_IN}`,
+    content,
+    mode: 0o644,
+    template,
+    reason: `what kata-install decided for ${spec.name} on this node`,
+  };
+}
+
+export function valueAtKey(table: Record<string, unknown>, key: string): unknown {
+  // Section names never contain dots inside a part (agent.kata, hypervisor.qemu): split on all.
+  let current: unknown = table;
+  for (const part of key.split(".")) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+function flatten(table: Record<string, unknown>, prefix: string[] = []): string[] {
+  return Object.entries(table).flatMap(([key, value]) =>
+    value !== null && typeof value === "object" && !Array.isArray(value) ? flatten(value as Record<string, unknown>, [...prefix, key]) : [[...prefix, key].join(".")],
+  );
+}

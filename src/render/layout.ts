@@ -1,0 +1,29 @@
+// Where an install puts things on the node: Kata's release layout under the prefix, one directory
+// per shim so that each has its own config.d/.
+import type { Decision } from "../decide/decision.js";
+
+/** The install directory: the prefix, with kata-deploy's MULTI_INSTALL_SUFFIX appended. */
+export function installDir(decision: Decision): string {
+  const suffix = decision.install.suffix.value;
+  return suffix ? `${decision.install.prefix.value}-${suffix}` : decision.install.prefix.value;
+}
+
+export function handlerName(decision: Decision, shim: string): string {
+  const suffix = decision.install.suffix.value;
+  return suffix ? `kata-${shim}-${suffix}` : `kata-${shim}`;
+}
+
+export function shimConfigDir(decision: Decision, shim: string): string {
+  return `${installDir(decision)}/share/defaults/kata-containers/runtimes/${shim}`;
+}
+
+export function shimConfigPath(decision: Decision, shim: string): string {
+  return `${shimConfigDir(decision, shim)}/configuration-${shim}.toml`;
+}
+
+export function shimBinary(decision: Decision, runtime: "go" | "rust"): string {
+  return runtime === "rust" ? `${installDir(decision)}/runtime-rs/bin/containerd-shim-kata-v2` : `${installDir(decision)}/bin/containerd-shim-kata-v2`;
+}
+
+/** The drop-in holding what kata-install decided for one shim. */
+export const DECIDED_DROP_IN = "50-kata-install.toml";

@@ -1,0 +1,44 @@
+// The nunjucks environment: kata-install's own templates, values only through the TOML filters,
+// and any undefined variable an error (a typo in a template must not render as an empty string).
+import fs from "node:fs";
+import nunjucks from "nunjucks";
+import { parse } from "smol-toml";
+import { dataPath } from "../package-root.js";
+import { tomlComment, tomlKey, tomlLiteral } from "./toml-literal.js";
+
+/** A template that rendered something wrong: kata-install's bug, never the admin's. */
+export class TemplateBug extends Error {
+  constructor(
+    readonly template: string,
+    message: string,
+  ) {
+    super(`template ${template}: ${message} (a kata-install bug: please report it; nothing was written)`);
+  }
+}
+
+export interface Templates {
+  render(name: string, context: Record<string, unknown>): string;
+  /** A TOML data file kept with the templates. */
+  data(name: string): Record<string, unknown>;
+  readonly dir: string;
+}
+
+export function loadTemplates(dir = dataPath("templates")): Templates {
+  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(dir), { autoescape: false, throwOnUndefined: true });
+  env.addFilter("toml", tomlLiteral);
+  env.addFilter("key", tomlKey);
+  env.addFilter("comment", tomlComment);
+  return {
+    dir,
+    render(name, context) {
+      try {
+        return env.render(name, context);
+      } catch (error) {
+        throw new TemplateBug(name, (error as Error).message.replace(/^\(.*?\)\s*/, ""));
+      }
+    },
+    data(name) {
+      return parse(fs.readFileSync(`${dir}/${name}`, "utf8")) as Record<string, unknown>;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// Minimal edits to a TOML file the admin owns: kata-install never re-serialises it. It removes the
+// tables of its own handlers, replaces (or appends) one marked block, and adds an `imports` entry;
+// every other byte stays as it was, comments and order included.
+import { splitKey } from "../toml-lines.js";
+
+export const BLOCK_BEGIN = "# >>> kata-install: Kata runtime handlers (managed by kata-install; edits here are replaced)";
+export const BLOCK_END = "# <<< kata-install";
+
+interface Span {
+  path: string[];
+  start: number;
+  end: number;
+}
+
+/** Every table header's span: from its line to the next header's line (or the end). */
+export function tableSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  const headers: Array<{ path: string[]; start: number }> = [];
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    const header = /^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$/.exec(line);
+    if (header && !line.trimStart().startsWith("#")) headers.push({ path: splitKey(header[1] as string), start: offset });
+    offset += line.length + 1;
+  }
+  headers.forEach((h, i) => spans.push({ path: h.path, start: h.start, end: headers[i + 1]?.start ?? text.length }));
+  return spans;
+}
+
+/** Remove the tables (and their sub-tables) whose path `isOurs` claims. */
+export function removeTables(text: string, isOurs: (path: string[]) => boolean): string {
+  const spans = tableSpans(text).filter((span) => isOurs(span.path));
+  let out = text;
+  for (const span of spans.reverse()) out = out.slice(0, span.start) + out.slice(span.end);
+  return out;
+}
+
+/** Replace the marked block, or append it (after a blank line) when there is none. */
+export function putBlock(text: string, body: string): string {
+  const block = `${BLOCK_BEGIN}\n${body.trimEnd()}\n${BLOCK_END}\n`;
+  const begin = text.indexOf(BLOCK_BEGIN);
+  if (begin >= 0) {
+    const endMarker = text.indexOf(BLOCK_END, begin);
+    const end = endMarker < 0 ? text.length : text.indexOf("\n", endMarker) + 1 || text.length;
+    return text.slice(0, begin) + block + text.slice(end);
+  }
+  const base = text === "" || text.endsWith("\n") ? text : `${text}\n`;
+  return `${base}${base.trim() === "" ? "" : "\n"}${block}`;
+}
+
+/** Remove the marked block entirely (uninstalling, or no handler left). */
+export function dropBlock(text: string): string {
+  const begin = text.indexOf(BLOCK_BEGIN);
+  if (begin < 0) return text;
+  const endMarker = text.indexOf(BLOCK_END, begin);
+  const end = endMarker < 0 ? text.length : text.indexOf("\n", endMarker) + 1 || text.length;
+  // Take the blank line putBlock added before it, too.
+  const start = begin >= 2 && text.slice(begin - 2, begin) === "\n\n" ? begin - 1 : begin;
+  return text.slice(0, start) + text.slice(end);
+}
+
+/**
+ * Make the top-level `imports` include `entry`: add it to the existing array (one line or many), or
+ * insert an `imports = [...]` line before the first table (after `version` when that comes first).
+ */
+export function ensureImport(text: string, entry: string, literal: (value: string) => string): string {
+  const firstTable = tableSpans(text)[0]?.start ?? text.length;
+  const head = text.slice(0, firstTable);
+  const existing = /^imports\s*=\s*\[/m.exec(head);
+  if (existing) {
+    const open = existing.index + existing[0].length;
+    const close = closingBracket(text, open);
+    const inside = text.slice(open, close);
+    const items = inside.replace(/[\s,]*$/, "");
+    const trailing = inside.slice(items.length);
+    let updated: string;
+    if (items.trim() === "") updated = literal(entry);
+    // A multi-line array keeps its shape: the entry on a line of its own before the closing one.
+    else if (trailing.includes("\n")) updated = `${items},\n  ${literal(entry)},${trailing.slice(trailing.lastIndexOf("\n"))}`;
+    else updated = `${items}, ${literal(entry)}`;
+    return text.slice(0, open) + updated + text.slice(close);
+  }
+  const line = `imports = [${literal(entry)}]\n`;
+  const version = /^version\s*=.*\n/m.exec(head);
+  const at = version ? version.index + version[0].length : 0;
+  return text.slice(0, at) + line + text.slice(at);
+}
+
+/** The index of the "]" that closes an array opened just before `from`, skipping strings and comments. */
+function closingBracket(text: string, from: number): number {
+  let depth = 1;
+  let quote: string | null = null;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === "#") i = text.indexOf("\n", i) < 0 ? text.length : text.indexOf("\n", i);
+    else if (c === "[") depth++;
+    else if (c === "]" && --depth === 0) return i;
+  }
+  return text.length;
+}
