@@ -35,13 +35,15 @@ Stages: detect → decide → render → install. Each command stops at a stage:
   preflight   the checks an install must pass, and the shims this node gets
   explain     every decided value, the source that set it and what it beat
   shims       what each shim can do, and whether it can run on this node
+  plan        the exact changes an install would make: a diff per file, then the actions
 
 Examples:
   kata-install facts                       a readable summary of this node
   kata-install facts --json > node.json    the same as one JSON document, to save or replay
   kata-install facts --host-root /host     a node mounted elsewhere (the kata-deploy container)
   kata-install preflight                   can this node run Kata, and which shims?
-  kata-install explain shared_fs           why each shim shares files the way it does`,
+  kata-install explain shared_fs           why each shim shares files the way it does
+  kata-install plan                        what an install would change, as a diff (nothing is written)`,
     );
 
   program
@@ -147,6 +149,40 @@ Examples:
     const { runShims } = await import("./commands/shims.js");
     process.exitCode = await runShims(options, out);
   });
+
+  const planHelp = `
+Nothing is written. The output is the preflight verdict, the shims and artifacts with their
+reasons, a unified diff per file (paths relative to the host root: \`patch -p1\` applies them
+there), then the actions (artifact pulls, a runtime restart when its configuration changes).
+Progress goes to stderr; stdout holds only the plan (or its JSON).
+
+Exit codes: 0 nothing to change (or changes, without --detailed-exitcode); 2 changes pending
+(with --detailed-exitcode); 1 a preflight error remains (the diff is still printed) or bad input.
+
+Examples:
+  kata-install plan
+  kata-install plan --facts node.json --host-root /mnt/node --json
+  kata-install plan --detailed-exitcode >/dev/null; echo $?`;
+
+  decideOptions(program.command("plan").description("show what an install would change, exactly, without changing anything"))
+    .option("--detailed-exitcode", "exit 2 when changes are pending, 0 when there are none")
+    .addHelpText("after", planHelp)
+    .action(async (options) => {
+      const { runPlan } = await import("./commands/plan.js");
+      process.exitCode = await runPlan(options, out);
+    });
+
+  decideOptions(program.command("install").description("install Kata on this node (only --dry-run for now: the plan, nothing written)"))
+    .option("--dry-run", "show the plan and stop: the same output as `plan`")
+    .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
+    .action(async (options) => {
+      if (!options.dryRun) {
+        const { UserError } = await import("./errors.js");
+        throw new UserError("install without --dry-run is not available yet: run `kata-install plan` (or install --dry-run) to review the changes");
+      }
+      const { runPlan } = await import("./commands/plan.js");
+      process.exitCode = await runPlan(options, out);
+    });
 
   return program;
 }

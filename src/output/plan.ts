@@ -1,0 +1,70 @@
+// The plan, as one JSON document and as the readable view rendered from it: the preflight verdict,
+// the shims and artifacts with their reasons, a unified diff per file (`patch -p1` applies them in
+// the host root), then the actions.
+import { blocking, type Decision } from "../decide/decision.js";
+import { type Changeset, unifiedDiff } from "../render/changeset.js";
+import { sha256 } from "../render/changeset.js";
+
+export interface PlanDocument {
+  checks: Array<{ id: string; severity: string; status: string; message: string; hint?: string; rule: string }>;
+  shims: Array<{ name: string; reason: string }>;
+  dropped: Array<{ name: string; reason: string }>;
+  artifacts: Array<{ name: string; reason: string; from: string }>;
+  changes: Array<{ path: string; action: string; reason: string; diff: string; beforeHash: string | null; afterHash: string | null }>;
+  actions: Array<{ kind: string; target: string; reason: string }>;
+}
+
+export function planDocument(decision: Decision, changeset: Changeset): PlanDocument {
+  return {
+    checks: decision.checks.map(({ id, severity, status, message, hint, rule }) => ({ id, severity, status, message, hint, rule })),
+    shims: decision.shims.map(({ name, reason }) => ({ name, reason })),
+    dropped: decision.dropped.map(({ name, reason }) => ({ name, reason })),
+    artifacts: decision.artifacts.map(({ name, reason, from }) => ({ name, reason, from })),
+    changes: changeset.changes.map((c) => ({
+      path: c.path,
+      action: c.action,
+      reason: c.reason,
+      diff: unifiedDiff(c),
+      beforeHash: c.beforeHash,
+      afterHash: sha256(c.after),
+    })),
+    actions: changeset.actions.map(({ kind, target, reason }) => ({ kind, target, reason })),
+  };
+}
+
+export function renderPlan(doc: PlanDocument): string {
+  const lines: string[] = [];
+  const failing = doc.checks.filter((c) => c.status === "fail" && c.severity !== "info");
+  const errors = failing.filter((c) => c.severity === "error");
+  if (failing.length === 0) lines.push("Preflight: passed.");
+  else {
+    lines.push(`Preflight: ${errors.length} error(s), ${failing.length - errors.length} warning(s):`);
+    for (const c of failing) lines.push(`  [${c.severity.toUpperCase()}] ${c.id}: ${c.message}`);
+  }
+  lines.push("", "Shims:");
+  for (const s of doc.shims) lines.push(`  + ${s.name}: ${s.reason}`);
+  for (const s of doc.dropped) lines.push(`  - ${s.name}: ${s.reason}`);
+  if (doc.shims.length === 0) lines.push("  (none)");
+  lines.push("", "Artifacts:");
+  for (const a of doc.artifacts) lines.push(`  ${a.name}${a.from === "distro" ? " (the host's own)" : ""}: ${a.reason}`);
+  if (doc.artifacts.length === 0) lines.push("  (none)");
+  lines.push("");
+  for (const c of doc.changes) lines.push(`# ${c.action} ${c.path}: ${c.reason}`, c.diff.trimEnd(), "");
+  lines.push("Actions:");
+  for (const a of doc.actions) lines.push(`  ${a.kind} ${a.target}: ${a.reason}`);
+  if (doc.actions.length === 0) lines.push("  (none)");
+  const count = (action: string) => doc.changes.filter((c) => c.action === action).length;
+  lines.push(
+    "",
+    doc.changes.length + doc.actions.length === 0
+      ? "Plan: no changes. The node is as this plan wants it."
+      : `Plan: ${count("create")} to create, ${count("modify")} to modify, ${count("delete")} to delete; ${doc.actions.length} action(s).`,
+  );
+  if (errors.length > 0) lines.push("An install would refuse this node: fix the errors above, or ignore them with --ignore-preflight-errors.");
+  return `${lines.join("\n")}\n`;
+}
+
+export function planExitCode(decision: Decision, doc: PlanDocument, detailed: boolean): number {
+  if (blocking(decision).length > 0) return 1;
+  return detailed && doc.changes.length + doc.actions.length > 0 ? 2 : 0;
+}

@@ -1,0 +1,49 @@
+// The Changeset: every file an install would create, change or delete, with its current and new
+// bytes, and the actions around them. A value: it can be shown, saved, and applied as it is.
+import { createHash } from "node:crypto";
+import { createTwoFilesPatch } from "diff";
+
+export type FileAction = "create" | "modify" | "delete";
+
+export interface FileChange {
+  /** Host path ("/etc/containerd/config.toml"). */
+  path: string;
+  action: FileAction;
+  before: string | null;
+  after: string | null;
+  mode: number;
+  reason: string;
+  /** sha256 of the current bytes (null: absent), so a saved plan can tell the host moved on. */
+  beforeHash: string | null;
+}
+
+export interface PlanAction {
+  kind: "pull-artifact" | "restart-runtime" | "reload-runtime";
+  target: string;
+  reason: string;
+}
+
+export interface Changeset {
+  changes: FileChange[];
+  actions: PlanAction[];
+}
+
+export function sha256(text: string | null): string | null {
+  return text === null ? null : createHash("sha256").update(text).digest("hex");
+}
+
+export function change(path: string, before: string | null, after: string | null, mode: number, reason: string): FileChange | null {
+  if (before === after) return null;
+  const action: FileAction = before === null ? "create" : after === null ? "delete" : "modify";
+  return { path, action, before, after, mode, reason, beforeHash: sha256(before) };
+}
+
+/** A unified diff that `patch -p1` applies inside the host root: a/… and b/…, /dev/null for new or removed files. */
+export function unifiedDiff(c: FileChange): string {
+  const relative = c.path.replace(/^\/+/, "");
+  const from = c.action === "create" ? "/dev/null" : `a/${relative}`;
+  const to = c.action === "delete" ? "/dev/null" : `b/${relative}`;
+  const patch = createTwoFilesPatch(from, to, c.before ?? "", c.after ?? "", "", "", { context: 3 });
+  // The library starts with an "Index"-style rule of "=" signs, which patch does not need.
+  return patch.replace(/^=+\n/, "");
+}

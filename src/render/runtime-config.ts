@@ -1,0 +1,213 @@
+// The container runtime's side: one handler per chosen shim, written where that runtime reads them
+// safely. containerd 1.x: config.toml edited in place (an imported file there replaces the whole
+// CRI table); containerd 2.x: a drop-in of the main file's version, imported from it; k3s/rke2: the
+// drop-in directory their template imports; k0s: containerd.d/; microk8s: its template; CRI-O:
+// crio.conf.d/. The admin's own files are edited minimally and parsed back before any plan shows them.
+import { parse } from "smol-toml";
+import type { Catalog, ShimSpec } from "../decide/catalog.js";
+import type { Decision } from "../decide/decision.js";
+import type { Facts } from "../detect/facts.js";
+import { dig } from "../detect/toml.js";
+import type { RenderedFile } from "./kata-config.js";
+import { handlerName, shimBinary, shimConfigPath } from "./layout.js";
+import { TemplateBug, type Templates } from "./templates.js";
+import { ensureImport, putBlock, removeTables } from "./toml-edit.js";
+import { tomlString } from "./toml-literal.js";
+
+export interface Handler {
+  shim: string;
+  name: string;
+  runtimeType: string;
+  runtimePath: string;
+  configPath: string;
+  snapshotter?: string;
+  pullImage: boolean;
+}
+
+export interface RuntimeAction {
+  kind: "restart-runtime" | "reload-runtime";
+  target: string;
+  reason: string;
+}
+
+export interface RuntimeRender {
+  files: RenderedFile[];
+  /** What to do once these files changed; none for runtimes that reload on their own (k0s). */
+  onChange?: RuntimeAction;
+}
+
+const DROP_IN = "50-kata-install.toml";
+const CONTAINERD_DROP_IN_DIR = "/etc/containerd/conf.d";
+
+export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
+  return decision.shims.map(({ name }) => {
+    const spec = catalog.shims.get(name) as ShimSpec;
+    const handler = handlerName(decision, name);
+    return {
+      shim: name,
+      name: handler,
+      runtimeType: `io.containerd.${handler}.v2`,
+      runtimePath: shimBinary(decision, spec.runtime),
+      configPath: shimConfigPath(decision, name),
+      snapshotter: decision.handlers[name]?.snapshotter?.value,
+      pullImage: decision.handlers[name]?.pullType?.value === "guest-pull",
+    };
+  });
+}
+
+/** Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>[-suffix]. */
+export function isOurHandler(name: string, catalog: Catalog): boolean {
+  if (!name.startsWith("kata-")) return false;
+  const rest = name.slice(5);
+  return catalog.shimNames().some((shim) => rest === shim || rest.startsWith(`${shim}-`));
+}
+
+const RUNTIMES_PATHS = [
+  ["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"],
+  ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"],
+];
+
+function isOurTable(path: string[], catalog: Catalog): boolean {
+  return RUNTIMES_PATHS.some((prefix) => path.length > prefix.length && prefix.every((p, i) => path[i] === p) && isOurHandler(path[prefix.length] as string, catalog));
+}
+
+export function pluginFor(version: number): string {
+  return version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+}
+
+export function renderRuntimeConfig(
+  decision: Decision,
+  facts: Facts,
+  catalog: Catalog,
+  templates: Templates,
+  current: ReadonlyMap<string, string | null>,
+): RuntimeRender {
+  const handlers = handlersFor(decision, catalog);
+  const kind = decision.runtime.value;
+  const runtime = facts.runtime;
+  const restart = (target: string): RuntimeAction => ({ kind: "restart-runtime", target, reason: `${target} reads its runtime handlers only at start` });
+  switch (kind) {
+    case "containerd": {
+      const main = runtime.configPath ?? "/etc/containerd/config.toml";
+      if (decision.vars["runtime-config-in-place"] === true) {
+        return { files: [editInPlace(main, current.get(main) ?? null, handlers, catalog, templates)], onChange: restart("containerd") };
+      }
+      const dir = runtime.dropInDir ?? CONTAINERD_DROP_IN_DIR;
+      const version = runtime.configVersion ?? 3;
+      const files = [dropIn(`${dir}/${DROP_IN}`, version, handlers, templates)];
+      const mainText = current.get(main) ?? null;
+      const cleaned = cleanMain(main, mainText, runtime.dropInDir === null ? `${dir}/*.toml` : null, version, catalog);
+      if (cleaned) files.push(cleaned);
+      return { files, onChange: restart("containerd") };
+    }
+    case "k3s":
+    case "rke2": {
+      // Refused by the runtime-drop-in-dir check when their template imports no directory.
+      if (runtime.dropInDir === null) return { files: [] };
+      return { files: [dropIn(`${runtime.dropInDir}/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)], onChange: restart(kind) };
+    }
+    case "k0s":
+      return { files: [dropIn(`/etc/k0s/containerd.d/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)] };
+    case "microk8s": {
+      const template = runtime.templatePath ?? "/var/snap/microk8s/current/args/containerd-template.toml";
+      return { files: [editInPlace(template, current.get(template) ?? null, handlers, catalog, templates)], onChange: restart("snap.microk8s.daemon-containerd") };
+    }
+    case "crio": {
+      const name = "crio/kata.conf.njk";
+      const content = templates.render(name, { handlers });
+      checkCrio(content, name, handlers);
+      return {
+        files: [{ path: `/etc/crio/crio.conf.d/50-kata-install.conf`, content, mode: 0o644, template: name, reason: "CRI-O runtime handlers for the chosen shims" }],
+        onChange: { kind: "reload-runtime", target: "crio", reason: "CRI-O re-reads its runtime handlers on reload" },
+      };
+    }
+    default:
+      return { files: [] };
+  }
+}
+
+function dropIn(path: string, version: number, handlers: Handler[], templates: Templates): RenderedFile {
+  const name = "containerd/drop-in.toml.njk";
+  const content = templates.render(name, { version, plugin: pluginFor(version), handlers });
+  checkContainerd(content, name, handlers, version);
+  return { path, content, mode: 0o644, template: name, reason: "containerd runtime handlers for the chosen shims" };
+}
+
+/** containerd 1.x (and microk8s's template): our handlers into the admin's file, nothing else changed. */
+function editInPlace(path: string, text: string | null, handlers: Handler[], catalog: Catalog, templates: Templates): RenderedFile {
+  const name = "containerd/handlers.toml.njk";
+  const before = text ?? "version = 2\n";
+  const parsedBefore = parseOrNull(before);
+  const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
+  const block = templates.render(name, { plugin: pluginFor(version), handlers });
+  const after = putBlock(removeTables(before, (p) => isOurTable(p, catalog)), block);
+  checkContainerd(after, name, handlers, version);
+  checkUntouched(parsedBefore, after, name, catalog);
+  return { path, content: after, mode: 0o644, template: name, reason: text === null ? "containerd's configuration, with the Kata handlers" : "the Kata handlers, added to containerd's own configuration" };
+}
+
+/** containerd 2.x's main file: our old handlers out, and the import of the drop-in directory in. */
+function cleanMain(path: string, text: string | null, importGlob: string | null, version: number, catalog: Catalog): RenderedFile | null {
+  if (text === null) {
+    if (importGlob === null) return null;
+    const content = `version = ${version}\nimports = [${tomlString(importGlob)}]\n`;
+    return { path, content, mode: 0o644, template: "(import line)", reason: "containerd's configuration, importing the Kata handlers" };
+  }
+  let after = removeTables(text, (p) => isOurTable(p, catalog));
+  if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
+  if (after === text) return null;
+  const parsed = parseOrNull(after);
+  if (parsed === null) throw new TemplateBug("(import line)", `editing ${path} produced invalid TOML`);
+  checkUntouched(parseOrNull(text), after, "(import line)", catalog, ["imports"]);
+  return { path, content: after, mode: 0o644, template: "(import line)", reason: "containerd's configuration: imports the Kata handlers' drop-in" };
+}
+
+function parseOrNull(text: string): Record<string, unknown> | null {
+  try {
+    return parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** Parse back: each handler is there, with its type, path and configuration file. */
+function checkContainerd(content: string, template: string, handlers: Handler[], version: number): void {
+  const parsed = parseOrNull(content);
+  if (parsed === null) throw new TemplateBug(template, "rendered invalid TOML");
+  const runtimes = dig(parsed, ["plugins", pluginFor(version), "containerd", "runtimes"]) as Record<string, Record<string, unknown>> | undefined;
+  for (const h of handlers) {
+    const got = runtimes?.[h.name];
+    if (got?.runtime_type !== h.runtimeType || got?.runtime_path !== h.runtimePath || dig(got, ["options", "ConfigPath"]) !== h.configPath) {
+      throw new TemplateBug(template, `handler ${h.name} does not read back as rendered`);
+    }
+  }
+}
+
+function checkCrio(content: string, template: string, handlers: Handler[]): void {
+  const parsed = parseOrNull(content);
+  if (parsed === null) throw new TemplateBug(template, "rendered invalid TOML");
+  for (const h of handlers) {
+    const got = dig(parsed, ["crio", "runtime", "runtimes", h.name]) as Record<string, unknown> | undefined;
+    if (got?.runtime_path !== h.runtimePath || got?.runtime_config_path !== h.configPath || got?.runtime_type !== "vm") {
+      throw new TemplateBug(template, `handler ${h.name} does not read back as rendered`);
+    }
+  }
+}
+
+/** Everything of the admin's (all but our handlers, and `except` top-level keys) reads back the same. */
+function checkUntouched(before: Record<string, unknown> | null, afterText: string, template: string, catalog: Catalog, except: string[] = []): void {
+  if (before === null) return; // an unparsable file: the runtime check already refused it
+  const after = parseOrNull(afterText);
+  const strip = (table: Record<string, unknown> | null) => {
+    const copy = structuredClone(table ?? {});
+    for (const key of except) delete copy[key];
+    for (const path of RUNTIMES_PATHS) {
+      const runtimes = dig(copy, path) as Record<string, unknown> | undefined;
+      if (runtimes) for (const name of Object.keys(runtimes)) if (isOurHandler(name, catalog)) delete runtimes[name];
+    }
+    return copy;
+  };
+  if (JSON.stringify(strip(before)) !== JSON.stringify(strip(after))) {
+    throw new TemplateBug(template, "the edit changed settings of the admin's, not only the Kata handlers");
+  }
+}
