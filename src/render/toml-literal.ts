@@ -9,11 +9,9 @@ export function tomlLiteral(value: unknown): string {
   if (typeof value === "boolean") return value ? "true" : "false";
   if (typeof value === "number") {
     if (!Number.isFinite(value)) return Number.isNaN(value) ? "nan" : value > 0 ? "inf" : "-inf";
-    if (Number.isInteger(value)) {
-      if (!Number.isSafeInteger(value)) throw new TomlValueError(`integer out of range: ${value}`);
-      return String(value);
-    }
-    // A float keeps a decimal point or an exponent, so that TOML reads it back as a float.
+    if (Number.isSafeInteger(value)) return String(value);
+    // A float (or an integer too large to be exact) keeps a decimal point or an exponent, so
+    // that TOML reads it back as the float it is.
     const text = String(value);
     return /[.eE]/.test(text) ? text : `${text}.0`;
   }

@@ -1,0 +1,29 @@
+// Plan on a test host through the same stage functions as `kata-install plan`, without the CLI.
+import { decide, type Flags } from "../../src/decide/decide.js";
+import type { Decision } from "../../src/decide/decision.js";
+import { parseEnv } from "../../src/decide/env.js";
+import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
+import { detectFacts, type Facts } from "../../src/detect/facts.js";
+import type { Host } from "../../src/host/host.js";
+import type { Changeset } from "../../src/render/changeset.js";
+import { render } from "../../src/render/render.js";
+import { loadTemplates } from "../../src/render/templates.js";
+import { catalog, checkIds, rules } from "./decide.js";
+
+export const templates = loadTemplates();
+
+export interface PlanOn {
+  overrides?: string;
+  env?: Record<string, string>;
+  flags?: Partial<Flags>;
+}
+
+export async function planOn(host: Host, options: PlanOn = {}): Promise<{ facts: Facts; decision: Decision; changeset: Changeset }> {
+  const facts = await detectFacts(host);
+  const overrides = options.overrides === undefined ? emptyOverrides() : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
+  const decision = decide({ facts, catalog, rules, overrides, env: parseEnv(options.env ?? {}, facts.arch, catalog), flags: { ignorePreflightErrors: [], ...options.flags } });
+  const changeset = await render(decision, facts, catalog, templates, host);
+  return { facts, decision, changeset };
+}
+
+export const changeAt = (changeset: Changeset, path: string) => changeset.changes.find((c) => c.path === path);

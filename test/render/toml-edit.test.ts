@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { BLOCK_BEGIN, BLOCK_END, dropBlock, ensureImport, putBlock, removeTables, tableSpans } from "../../src/render/toml-edit.js";
+import { tomlString } from "../../src/render/toml-literal.js";
+
+const ADMIN = `# the admin's file: keep every byte
+version = 2   # schema
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "runc"   # comment kept
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+`;
+
+describe("minimal TOML edits", () => {
+  it("appending a block leaves every byte before it as it was", () => {
+    const after = putBlock(ADMIN, "[k]\na = 1");
+    expect(after.startsWith(ADMIN)).toBe(true);
+    expect(after.slice(ADMIN.length)).toBe(`\n${BLOCK_BEGIN}\n[k]\na = 1\n${BLOCK_END}\n`);
+    // Replacing it changes only the block; removing it gives the file back byte for byte.
+    const again = putBlock(after, "[k]\na = 2");
+    expect(again.startsWith(ADMIN)).toBe(true);
+    expect(dropBlock(again)).toBe(ADMIN);
+  });
+
+  it("removes only the tables it is asked to, sub-tables included", () => {
+    const withKata = `${ADMIN}\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu]\n  runtime_type = "x"\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu.options]\n  ConfigPath = "y"\n[after]\nz = 1\n`;
+    const out = removeTables(withKata, (p) => p[4] === "kata-qemu");
+    expect(out).toBe(`${ADMIN}\n[after]\nz = 1\n`);
+    expect(tableSpans(out).map((s) => s.path.join("|"))).toEqual([
+      "plugins|io.containerd.grpc.v1.cri|containerd",
+      "plugins|io.containerd.grpc.v1.cri|containerd|runtimes|runc",
+      "after",
+    ]);
+  });
+
+  it("adds an import to a missing, one-line or multi-line imports array", () => {
+    const glob = "/etc/containerd/conf.d/*.toml";
+    expect(ensureImport("version = 3\n\n[a]\nx = 1\n", glob, tomlString)).toBe(`version = 3\nimports = ["${glob}"]\n\n[a]\nx = 1\n`);
+    expect(ensureImport('version = 3\nimports = ["/x.toml"] # mine\n[a]\n', glob, tomlString)).toBe(`version = 3\nimports = ["/x.toml", "${glob}"] # mine\n[a]\n`);
+    expect(ensureImport('version = 3\nimports = [\n  "/x.toml", # first\n  "/y.toml"\n]\n', glob, tomlString)).toBe(
+      `version = 3\nimports = [\n  "/x.toml", # first\n  "/y.toml",\n  "${glob}",\n]\n`,
+    );
+    expect(ensureImport("version = 3\nimports = []\n", glob, tomlString)).toBe(`version = 3\nimports = ["${glob}"]\n`);
+  });
+});
