@@ -37,6 +37,14 @@ export interface RuntimeRender {
 }
 
 const DROP_IN = "50-kata-install.toml";
+const NEW_CONTAINERD_CONFIG = `version = 2
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+`;
 const CONTAINERD_DROP_IN_DIR = "/etc/containerd/conf.d";
 
 export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
@@ -136,7 +144,9 @@ function dropIn(path: string, version: number, handlers: Handler[], templates: T
 /** containerd 1.x (and microk8s's template): our handlers into the admin's file, nothing else changed. */
 function editInPlace(path: string, text: string | null, handlers: Handler[], catalog: Catalog, templates: Templates): RenderedFile {
   const name = "containerd/handlers.toml.njk";
-  const before = text ?? "version = 2\n";
+  // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
+  // (runc included), so a new file names runc too.
+  const before = text ?? NEW_CONTAINERD_CONFIG;
   const parsedBefore = parseOrNull(before);
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
   const block = templates.render(name, { plugin: pluginFor(version), handlers });
@@ -205,9 +215,20 @@ function checkUntouched(before: Record<string, unknown> | null, afterText: strin
       const runtimes = dig(copy, path) as Record<string, unknown> | undefined;
       if (runtimes) for (const name of Object.keys(runtimes)) if (isOurHandler(name, catalog)) delete runtimes[name];
     }
-    return copy;
+    return pruneEmpty(copy);
   };
   if (JSON.stringify(strip(before)) !== JSON.stringify(strip(after))) {
     throw new TemplateBug(template, "the edit changed settings of the admin's, not only the Kata handlers");
   }
+}
+
+/** Tables left empty (the parents our handlers created) say nothing: drop them on both sides. */
+function pruneEmpty(table: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(table)) {
+    if (value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Date)) {
+      pruneEmpty(value as Record<string, unknown>);
+      if (Object.keys(value).length === 0) delete table[key];
+    }
+  }
+  return table;
 }

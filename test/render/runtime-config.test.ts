@@ -1,0 +1,221 @@
+// The runtime side of a plan, for every runtime kind and containerd config version, checked by the
+// real containerd binary where it can load the result (Debian 12's containerd 1.6 reads the
+// version 2 schema; version 3 files are checked by parsing them back).
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse } from "smol-toml";
+import { afterAll, describe, expect, it } from "vitest";
+import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
+import { intelContainerd16 } from "../helpers/nodes.js";
+import { changeAt, planOn } from "../helpers/plan.js";
+import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-ctd-"));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/** `containerd config dump` of a file, by the real containerd: it must load. */
+function dump(file: string): Record<string, unknown> {
+  const out = execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  return parse(out) as Record<string, unknown>;
+}
+const CRI = "io.containerd.grpc.v1.cri";
+const runtimesOf = (config: Record<string, unknown>) =>
+  ((config.plugins as Record<string, Record<string, Record<string, Record<string, unknown>>>>)[CRI]?.containerd?.runtimes ?? {}) as Record<string, Record<string, unknown>>;
+
+/** Debian's own default, with settings an admin would have made: systemd cgroups, a mirror, a pause image. */
+function adminConfig(): string {
+  let text = execFileSync("containerd", ["config", "default"], { encoding: "utf8" });
+  text = text.replace("SystemdCgroup = false", "SystemdCgroup = true");
+  text = text.replace(/sandbox_image = ".*"/, 'sandbox_image = "registry.example.com/pause:3.9"');
+  text = text.replace(
+    /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.registry\.mirrors\]\n/,
+    '[plugins."io.containerd.grpc.v1.cri".registry.mirrors]\n\n        [plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]\n          endpoint = ["https://mirror.example.com"]\n',
+  );
+  return `# Managed by the site's config management: do not lose this comment.\n${text}`;
+}
+
+function writeOut(name: string, content: string): string {
+  const file = path.join(tmp, name);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, content);
+  return file;
+}
+
+describe("containerd 1.6 from Debian: config.toml edited in place", async () => {
+  const spec = intelContainerd16();
+  const original = adminConfig();
+  spec.commands = { ...spec.commands, "/usr/bin/containerd": 'echo "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"' };
+  spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
+  const { decision, changeset } = await planOn(buildHost(spec).host);
+  const edited = changeAt(changeset, "/etc/containerd/config.toml");
+
+  it("adds the handlers after the admin's bytes, which stay as they were", () => {
+    expect(edited?.action).toBe("modify");
+    expect(edited?.after?.startsWith(original)).toBe(true);
+    expect(edited?.after?.slice(original.length)).toMatch(new RegExp(`^\\n${BLOCK_BEGIN.replace(/[()]/g, "\\$&")}\\n`));
+    expect(changeset.changes.some((c) => c.path.startsWith("/etc/containerd/conf.d"))).toBe(false);
+  });
+
+  it("loads in the real containerd, with every handler and every setting the admin had", () => {
+    const config = dump(writeOut("in-place/config.toml", edited?.after as string));
+    const runtimes = runtimesOf(config);
+    for (const shim of decision.shims.map((s) => s.name)) {
+      expect(runtimes[`kata-${shim}`]).toMatchObject({
+        runtime_type: `io.containerd.kata-${shim}.v2`,
+        privileged_without_host_devices: true,
+        pod_annotations: ["io.katacontainers.*"],
+        options: { ConfigPath: `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml` },
+      });
+    }
+    expect(runtimes.runc).toMatchObject({ runtime_type: "io.containerd.runc.v2", options: { SystemdCgroup: true } });
+    const cri = (config.plugins as Record<string, Record<string, unknown>>)[CRI] as Record<string, unknown>;
+    expect(cri.sandbox_image).toBe("registry.example.com/pause:3.9");
+    expect((cri.registry as { mirrors: Record<string, unknown> }).mirrors["docker.io"]).toEqual({ endpoint: ["https://mirror.example.com"] });
+  });
+
+  it("asks for a containerd restart", () => {
+    expect(changeset.actions).toContainEqual({ kind: "restart-runtime", target: "containerd", reason: "containerd reads its runtime handlers only at start" });
+  });
+});
+
+describe("containerd 1.x without a config file", async () => {
+  const spec = intelContainerd16();
+  delete spec.files?.["/etc/containerd/config.toml"];
+  const { changeset } = await planOn(buildHost(spec).host);
+
+  it("creates one that keeps runc beside the Kata handlers (a runtimes table replaces containerd's default map)", () => {
+    const created = changeAt(changeset, "/etc/containerd/config.toml");
+    expect(created?.action).toBe("create");
+    const runtimes = runtimesOf(dump(writeOut("created/config.toml", created?.after as string)));
+    expect(runtimes.runc).toMatchObject({ runtime_type: "io.containerd.runc.v2" });
+    expect(runtimes["kata-qemu"]).toBeDefined();
+  });
+});
+
+describe("kata-deploy's old handlers in config.toml", async () => {
+  const spec = intelContainerd16();
+  const before = `${spec.files?.["/etc/containerd/config.toml"]}
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu]
+  runtime_type = "io.containerd.kata-qemu.v2"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu.options]
+    ConfigPath = "/opt/kata/share/defaults/kata-containers/configuration-qemu.toml"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-fc]
+  runtime_type = "io.containerd.kata-fc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.gvisor]
+  runtime_type = "io.containerd.runsc.v1"
+`;
+  spec.files = { ...spec.files, "/etc/containerd/config.toml": before };
+  const { changeset } = await planOn(buildHost(spec).host);
+  const after = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+
+  it("are replaced, not duplicated; the dropped shim's handler goes; others stay", () => {
+    const runtimes = runtimesOf(dump(writeOut("replace/config.toml", after)));
+    expect(runtimes["kata-fc"]).toBeUndefined(); // fc has no devmapper here
+    expect((runtimes["kata-qemu"]?.options as Record<string, unknown>).ConfigPath).toBe("/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml");
+    expect(runtimes.gvisor).toMatchObject({ runtime_type: "io.containerd.runsc.v1" });
+    expect(after.match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
+    // Outside the removed tables and the block, the file is the admin's, byte for byte.
+    const kept = before.replace(/\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.kata-qemu\][\s\S]*?(?=\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.gvisor\])/, "");
+    expect(after.startsWith(kept)).toBe(true);
+  });
+});
+
+function containerd2(main: string | null, extra: Partial<NodeSpec> = {}): NodeSpec {
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/containerd": 'echo "containerd containerd.io 2.0.4 1a43cb6a"' };
+  const files = { ...spec.files, ...extra.files };
+  if (main === null) delete files["/etc/containerd/config.toml"];
+  else files["/etc/containerd/config.toml"] = main;
+  return { ...spec, ...extra, files };
+}
+
+describe("containerd 2.x: a drop-in of the main file's version, and the import", () => {
+  it("version 3: cri.v1.runtime handlers in conf.d, imports added to the main file, nothing else touched", async () => {
+    const main = '# admin comment\nversion = 3\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n';
+    const { decision, changeset } = await planOn(buildHost(containerd2(main)).host);
+    const dropIn = changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml");
+    expect(dropIn?.action).toBe("create");
+    const parsed = parse(dropIn?.after as string) as Record<string, unknown>;
+    expect(parsed.version).toBe(3);
+    const runtimes = (parsed.plugins as Record<string, { containerd: { runtimes: Record<string, unknown> } }>)["io.containerd.cri.v1.runtime"]?.containerd.runtimes;
+    expect(Object.keys(runtimes ?? {}).sort()).toEqual(decision.shims.map((s) => `kata-${s.name}`).sort());
+    expect(changeAt(changeset, "/etc/containerd/config.toml")?.after).toBe(
+      '# admin comment\nversion = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n',
+    );
+  });
+
+  it("version 2 main: a version 2 drop-in, which the real containerd loads", async () => {
+    const main = 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n';
+    const { changeset } = await planOn(buildHost(containerd2(main)).host);
+    expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined(); // already imports it
+    const dropIn = changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml")?.after as string;
+    expect(parse(dropIn).version).toBe(2);
+    expect(Object.keys(runtimesOf(dump(writeOut("v2-dropin/kata.toml", dropIn))))).toEqual(expect.arrayContaining(["kata-qemu", "kata-clh"]));
+  });
+
+  it("no main file: one is created that imports the drop-in", async () => {
+    const { changeset } = await planOn(buildHost(containerd2(null)).host);
+    expect(changeAt(changeset, "/etc/containerd/config.toml")).toMatchObject({ action: "create", after: 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n' });
+  });
+});
+
+describe("k3s, k0s, microk8s and CRI-O", () => {
+  it("k3s: a drop-in in the directory its template imports", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { "/usr/local/bin/k3s": 'echo "k3s version v1.31.2+k3s1 (6da2fe5d)"' };
+    spec.sockets = ["/run/k3s/containerd/containerd.sock"];
+    spec.files = {
+      "/var/lib/rancher/k3s/agent/etc/containerd/config.toml": 'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
+    };
+    const { changeset } = await planOn(buildHost(spec).host);
+    const dropIn = changeAt(changeset, "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/50-kata-install.toml")?.after as string;
+    expect(Object.keys(runtimesOf(dump(writeOut("k3s/kata.toml", dropIn))))).toContain("kata-qemu");
+    expect(changeset.changes.some((c) => c.path === "/var/lib/rancher/k3s/agent/etc/containerd/config.toml")).toBe(false);
+    expect(changeset.actions.find((a) => a.kind === "restart-runtime")?.target).toBe("k3s");
+  });
+
+  it("k0s: containerd.d/, and no restart", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
+    spec.files = { "/etc/k0s/containerd.toml": 'version = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n' };
+    const { changeset } = await planOn(buildHost(spec).host);
+    expect(changeAt(changeset, "/etc/k0s/containerd.d/50-kata-install.toml")?.action).toBe("create");
+    expect(changeset.actions.filter((a) => a.kind !== "pull-artifact")).toEqual([]);
+  });
+
+  it("microk8s: its containerd template, edited in place", async () => {
+    const template = '# microk8s template\nversion = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "${SNAPSHOTTER}"\n';
+    const spec = intelContainerd16();
+    spec.commands = {};
+    spec.files = { "/var/snap/microk8s/current/args/containerd-template.toml": template, "/var/snap/microk8s/current/args/containerd.toml": "version = 2\n" };
+    const { changeset } = await planOn(buildHost(spec).host);
+    const edited = changeAt(changeset, "/var/snap/microk8s/current/args/containerd-template.toml");
+    expect(edited?.after?.startsWith(template)).toBe(true);
+    expect(edited?.after).toContain('[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu]');
+  });
+
+  it("CRI-O: crio.conf.d with runtime_type vm and a reload", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { "/usr/bin/crio": 'echo "crio version 1.31.0"' };
+    spec.sockets = ["/var/run/crio/crio.sock"];
+    spec.files = { "/etc/crio/crio.conf.d/10-crio.conf": "[crio.runtime]\n" };
+    const { changeset } = await planOn(buildHost(spec).host, { env: { PULL_TYPE_MAPPING: "qemu:guest-pull" } });
+    const conf = parse(changeAt(changeset, "/etc/crio/crio.conf.d/50-kata-install.conf")?.after as string) as Record<string, unknown>;
+    const runtimes = (conf.crio as { runtime: { runtimes: Record<string, Record<string, unknown>> } }).runtime.runtimes;
+    expect(runtimes["kata-qemu"]).toEqual({
+      runtime_path: "/opt/kata/bin/containerd-shim-kata-v2",
+      runtime_type: "vm",
+      runtime_root: "/run/vc",
+      runtime_config_path: "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+      privileged_without_host_devices: true,
+      runtime_pull_image: true,
+    });
+    expect(runtimes["kata-clh"]?.runtime_pull_image).toBeUndefined();
+    expect(changeset.actions).toContainEqual({ kind: "reload-runtime", target: "crio", reason: "CRI-O re-reads its runtime handlers on reload" });
+  });
+});
