@@ -1,0 +1,31 @@
+// Timing a command against `node -e 0`, interleaved in one process so that a busy machine slows
+// both alike; the figure is the ratio of their medians.
+import { spawnSync } from "node:child_process";
+
+export function time(args: string[]): number {
+  const started = process.hrtime.bigint();
+  const run = spawnSync(process.execPath, args, { stdio: ["ignore", "ignore", "ignore"] });
+  if (run.status !== 0 && run.status !== 2) throw new Error(`node ${args.join(" ")} exited ${run.status}`);
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+export function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+export function compare(label: string, args: string[], rounds: number, target: number): void {
+  const baseline: number[] = [];
+  const measured: number[] = [];
+  time(["-e", "0"]); // warm the file cache for both
+  time(args);
+  for (let i = 0; i < rounds; i++) {
+    baseline.push(time(["-e", "0"]));
+    measured.push(time(args));
+  }
+  const ratio = median(measured) / median(baseline);
+  console.log(`rounds: ${rounds}`);
+  console.log(`node -e 0: median ${median(baseline).toFixed(1)} ms`);
+  console.log(`${label}: median ${median(measured).toFixed(1)} ms`);
+  console.log(`ratio: ${ratio.toFixed(2)}x (target < ${target}x)`);
+}

@@ -1,0 +1,54 @@
+// `plan` and `install --dry-run`, run as a user runs them.
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { amdSnpCrio, nestedVmWithoutVmx } from "../helpers/nodes.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+
+describe("kata-install plan", () => {
+  const amd = buildHost(amdSnpCrio());
+
+  it("prints the verdict, the shims, a diff per file and the actions; progress stays on stderr", () => {
+    const run = runCli(["plan", "--host-root", amd.root]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^Preflight: passed\.\n\nShims:\n {2}\+ clh: /);
+    expect(run.stdout).toContain("--- /dev/null\n+++ b/etc/crio/crio.conf.d/50-kata-install.conf\n");
+    expect(run.stdout).toContain("+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu-snp/configuration-qemu-snp.toml");
+    expect(run.stdout).toMatch(/Actions:\n {2}pull-artifact base: needed by/);
+    expect(run.stdout).toContain("  reload-runtime crio: CRI-O re-reads its runtime handlers on reload\n");
+    expect(run.stdout).toMatch(/\nPlan: \d+ to create, 0 to modify, 0 to delete; \d+ action\(s\)\.\n$/);
+    expect(run.stdout).not.toContain("Detect the node's facts");
+    expect(run.stderr).toContain("Detect the node's facts");
+  });
+
+  it("--json: checks, shims, artifacts, changes with diffs, actions", () => {
+    const doc = JSON.parse(runCli(["plan", "--host-root", amd.root, "--json"]).stdout);
+    expect(Object.keys(doc)).toEqual(["checks", "shims", "dropped", "artifacts", "changes", "actions"]);
+    const crio = doc.changes.find((c: { path: string }) => c.path === "/etc/crio/crio.conf.d/50-kata-install.conf");
+    expect(crio).toMatchObject({ action: "create", beforeHash: null, afterHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(crio.diff).toMatch(/^--- \/dev\/null\n\+\+\+ b\/etc\/crio\/crio\.conf\.d\/50-kata-install\.conf\n@@ -0,0 \+1,\d+ @@\n/);
+    expect(doc.actions).toContainEqual({ kind: "pull-artifact", target: "ovmf-sev", reason: "needed by qemu-snp" });
+  });
+
+  it("--detailed-exitcode: 2 while changes are pending; install --dry-run prints the same", () => {
+    const plan = runCli(["plan", "--host-root", amd.root, "--detailed-exitcode"]);
+    expect(plan.status).toBe(2);
+    const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
+    expect(dry.status).toBe(2);
+    expect(dry.stdout).toBe(plan.stdout);
+    const real = runCli(["install", "--host-root", amd.root]);
+    expect(real.status).toBe(1);
+    expect(real.stderr).toMatch(/install without --dry-run is not available yet/);
+  });
+
+  it("exits 1 when a preflight error remains, and still prints the diff", () => {
+    const nested = buildHost(nestedVmWithoutVmx());
+    const run = runCli(["plan", "--host-root", nested.root, "--shims", "qemu"]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^Preflight: \d+ error\(s\)/);
+    expect(run.stdout).toContain("[ERROR] nested-virtualization");
+    expect(run.stdout).toContain("+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml");
+    expect(run.stdout).toContain("An install would refuse this node");
+  });
+});

@@ -1,0 +1,98 @@
+// Kata configurations: every shim's base file renders, parses and holds only Kata's keys; decided
+// values land in config.d with their source; no value can break out of its key.
+import { parse } from "smol-toml";
+import { afterAll, describe, expect, it } from "vitest";
+import { catalog } from "../helpers/decide.js";
+import { intelContainerd16, qemuScript } from "../helpers/nodes.js";
+import { changeAt, planOn } from "../helpers/plan.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+
+const RUNTIMES = "/opt/kata/share/defaults/kata-containers/runtimes";
+const base = (shim: string) => `${RUNTIMES}/${shim}/configuration-${shim}.toml`;
+const decided = (shim: string) => `${RUNTIMES}/${shim}/config.d/50-kata-install.toml`;
+type Table = Record<string, Record<string, Record<string, unknown>>>;
+
+describe("every shim's base configuration", async () => {
+  // Pin every shim (opt-in ones too) so each template renders; contradictions do not matter here.
+  const { changeset } = await planOn(buildHost(intelContainerd16()).host, { flags: { shims: catalog.shimNames() } });
+  const read = (shim: string) => parse(changeAt(changeset, base(shim))?.after as string) as Table;
+
+  it("renders for each shim, parses, and holds only keys Kata has", () => {
+    for (const shim of catalog.shimNames()) {
+      const table = read(shim);
+      const spec = catalog.shims.get(shim);
+      expect(Object.keys(table.hypervisor ?? {})).toEqual([spec?.hypervisor]);
+      expect(table.runtime).toBeDefined();
+    }
+  });
+
+  it("Cloud Hypervisor: virtio-fs, virtio-blk, VFIO hot/cold plug, seccomp, rate limiters", () => {
+    const clh = read("clh").hypervisor?.clh as Record<string, unknown>;
+    expect(clh).toMatchObject({
+      path: "/opt/kata/bin/cloud-hypervisor",
+      shared_fs: "virtio-fs",
+      block_device_driver: "virtio-blk",
+      hot_plug_vfio: "no-port",
+      cold_plug_vfio: "no-port",
+      disable_seccomp: false,
+      net_rate_limiter_bw_max_rate: 0,
+      disk_rate_limiter_ops_max_rate: 0,
+    });
+  });
+
+  it("confidential and GPU variants carry their settings", () => {
+    expect(read("qemu-snp").hypervisor?.qemu).toMatchObject({ confidential_guest: true, sev_snp_guest: true, shared_fs: "none", firmware: "/opt/kata/share/ovmf/AMDSEV.fd" });
+    expect(read("qemu-tdx").hypervisor?.qemu).toMatchObject({ confidential_guest: true, kernel: "/opt/kata/share/kata-containers/vmlinuz-confidential.container" });
+    expect(read("qemu-tdx").hypervisor?.qemu?.sev_snp_guest).toBeUndefined();
+    expect(read("qemu-nvidia-gpu").hypervisor?.qemu).toMatchObject({ cold_plug_vfio: "root-port", pcie_root_port: 8 });
+    expect(read("qemu-nvidia-gpu").runtime).toMatchObject({ static_sandbox_resource_mgmt: true });
+    expect(read("fc").hypervisor?.firecracker).toMatchObject({ jailer_path: "/opt/kata/bin/jailer", block_device_driver: "virtio-mmio" });
+    expect(read("qemu-runtime-rs").runtime).toMatchObject({ name: "virt_container", hypervisor_name: "qemu", agent_name: "kata" });
+    expect(read("qemu").runtime?.name).toBeUndefined();
+  });
+
+  it("the handlers point at these files", () => {
+    const main = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(main).toContain(`ConfigPath = "${base("qemu-tdx")}"`);
+  });
+});
+
+describe("decided values", () => {
+  it("go into config.d with their source, over an untouched base", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/qemu-system-x86_64": qemuScript("8.2.2") };
+    const { changeset } = await planOn(buildHost(spec).host, { env: { DEBUG: "true", AGENT_HTTPS_PROXY: "http://proxy:3128" } });
+    const text = changeAt(changeset, decided("qemu"))?.after as string;
+    const table = parse(text) as Table;
+    expect(table.hypervisor?.qemu).toMatchObject({
+      path: "/usr/bin/qemu-system-x86_64",
+      valid_hypervisor_paths: ["/usr/bin/qemu-system-x86_64"],
+      enable_debug: true,
+      kernel_params: "agent.https_proxy=http://proxy:3128",
+    });
+    expect(table.runtime?.enable_debug).toBe(true);
+    expect(table.agent?.kata?.enable_debug).toBe(true);
+    expect(text).toContain("# the host's qemu, from rule use-distro-qemu (rules/hypervisors.toml)\npath = ");
+    expect(text).toContain("# environment DEBUG\nenable_debug = true");
+    // The base keeps Kata's defaults: the decision is visible as a drop-in, not buried in the file.
+    expect(parse(changeAt(changeset, base("qemu"))?.after as string)).toMatchObject({ hypervisor: { qemu: { path: "/opt/kata/bin/qemu-system-x86_64", enable_debug: false } } });
+  });
+
+  it("a value cannot break out of its key", async () => {
+    const evil = 'x"\n[evil]\ny = 1';
+    const { changeset } = await planOn(buildHost(intelContainerd16()).host, {
+      overrides: `[config.qemu]\n"hypervisor.qemu.kernel_params" = ${JSON.stringify(evil)}\n`,
+    });
+    const table = parse(changeAt(changeset, decided("qemu"))?.after as string) as Table;
+    expect(table.hypervisor?.qemu?.kernel_params).toBe(evil);
+    expect(Object.keys(table)).toEqual(["hypervisor"]);
+  });
+
+  it("a shim without decided values has no drop-in", async () => {
+    const { changeset } = await planOn(buildHost(intelContainerd16()).host);
+    expect(changeAt(changeset, base("dragonball"))).toBeDefined();
+    expect(changeAt(changeset, decided("dragonball"))).toBeUndefined();
+  });
+});
