@@ -7,5 +7,10 @@ import { buildHost, removeTestHosts } from "../test/helpers/test-host.js";
 import { compare } from "./timing.js";
 
 const host = buildHost(gpuDistroQemuK3s());
-compare("kata-install facts --json (GPU/k3s test host)", [path.resolve("dist/cli.js"), "facts", "--json", "--host-root", host.root], Number(process.env.BENCH_ROUNDS ?? 25), 2.5);
+compare(
+  "kata-install facts --json (GPU/k3s test host)",
+  [path.resolve("dist/cli.js"), "facts", "--json", "--host-root", host.root],
+  Number(process.env.BENCH_ROUNDS ?? 25),
+  2.5,
+);
 removeTestHosts();

@@ -7,5 +7,10 @@ import { buildHost, removeTestHosts } from "../test/helpers/test-host.js";
 import { compare } from "./timing.js";
 
 const host = buildHost(intelContainerd16());
-compare("kata-install plan --json (Intel/containerd 1.6 test host)", [path.resolve("dist/cli.js"), "plan", "--json", "--host-root", host.root], Number(process.env.BENCH_ROUNDS ?? 25), 3);
+compare(
+  "kata-install plan --json (Intel/containerd 1.6 test host)",
+  [path.resolve("dist/cli.js"), "plan", "--json", "--host-root", host.root],
+  Number(process.env.BENCH_ROUNDS ?? 25),
+  3,
+);
 removeTestHosts();

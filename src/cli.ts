@@ -164,7 +164,11 @@ Examples:
   kata-install plan --facts node.json --host-root /mnt/node --json
   kata-install plan --detailed-exitcode >/dev/null; echo $?`;
 
-  decideOptions(program.command("plan").description("show what an install would change, exactly, without changing anything"))
+  decideOptions(
+    program
+      .command("plan")
+      .description("show what an install would change, exactly, without changing anything"),
+  )
     .option("--detailed-exitcode", "exit 2 when changes are pending, 0 when there are none")
     .addHelpText("after", planHelp)
     .action(async (options) => {
@@ -172,13 +176,19 @@ Examples:
       process.exitCode = await runPlan(options, out);
     });
 
-  decideOptions(program.command("install").description("install Kata on this node (only --dry-run for now: the plan, nothing written)"))
+  decideOptions(
+    program
+      .command("install")
+      .description("install Kata on this node (only --dry-run for now: the plan, nothing written)"),
+  )
     .option("--dry-run", "show the plan and stop: the same output as `plan`")
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
     .action(async (options) => {
       if (!options.dryRun) {
         const { UserError } = await import("./errors.js");
-        throw new UserError("install without --dry-run is not available yet: run `kata-install plan` (or install --dry-run) to review the changes");
+        throw new UserError(
+          "install without --dry-run is not available yet: run `kata-install plan` (or install --dry-run) to review the changes",
+        );
       }
       const { runPlan } = await import("./commands/plan.js");
       process.exitCode = await runPlan(options, out);

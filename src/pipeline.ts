@@ -1,7 +1,6 @@
-// The stages as listr2 tasks: detect → decide → render (→ install, later). Progress goes to stderr
-// (a live view on a terminal, plain lines otherwise), so stdout stays clean for the plan or JSON.
-// The stage functions know nothing of this: each task calls one and keeps its result.
-import { Listr, ListrLogger, ProcessOutput } from "listr2";
+// The stages: detect → decide → render (→ install, later). Progress goes to stderr (listr2's live
+// view on a terminal, plain lines otherwise), so stdout stays clean for the plan or its JSON. The
+// stage functions know nothing of this: each stage calls one and keeps its result.
 import type { DecideCommandOptions } from "./commands/decide-run.js";
 import { openHost } from "./commands/facts.js";
 import type { Decision } from "./decide/decision.js";
@@ -22,48 +21,71 @@ export interface Planned {
   changeset: Changeset;
 }
 
-export async function planPipeline(options: DecideCommandOptions, env?: Readonly<Record<string, string | undefined>>): Promise<Planned> {
+export async function planPipeline(
+  options: DecideCommandOptions,
+  env?: Readonly<Record<string, string | undefined>>,
+): Promise<Planned> {
   // Every input is validated before any stage runs: a bad overrides file stops here, whole.
   const prepared = prepare({ ...options, env });
   const templates = loadTemplates();
   const host = await openHost(options.hostRoot, options.hostExec);
   const ctx: Partial<Planned> = { prepared, templates, host };
-  const tasks = new Listr<Partial<Planned>>(
-    [
-      {
-        title: options.facts ? `Load facts from ${options.facts}` : `Detect the node's facts (${host.root})`,
-        task: async (c) => {
-          c.facts = options.facts ? await loadFacts(options.facts) : await detectFacts(host);
-        },
-      },
-      {
-        title: "Decide shims, artifacts and configuration",
-        task: (c) => {
-          c.decision = decideFor(prepared, c.facts as Facts).decision;
-        },
-      },
-      {
-        title: "Render configuration and compare with the node",
-        task: async (c) => {
-          c.changeset = await render(c.decision as Decision, c.facts as Facts, prepared.catalog, templates, host);
-        },
-      },
-    ],
+  await runStages([
     {
-      ctx,
-      renderer: "default",
-      fallbackRenderer: "simple",
-      fallbackRendererCondition: !process.stderr.isTTY,
-      rendererOptions: { logger: toStderr() },
-      fallbackRendererOptions: { logger: toStderr() },
-      exitOnError: true,
-      registerSignalListeners: false,
+      title: options.facts ? `Load facts from ${options.facts}` : `Detect the node's facts (${host.root})`,
+      task: async () => {
+        ctx.facts = options.facts ? await loadFacts(options.facts) : await detectFacts(host);
+      },
     },
-  );
-  await tasks.run();
+    {
+      title: "Decide shims, artifacts and configuration",
+      task: async () => {
+        ctx.decision = decideFor(prepared, ctx.facts as Facts).decision;
+      },
+    },
+    {
+      title: "Render configuration and compare with the node",
+      task: async () => {
+        ctx.changeset = await render(
+          ctx.decision as Decision,
+          ctx.facts as Facts,
+          prepared.catalog,
+          templates,
+          host,
+        );
+      },
+    },
+  ]);
   return ctx as Planned;
 }
 
-function toStderr(): ListrLogger {
-  return new ListrLogger({ processOutput: new ProcessOutput(process.stderr, process.stderr) });
+interface Stage {
+  title: string;
+  task: () => Promise<void>;
+}
+
+/**
+ * Run the stages in order. On a terminal, listr2 draws them live on stderr; elsewhere (CI, the
+ * DaemonSet's log) each stage is one plain line on stderr, and listr2 is not even loaded.
+ */
+async function runStages(stages: Stage[]): Promise<void> {
+  if (process.stderr.isTTY) {
+    const { Listr, ListrLogger, ProcessOutput } = await import("listr2");
+    const logger = new ListrLogger({ processOutput: new ProcessOutput(process.stderr, process.stderr) });
+    await new Listr(
+      stages.map((s) => ({ title: s.title, task: s.task })),
+      { renderer: "default", rendererOptions: { logger }, exitOnError: true, registerSignalListeners: false },
+    ).run();
+    return;
+  }
+  for (const stage of stages) {
+    const started = Date.now();
+    try {
+      await stage.task();
+    } catch (error) {
+      process.stderr.write(`✖ ${stage.title}\n`);
+      throw error;
+    }
+    process.stderr.write(`✔ ${stage.title} (${Date.now() - started} ms)\n`);
+  }
 }

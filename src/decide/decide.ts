@@ -1,5 +1,7 @@
 // The decide stage: Facts + rules + overrides + environment + flags → Decision. Pure: it reads
 // nothing but its arguments, so the same inputs always give the same decision.
+
+import { byText } from "../compare.js";
 import type { Facts } from "../detect/facts.js";
 import { type Catalog, DISTRO_REPLACEABLE, type ShimSpec } from "./catalog.js";
 import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
@@ -136,7 +138,7 @@ function overridesSource(overrides: Overrides, path: Array<string | number>, nam
 function rulesChecks(rules: Rule[], matched: Rule[]): Check[] {
   const byId = new Map<string, Check>();
   const failed = new Set(matched.map((r) => r.name));
-  for (const rule of [...rules].sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const rule of [...rules].sort((a, b) => byText(a.name, b.name))) {
     if (!rule.check) continue;
     const fails = failed.has(rule.name);
     const existing = byId.get(rule.check.id);
@@ -165,7 +167,7 @@ function rulesChecks(rules: Rule[], matched: Rule[]): Check[] {
         });
     }
   }
-  return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+  return [...byId.values()].sort((a, b) => byText(a.id, b.id));
 }
 
 function overriddenRuntime(
@@ -338,7 +340,7 @@ function chooseArtifacts(
   }
   const artifacts: ArtifactChoice[] = [];
   const droppedArtifacts: Chosen[] = [];
-  for (const [name, neededBy] of [...needs].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, neededBy] of [...needs].sort(([a], [b]) => byText(a, b))) {
     const source = sources.get(name) as Decided<"bundled" | "distro">;
     if (source.value === "distro") {
       const hostCopy = facts.hypervisors[DISTRO_REPLACEABLE[name] as "qemu" | "virtiofsd"];
@@ -499,7 +501,7 @@ function shimConfig(
   }
 
   const out: Record<string, Decided<unknown>> = {};
-  for (const [key, ladder] of [...ladders].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, ladder] of [...ladders].sort(([a], [b]) => byText(a, b))) {
     const decided = ladder.resolve() as Decided<unknown>;
     out[key] = decided;
     if (isOverride(decided.source)) {
@@ -537,7 +539,7 @@ function groupReasons(dropped: Chosen[]): string {
 }
 
 function sortByName<T extends { name: string }>(list: T[]): T[] {
-  return [...list].sort((a, b) => a.name.localeCompare(b.name));
+  return [...list].sort((a, b) => byText(a.name, b.name));
 }
 
 export { TEMPLATE_DEFAULT };

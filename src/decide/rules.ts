@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
 import "../schema.js";
+import { byText } from "../compare.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, fitsType, parseToml } from "./catalog.js";
 import { describePath } from "./fact-paths.js";
@@ -365,7 +366,7 @@ function conflicts(rules: Rule[]): InputIssue[] {
 
 /** Setters of a variable before its readers; otherwise by name, so file order never matters. */
 function order(rules: Rule[]): Rule[] {
-  const byName = [...rules].sort((a, b) => a.name.localeCompare(b.name));
+  const byName = [...rules].sort((a, b) => byText(a.name, b.name));
   const done = new Set<string>();
   const visiting = new Set<string>();
   const out: Rule[] = [];

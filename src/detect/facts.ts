@@ -3,6 +3,7 @@
 // remove one only with a schema version bump.
 import * as z from "zod/mini";
 import "../schema.js";
+import { byText } from "../compare.js";
 import type { Host } from "../host/host.js";
 import { arch } from "./arch.js";
 import { DetectContext, type DetectOptions } from "./context.js";
@@ -85,7 +86,7 @@ export async function detectFacts(host: Host, options: DetectOptions = {}): Prom
   const document = { schemaVersion: SCHEMA_VERSION, ...Object.fromEntries(entries), problems: ctx.problems };
   // Sorting makes the document stable whatever order the parallel sources finished in.
   document.problems.sort((a, b) =>
-    `${a.source}\0${a.path ?? a.command ?? ""}`.localeCompare(`${b.source}\0${b.path ?? b.command ?? ""}`),
+    byText(`${a.source}\0${a.path ?? a.command ?? ""}`, `${b.source}\0${b.path ?? b.command ?? ""}`),
   );
   return Facts.parse(document);
 }

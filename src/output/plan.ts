@@ -2,21 +2,41 @@
 // the shims and artifacts with their reasons, a unified diff per file (`patch -p1` applies them in
 // the host root), then the actions.
 import { blocking, type Decision } from "../decide/decision.js";
-import { type Changeset, unifiedDiff } from "../render/changeset.js";
-import { sha256 } from "../render/changeset.js";
+import { type Changeset, sha256, unifiedDiff } from "../render/changeset.js";
 
 export interface PlanDocument {
-  checks: Array<{ id: string; severity: string; status: string; message: string; hint?: string; rule: string }>;
+  checks: Array<{
+    id: string;
+    severity: string;
+    status: string;
+    message: string;
+    hint?: string;
+    rule: string;
+  }>;
   shims: Array<{ name: string; reason: string }>;
   dropped: Array<{ name: string; reason: string }>;
   artifacts: Array<{ name: string; reason: string; from: string }>;
-  changes: Array<{ path: string; action: string; reason: string; diff: string; beforeHash: string | null; afterHash: string | null }>;
+  changes: Array<{
+    path: string;
+    action: string;
+    reason: string;
+    diff: string;
+    beforeHash: string | null;
+    afterHash: string | null;
+  }>;
   actions: Array<{ kind: string; target: string; reason: string }>;
 }
 
 export function planDocument(decision: Decision, changeset: Changeset): PlanDocument {
   return {
-    checks: decision.checks.map(({ id, severity, status, message, hint, rule }) => ({ id, severity, status, message, hint, rule })),
+    checks: decision.checks.map(({ id, severity, status, message, hint, rule }) => ({
+      id,
+      severity,
+      status,
+      message,
+      hint,
+      rule,
+    })),
     shims: decision.shims.map(({ name, reason }) => ({ name, reason })),
     dropped: decision.dropped.map(({ name, reason }) => ({ name, reason })),
     artifacts: decision.artifacts.map(({ name, reason, from }) => ({ name, reason, from })),
@@ -46,7 +66,8 @@ export function renderPlan(doc: PlanDocument): string {
   for (const s of doc.dropped) lines.push(`  - ${s.name}: ${s.reason}`);
   if (doc.shims.length === 0) lines.push("  (none)");
   lines.push("", "Artifacts:");
-  for (const a of doc.artifacts) lines.push(`  ${a.name}${a.from === "distro" ? " (the host's own)" : ""}: ${a.reason}`);
+  for (const a of doc.artifacts)
+    lines.push(`  ${a.name}${a.from === "distro" ? " (the host's own)" : ""}: ${a.reason}`);
   if (doc.artifacts.length === 0) lines.push("  (none)");
   lines.push("");
   for (const c of doc.changes) lines.push(`# ${c.action} ${c.path}: ${c.reason}`, c.diff.trimEnd(), "");
@@ -60,7 +81,10 @@ export function renderPlan(doc: PlanDocument): string {
       ? "Plan: no changes. The node is as this plan wants it."
       : `Plan: ${count("create")} to create, ${count("modify")} to modify, ${count("delete")} to delete; ${doc.actions.length} action(s).`,
   );
-  if (errors.length > 0) lines.push("An install would refuse this node: fix the errors above, or ignore them with --ignore-preflight-errors.");
+  if (errors.length > 0)
+    lines.push(
+      "An install would refuse this node: fix the errors above, or ignore them with --ignore-preflight-errors.",
+    );
   return `${lines.join("\n")}\n`;
 }
 

@@ -1,4 +1,6 @@
 // kubeadm-style preflight output, rendered from the JSON document that `preflight --json` prints.
+
+import { byText } from "../compare.js";
 import { blocking, type Decision } from "../decide/decision.js";
 
 export interface PreflightDocument {
@@ -42,7 +44,7 @@ export function renderPreflight(doc: PreflightDocument, where: string): string {
     (a, b) =>
       order(a.status) - order(b.status) ||
       (a.status === "pass" ? 0 : severityOrder(a.severity) - severityOrder(b.severity)) ||
-      a.id.localeCompare(b.id),
+      byText(a.id, b.id),
   );
   const width = Math.max(...checks.map((c) => c.id.length), 8);
   for (const check of checks) {

@@ -32,7 +32,13 @@ export function sha256(text: string | null): string | null {
   return text === null ? null : createHash("sha256").update(text).digest("hex");
 }
 
-export function change(path: string, before: string | null, after: string | null, mode: number, reason: string): FileChange | null {
+export function change(
+  path: string,
+  before: string | null,
+  after: string | null,
+  mode: number,
+  reason: string,
+): FileChange | null {
   if (before === after) return null;
   const action: FileAction = before === null ? "create" : after === null ? "delete" : "modify";
   return { path, action, before, after, mode, reason, beforeHash: sha256(before) };

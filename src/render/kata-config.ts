@@ -21,7 +21,11 @@ export interface RenderedFile {
 
 type Variant = Record<string, unknown>;
 
-export function renderKataConfigs(decision: Decision, catalog: Catalog, templates: Templates): RenderedFile[] {
+export function renderKataConfigs(
+  decision: Decision,
+  catalog: Catalog,
+  templates: Templates,
+): RenderedFile[] {
   const variants = templates.data("kata/variants.toml") as {
     default: Variant;
     shim: Record<string, Variant>;
@@ -35,12 +39,20 @@ export function renderKataConfigs(decision: Decision, catalog: Catalog, template
     const base = renderBase(decision, spec, v, arch as Record<string, string>, templates, catalog);
     files.push(base);
     const decided = decision.config[name] ?? {};
-    if (Object.keys(decided).length > 0) files.push(renderDecided(decision, spec, decided, parse(base.content), templates));
+    if (Object.keys(decided).length > 0)
+      files.push(renderDecided(decision, spec, decided, parse(base.content), templates));
   }
   return files;
 }
 
-function renderBase(decision: Decision, spec: ShimSpec, v: Variant, arch: Record<string, string>, templates: Templates, catalog: Catalog): RenderedFile {
+function renderBase(
+  decision: Decision,
+  spec: ShimSpec,
+  v: Variant,
+  arch: Record<string, string>,
+  templates: Templates,
+  catalog: Catalog,
+): RenderedFile {
   const dir = installDir(decision);
   const share = `${dir}/share/kata-containers`;
   const file = (name: unknown) => (name ? `${share}/${name}` : "");
@@ -57,7 +69,12 @@ function renderBase(decision: Decision, spec: ShimSpec, v: Variant, arch: Record
   };
   const template = "kata/configuration.toml.njk";
   const content = templates.render(template, {
-    shim: { name: spec.name, description: spec.description, hypervisor: spec.hypervisor, runtime: spec.runtime },
+    shim: {
+      name: spec.name,
+      description: spec.description,
+      hypervisor: spec.hypervisor,
+      runtime: spec.runtime,
+    },
     v,
     arch,
     paths,
@@ -78,14 +95,24 @@ function checkKeys(content: string, template: string, spec: ShimSpec, catalog: C
   try {
     table = parse(content) as Record<string, unknown>;
   } catch (error) {
-    throw new TemplateBug(template, `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`);
+    throw new TemplateBug(
+      template,
+      `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`,
+    );
   }
   for (const key of flatten(table)) {
-    if (catalog.keyType(spec.name, key) === undefined) throw new TemplateBug(template, `wrote "${key}", which is no key of shim ${spec.name}`);
+    if (catalog.keyType(spec.name, key) === undefined)
+      throw new TemplateBug(template, `wrote "${key}", which is no key of shim ${spec.name}`);
   }
 }
 
-function renderDecided(decision: Decision, spec: ShimSpec, decided: Record<string, Decided<unknown>>, base: Record<string, unknown>, templates: Templates): RenderedFile {
+function renderDecided(
+  decision: Decision,
+  spec: ShimSpec,
+  decided: Record<string, Decided<unknown>>,
+  base: Record<string, unknown>,
+  templates: Templates,
+): RenderedFile {
   const sections = new Map<string, Array<{ name: string; value: unknown; source: string }>>();
   for (const [key, entry] of Object.entries(decided)) {
     const dot = key.lastIndexOf(".");
@@ -103,19 +130,32 @@ function renderDecided(decision: Decision, spec: ShimSpec, decided: Record<strin
   const template = "kata/decided.toml.njk";
   const content = templates.render(template, {
     shim: spec.name,
-    sections: [...sections].map(([name, keys]) => ({ name, header: name.split(".").map((part) => (/^[A-Za-z0-9_-]+$/.test(part) ? part : JSON.stringify(part))).join("."), keys })),
+    sections: [...sections].map(([name, keys]) => ({
+      name,
+      header: name
+        .split(".")
+        .map((part) => (/^[A-Za-z0-9_-]+$/.test(part) ? part : JSON.stringify(part)))
+        .join("."),
+      keys,
+    })),
   });
   let table: Record<string, unknown>;
   try {
     table = parse(content) as Record<string, unknown>;
   } catch (error) {
-    throw new TemplateBug(template, `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`);
+    throw new TemplateBug(
+      template,
+      `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`,
+    );
   }
   for (const [section, keys] of sections) {
     for (const key of keys) {
       const read = valueAtKey(table, `${section}.${key.name}`);
       if (JSON.stringify(read) !== JSON.stringify(key.value)) {
-        throw new TemplateBug(template, `${section}.${key.name} reads back as ${JSON.stringify(read)}, not the decided ${JSON.stringify(key.value)}`);
+        throw new TemplateBug(
+          template,
+          `${section}.${key.name} reads back as ${JSON.stringify(read)}, not the decided ${JSON.stringify(key.value)}`,
+        );
       }
     }
   }
@@ -140,6 +180,8 @@ export function valueAtKey(table: Record<string, unknown>, key: string): unknown
 
 function flatten(table: Record<string, unknown>, prefix: string[] = []): string[] {
   return Object.entries(table).flatMap(([key, value]) =>
-    value !== null && typeof value === "object" && !Array.isArray(value) ? flatten(value as Record<string, unknown>, [...prefix, key]) : [[...prefix, key].join(".")],
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? flatten(value as Record<string, unknown>, [...prefix, key])
+      : [[...prefix, key].join(".")],
   );
 }

@@ -22,7 +22,9 @@ export function shimConfigPath(decision: Decision, shim: string): string {
 }
 
 export function shimBinary(decision: Decision, runtime: "go" | "rust"): string {
-  return runtime === "rust" ? `${installDir(decision)}/runtime-rs/bin/containerd-shim-kata-v2` : `${installDir(decision)}/bin/containerd-shim-kata-v2`;
+  return runtime === "rust"
+    ? `${installDir(decision)}/runtime-rs/bin/containerd-shim-kata-v2`
+    : `${installDir(decision)}/bin/containerd-shim-kata-v2`;
 }
 
 /** The drop-in holding what kata-install decided for one shim. */

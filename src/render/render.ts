@@ -1,5 +1,7 @@
 // The render stage: Decision (+ Facts, + the node's current files) → Changeset. It reads files on
 // the host to compare and to edit minimally; it never writes.
+
+import { byText } from "../compare.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
@@ -13,19 +15,33 @@ import type { Templates } from "./templates.js";
 /** What install records of the artifacts it placed (the install stage writes it). */
 export const STATE_FILE = ".install/state.json";
 
-export async function render(decision: Decision, facts: Facts, catalog: Catalog, templates: Templates, host: Host): Promise<Changeset> {
+export async function render(
+  decision: Decision,
+  facts: Facts,
+  catalog: Catalog,
+  templates: Templates,
+  host: Host,
+): Promise<Changeset> {
   const read = async (path: string) => {
     const result = await host.readText(path);
     return result.ok ? result.text : null;
   };
-  const runtimeFiles = [facts.runtime.configPath, facts.runtime.templatePath].filter((p): p is string => p !== null);
+  const runtimeFiles = [facts.runtime.configPath, facts.runtime.templatePath].filter(
+    (p): p is string => p !== null,
+  );
   const current = new Map(await Promise.all(runtimeFiles.map(async (p) => [p, await read(p)] as const)));
 
   const kata = renderKataConfigs(decision, catalog, templates);
   const runtime = renderRuntimeConfig(decision, facts, catalog, templates, current);
   const changes: FileChange[] = [];
   const consider = async (file: RenderedFile) => {
-    const c = change(file.path, current.get(file.path) ?? (await read(file.path)), file.content, file.mode, file.reason);
+    const c = change(
+      file.path,
+      current.get(file.path) ?? (await read(file.path)),
+      file.content,
+      file.mode,
+      file.reason,
+    );
     if (c) changes.push(c);
   };
   for (const file of kata) await consider(file);
@@ -45,28 +61,47 @@ export async function render(decision: Decision, facts: Facts, catalog: Catalog,
     }
   }
   if (runtimeChanged && runtime.onChange) actions.push(runtime.onChange);
-  return { changes: changes.sort((a, b) => a.path.localeCompare(b.path)), actions };
+  return { changes: changes.sort((a, b) => byText(a.path, b.path)), actions };
 }
 
 /** Configuration files of ours that the decision no longer wants: shims dropped, drop-ins emptied. */
-async function staleKataFiles(decision: Decision, wanted: RenderedFile[], host: Host, read: (p: string) => Promise<string | null>): Promise<FileChange[]> {
+async function staleKataFiles(
+  decision: Decision,
+  wanted: RenderedFile[],
+  host: Host,
+  read: (p: string) => Promise<string | null>,
+): Promise<FileChange[]> {
   const root = `${installDir(decision)}/share/defaults/kata-containers/runtimes`;
   const listing = await host.readDir(root);
   if (!listing.ok) return [];
   const keep = new Set(wanted.map((f) => f.path));
   const out: FileChange[] = [];
   for (const shim of listing.entries) {
-    for (const path of [`${root}/${shim}/configuration-${shim}.toml`, `${root}/${shim}/config.d/${DECIDED_DROP_IN}`]) {
+    for (const path of [
+      `${root}/${shim}/configuration-${shim}.toml`,
+      `${root}/${shim}/config.d/${DECIDED_DROP_IN}`,
+    ]) {
       if (keep.has(path)) continue;
       const before = await read(path);
-      const c = change(path, before, null, 0o644, decision.shims.some((s) => s.name === shim) ? "no value is decided for this shim any more" : `the ${shim} shim is no longer installed`);
+      const c = change(
+        path,
+        before,
+        null,
+        0o644,
+        decision.shims.some((s) => s.name === shim)
+          ? "no value is decided for this shim any more"
+          : `the ${shim} shim is no longer installed`,
+      );
       if (c) out.push(c);
     }
   }
   return out;
 }
 
-async function installedArtifacts(decision: Decision, read: (p: string) => Promise<string | null>): Promise<Set<string>> {
+async function installedArtifacts(
+  decision: Decision,
+  read: (p: string) => Promise<string | null>,
+): Promise<Set<string>> {
   const text = await read(`${installDir(decision)}/${STATE_FILE}`);
   if (text === null) return new Set();
   try {

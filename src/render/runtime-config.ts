@@ -76,7 +76,12 @@ const RUNTIMES_PATHS = [
 ];
 
 function isOurTable(path: string[], catalog: Catalog): boolean {
-  return RUNTIMES_PATHS.some((prefix) => path.length > prefix.length && prefix.every((p, i) => path[i] === p) && isOurHandler(path[prefix.length] as string, catalog));
+  return RUNTIMES_PATHS.some(
+    (prefix) =>
+      path.length > prefix.length &&
+      prefix.every((p, i) => path[i] === p) &&
+      isOurHandler(path[prefix.length] as string, catalog),
+  );
 }
 
 export function pluginFor(version: number): string {
@@ -93,18 +98,31 @@ export function renderRuntimeConfig(
   const handlers = handlersFor(decision, catalog);
   const kind = decision.runtime.value;
   const runtime = facts.runtime;
-  const restart = (target: string): RuntimeAction => ({ kind: "restart-runtime", target, reason: `${target} reads its runtime handlers only at start` });
+  const restart = (target: string): RuntimeAction => ({
+    kind: "restart-runtime",
+    target,
+    reason: `${target} reads its runtime handlers only at start`,
+  });
   switch (kind) {
     case "containerd": {
       const main = runtime.configPath ?? "/etc/containerd/config.toml";
       if (decision.vars["runtime-config-in-place"] === true) {
-        return { files: [editInPlace(main, current.get(main) ?? null, handlers, catalog, templates)], onChange: restart("containerd") };
+        return {
+          files: [editInPlace(main, current.get(main) ?? null, handlers, catalog, templates)],
+          onChange: restart("containerd"),
+        };
       }
       const dir = runtime.dropInDir ?? CONTAINERD_DROP_IN_DIR;
       const version = runtime.configVersion ?? 3;
       const files = [dropIn(`${dir}/${DROP_IN}`, version, handlers, templates)];
       const mainText = current.get(main) ?? null;
-      const cleaned = cleanMain(main, mainText, runtime.dropInDir === null ? `${dir}/*.toml` : null, version, catalog);
+      const cleaned = cleanMain(
+        main,
+        mainText,
+        runtime.dropInDir === null ? `${dir}/*.toml` : null,
+        version,
+        catalog,
+      );
       if (cleaned) files.push(cleaned);
       return { files, onChange: restart("containerd") };
     }
@@ -112,21 +130,41 @@ export function renderRuntimeConfig(
     case "rke2": {
       // Refused by the runtime-drop-in-dir check when their template imports no directory.
       if (runtime.dropInDir === null) return { files: [] };
-      return { files: [dropIn(`${runtime.dropInDir}/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)], onChange: restart(kind) };
+      return {
+        files: [dropIn(`${runtime.dropInDir}/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)],
+        onChange: restart(kind),
+      };
     }
     case "k0s":
-      return { files: [dropIn(`/etc/k0s/containerd.d/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)] };
+      return {
+        files: [dropIn(`/etc/k0s/containerd.d/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)],
+      };
     case "microk8s": {
       const template = runtime.templatePath ?? "/var/snap/microk8s/current/args/containerd-template.toml";
-      return { files: [editInPlace(template, current.get(template) ?? null, handlers, catalog, templates)], onChange: restart("snap.microk8s.daemon-containerd") };
+      return {
+        files: [editInPlace(template, current.get(template) ?? null, handlers, catalog, templates)],
+        onChange: restart("snap.microk8s.daemon-containerd"),
+      };
     }
     case "crio": {
       const name = "crio/kata.conf.njk";
       const content = templates.render(name, { handlers });
       checkCrio(content, name, handlers);
       return {
-        files: [{ path: `/etc/crio/crio.conf.d/50-kata-install.conf`, content, mode: 0o644, template: name, reason: "CRI-O runtime handlers for the chosen shims" }],
-        onChange: { kind: "reload-runtime", target: "crio", reason: "CRI-O re-reads its runtime handlers on reload" },
+        files: [
+          {
+            path: `/etc/crio/crio.conf.d/50-kata-install.conf`,
+            content,
+            mode: 0o644,
+            template: name,
+            reason: "CRI-O runtime handlers for the chosen shims",
+          },
+        ],
+        onChange: {
+          kind: "reload-runtime",
+          target: "crio",
+          reason: "CRI-O re-reads its runtime handlers on reload",
+        },
       };
     }
     default:
@@ -138,11 +176,23 @@ function dropIn(path: string, version: number, handlers: Handler[], templates: T
   const name = "containerd/drop-in.toml.njk";
   const content = templates.render(name, { version, plugin: pluginFor(version), handlers });
   checkContainerd(content, name, handlers, version);
-  return { path, content, mode: 0o644, template: name, reason: "containerd runtime handlers for the chosen shims" };
+  return {
+    path,
+    content,
+    mode: 0o644,
+    template: name,
+    reason: "containerd runtime handlers for the chosen shims",
+  };
 }
 
 /** containerd 1.x (and microk8s's template): our handlers into the admin's file, nothing else changed. */
-function editInPlace(path: string, text: string | null, handlers: Handler[], catalog: Catalog, templates: Templates): RenderedFile {
+function editInPlace(
+  path: string,
+  text: string | null,
+  handlers: Handler[],
+  catalog: Catalog,
+  templates: Templates,
+): RenderedFile {
   const name = "containerd/handlers.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
   // (runc included), so a new file names runc too.
@@ -150,18 +200,42 @@ function editInPlace(path: string, text: string | null, handlers: Handler[], cat
   const parsedBefore = parseOrNull(before);
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
   const block = templates.render(name, { plugin: pluginFor(version), handlers });
-  const after = putBlock(removeTables(before, (p) => isOurTable(p, catalog)), block);
+  const after = putBlock(
+    removeTables(before, (p) => isOurTable(p, catalog)),
+    block,
+  );
   checkContainerd(after, name, handlers, version);
   checkUntouched(parsedBefore, after, name, catalog);
-  return { path, content: after, mode: 0o644, template: name, reason: text === null ? "containerd's configuration, with the Kata handlers" : "the Kata handlers, added to containerd's own configuration" };
+  return {
+    path,
+    content: after,
+    mode: 0o644,
+    template: name,
+    reason:
+      text === null
+        ? "containerd's configuration, with the Kata handlers"
+        : "the Kata handlers, added to containerd's own configuration",
+  };
 }
 
 /** containerd 2.x's main file: our old handlers out, and the import of the drop-in directory in. */
-function cleanMain(path: string, text: string | null, importGlob: string | null, version: number, catalog: Catalog): RenderedFile | null {
+function cleanMain(
+  path: string,
+  text: string | null,
+  importGlob: string | null,
+  version: number,
+  catalog: Catalog,
+): RenderedFile | null {
   if (text === null) {
     if (importGlob === null) return null;
     const content = `version = ${version}\nimports = [${tomlString(importGlob)}]\n`;
-    return { path, content, mode: 0o644, template: "(import line)", reason: "containerd's configuration, importing the Kata handlers" };
+    return {
+      path,
+      content,
+      mode: 0o644,
+      template: "(import line)",
+      reason: "containerd's configuration, importing the Kata handlers",
+    };
   }
   let after = removeTables(text, (p) => isOurTable(p, catalog));
   if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
@@ -169,7 +243,13 @@ function cleanMain(path: string, text: string | null, importGlob: string | null,
   const parsed = parseOrNull(after);
   if (parsed === null) throw new TemplateBug("(import line)", `editing ${path} produced invalid TOML`);
   checkUntouched(parseOrNull(text), after, "(import line)", catalog, ["imports"]);
-  return { path, content: after, mode: 0o644, template: "(import line)", reason: "containerd's configuration: imports the Kata handlers' drop-in" };
+  return {
+    path,
+    content: after,
+    mode: 0o644,
+    template: "(import line)",
+    reason: "containerd's configuration: imports the Kata handlers' drop-in",
+  };
 }
 
 function parseOrNull(text: string): Record<string, unknown> | null {
@@ -184,10 +264,16 @@ function parseOrNull(text: string): Record<string, unknown> | null {
 function checkContainerd(content: string, template: string, handlers: Handler[], version: number): void {
   const parsed = parseOrNull(content);
   if (parsed === null) throw new TemplateBug(template, "rendered invalid TOML");
-  const runtimes = dig(parsed, ["plugins", pluginFor(version), "containerd", "runtimes"]) as Record<string, Record<string, unknown>> | undefined;
+  const runtimes = dig(parsed, ["plugins", pluginFor(version), "containerd", "runtimes"]) as
+    | Record<string, Record<string, unknown>>
+    | undefined;
   for (const h of handlers) {
     const got = runtimes?.[h.name];
-    if (got?.runtime_type !== h.runtimeType || got?.runtime_path !== h.runtimePath || dig(got, ["options", "ConfigPath"]) !== h.configPath) {
+    if (
+      got?.runtime_type !== h.runtimeType ||
+      got?.runtime_path !== h.runtimePath ||
+      dig(got, ["options", "ConfigPath"]) !== h.configPath
+    ) {
       throw new TemplateBug(template, `handler ${h.name} does not read back as rendered`);
     }
   }
@@ -198,14 +284,24 @@ function checkCrio(content: string, template: string, handlers: Handler[]): void
   if (parsed === null) throw new TemplateBug(template, "rendered invalid TOML");
   for (const h of handlers) {
     const got = dig(parsed, ["crio", "runtime", "runtimes", h.name]) as Record<string, unknown> | undefined;
-    if (got?.runtime_path !== h.runtimePath || got?.runtime_config_path !== h.configPath || got?.runtime_type !== "vm") {
+    if (
+      got?.runtime_path !== h.runtimePath ||
+      got?.runtime_config_path !== h.configPath ||
+      got?.runtime_type !== "vm"
+    ) {
       throw new TemplateBug(template, `handler ${h.name} does not read back as rendered`);
     }
   }
 }
 
 /** Everything of the admin's (all but our handlers, and `except` top-level keys) reads back the same. */
-function checkUntouched(before: Record<string, unknown> | null, afterText: string, template: string, catalog: Catalog, except: string[] = []): void {
+function checkUntouched(
+  before: Record<string, unknown> | null,
+  afterText: string,
+  template: string,
+  catalog: Catalog,
+  except: string[] = [],
+): void {
   if (before === null) return; // an unparsable file: the runtime check already refused it
   const after = parseOrNull(afterText);
   const strip = (table: Record<string, unknown> | null) => {
@@ -213,7 +309,8 @@ function checkUntouched(before: Record<string, unknown> | null, afterText: strin
     for (const key of except) delete copy[key];
     for (const path of RUNTIMES_PATHS) {
       const runtimes = dig(copy, path) as Record<string, unknown> | undefined;
-      if (runtimes) for (const name of Object.keys(runtimes)) if (isOurHandler(name, catalog)) delete runtimes[name];
+      if (runtimes)
+        for (const name of Object.keys(runtimes)) if (isOurHandler(name, catalog)) delete runtimes[name];
     }
     return pruneEmpty(copy);
   };

@@ -24,7 +24,10 @@ export interface Templates {
 }
 
 export function loadTemplates(dir = dataPath("templates")): Templates {
-  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(dir), { autoescape: false, throwOnUndefined: true });
+  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(dir), {
+    autoescape: false,
+    throwOnUndefined: true,
+  });
   env.addFilter("toml", tomlLiteral);
   env.addFilter("key", tomlKey);
   env.addFilter("comment", tomlComment);

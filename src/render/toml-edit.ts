@@ -3,7 +3,8 @@
 // every other byte stays as it was, comments and order included.
 import { splitKey } from "../toml-lines.js";
 
-export const BLOCK_BEGIN = "# >>> kata-install: Kata runtime handlers (managed by kata-install; edits here are replaced)";
+export const BLOCK_BEGIN =
+  "# >>> kata-install: Kata runtime handlers (managed by kata-install; edits here are replaced)";
 export const BLOCK_END = "# <<< kata-install";
 
 interface Span {
@@ -19,10 +20,12 @@ export function tableSpans(text: string): Span[] {
   let offset = 0;
   for (const line of text.split("\n")) {
     const header = /^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$/.exec(line);
-    if (header && !line.trimStart().startsWith("#")) headers.push({ path: splitKey(header[1] as string), start: offset });
+    if (header && !line.trimStart().startsWith("#"))
+      headers.push({ path: splitKey(header[1] as string), start: offset });
     offset += line.length + 1;
   }
-  headers.forEach((h, i) => spans.push({ path: h.path, start: h.start, end: headers[i + 1]?.start ?? text.length }));
+  for (const [i, h] of headers.entries())
+    spans.push({ path: h.path, start: h.start, end: headers[i + 1]?.start ?? text.length });
   return spans;
 }
 
@@ -75,7 +78,8 @@ export function ensureImport(text: string, entry: string, literal: (value: strin
     let updated: string;
     if (items.trim() === "") updated = literal(entry);
     // A multi-line array keeps its shape: the entry on a line of its own before the closing one.
-    else if (trailing.includes("\n")) updated = `${items},\n  ${literal(entry)},${trailing.slice(trailing.lastIndexOf("\n"))}`;
+    else if (trailing.includes("\n"))
+      updated = `${items},\n  ${literal(entry)},${trailing.slice(trailing.lastIndexOf("\n"))}`;
     else updated = `${items}, ${literal(entry)}`;
     return text.slice(0, open) + updated + text.slice(close);
   }

@@ -14,7 +14,9 @@ describe("kata-install plan", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^Preflight: passed\.\n\nShims:\n {2}\+ clh: /);
     expect(run.stdout).toContain("--- /dev/null\n+++ b/etc/crio/crio.conf.d/50-kata-install.conf\n");
-    expect(run.stdout).toContain("+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu-snp/configuration-qemu-snp.toml");
+    expect(run.stdout).toContain(
+      "+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu-snp/configuration-qemu-snp.toml",
+    );
     expect(run.stdout).toMatch(/Actions:\n {2}pull-artifact base: needed by/);
     expect(run.stdout).toContain("  reload-runtime crio: CRI-O re-reads its runtime handlers on reload\n");
     expect(run.stdout).toMatch(/\nPlan: \d+ to create, 0 to modify, 0 to delete; \d+ action\(s\)\.\n$/);
@@ -25,10 +27,22 @@ describe("kata-install plan", () => {
   it("--json: checks, shims, artifacts, changes with diffs, actions", () => {
     const doc = JSON.parse(runCli(["plan", "--host-root", amd.root, "--json"]).stdout);
     expect(Object.keys(doc)).toEqual(["checks", "shims", "dropped", "artifacts", "changes", "actions"]);
-    const crio = doc.changes.find((c: { path: string }) => c.path === "/etc/crio/crio.conf.d/50-kata-install.conf");
-    expect(crio).toMatchObject({ action: "create", beforeHash: null, afterHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    expect(crio.diff).toMatch(/^--- \/dev\/null\n\+\+\+ b\/etc\/crio\/crio\.conf\.d\/50-kata-install\.conf\n@@ -0,0 \+1,\d+ @@\n/);
-    expect(doc.actions).toContainEqual({ kind: "pull-artifact", target: "ovmf-sev", reason: "needed by qemu-snp" });
+    const crio = doc.changes.find(
+      (c: { path: string }) => c.path === "/etc/crio/crio.conf.d/50-kata-install.conf",
+    );
+    expect(crio).toMatchObject({
+      action: "create",
+      beforeHash: null,
+      afterHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(crio.diff).toMatch(
+      /^--- \/dev\/null\n\+\+\+ b\/etc\/crio\/crio\.conf\.d\/50-kata-install\.conf\n@@ -0,0 \+1,\d+ @@\n/,
+    );
+    expect(doc.actions).toContainEqual({
+      kind: "pull-artifact",
+      target: "ovmf-sev",
+      reason: "needed by qemu-snp",
+    });
   });
 
   it("--detailed-exitcode: 2 while changes are pending; install --dry-run prints the same", () => {
@@ -48,7 +62,9 @@ describe("kata-install plan", () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/^Preflight: \d+ error\(s\)/);
     expect(run.stdout).toContain("[ERROR] nested-virtualization");
-    expect(run.stdout).toContain("+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml");
+    expect(run.stdout).toContain(
+      "+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
     expect(run.stdout).toContain("An install would refuse this node");
   });
 });

@@ -18,12 +18,26 @@ export interface PlanOn {
   flags?: Partial<Flags>;
 }
 
-export async function planOn(host: Host, options: PlanOn = {}): Promise<{ facts: Facts; decision: Decision; changeset: Changeset }> {
+export async function planOn(
+  host: Host,
+  options: PlanOn = {},
+): Promise<{ facts: Facts; decision: Decision; changeset: Changeset }> {
   const facts = await detectFacts(host);
-  const overrides = options.overrides === undefined ? emptyOverrides() : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
-  const decision = decide({ facts, catalog, rules, overrides, env: parseEnv(options.env ?? {}, facts.arch, catalog), flags: { ignorePreflightErrors: [], ...options.flags } });
+  const overrides =
+    options.overrides === undefined
+      ? emptyOverrides()
+      : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
+  const decision = decide({
+    facts,
+    catalog,
+    rules,
+    overrides,
+    env: parseEnv(options.env ?? {}, facts.arch, catalog),
+    flags: { ignorePreflightErrors: [], ...options.flags },
+  });
   const changeset = await render(decision, facts, catalog, templates, host);
   return { facts, decision, changeset };
 }
 
-export const changeAt = (changeset: Changeset, path: string) => changeset.changes.find((c) => c.path === path);
+export const changeAt = (changeset: Changeset, path: string) =>
+  changeset.changes.find((c) => c.path === path);

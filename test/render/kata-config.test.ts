@@ -16,7 +16,9 @@ type Table = Record<string, Record<string, Record<string, unknown>>>;
 
 describe("every shim's base configuration", async () => {
   // Pin every shim (opt-in ones too) so each template renders; contradictions do not matter here.
-  const { changeset } = await planOn(buildHost(intelContainerd16()).host, { flags: { shims: catalog.shimNames() } });
+  const { changeset } = await planOn(buildHost(intelContainerd16()).host, {
+    flags: { shims: catalog.shimNames() },
+  });
   const read = (shim: string) => parse(changeAt(changeset, base(shim))?.after as string) as Table;
 
   it("renders for each shim, parses, and holds only keys Kata has", () => {
@@ -43,13 +45,31 @@ describe("every shim's base configuration", async () => {
   });
 
   it("confidential and GPU variants carry their settings", () => {
-    expect(read("qemu-snp").hypervisor?.qemu).toMatchObject({ confidential_guest: true, sev_snp_guest: true, shared_fs: "none", firmware: "/opt/kata/share/ovmf/AMDSEV.fd" });
-    expect(read("qemu-tdx").hypervisor?.qemu).toMatchObject({ confidential_guest: true, kernel: "/opt/kata/share/kata-containers/vmlinuz-confidential.container" });
+    expect(read("qemu-snp").hypervisor?.qemu).toMatchObject({
+      confidential_guest: true,
+      sev_snp_guest: true,
+      shared_fs: "none",
+      firmware: "/opt/kata/share/ovmf/AMDSEV.fd",
+    });
+    expect(read("qemu-tdx").hypervisor?.qemu).toMatchObject({
+      confidential_guest: true,
+      kernel: "/opt/kata/share/kata-containers/vmlinuz-confidential.container",
+    });
     expect(read("qemu-tdx").hypervisor?.qemu?.sev_snp_guest).toBeUndefined();
-    expect(read("qemu-nvidia-gpu").hypervisor?.qemu).toMatchObject({ cold_plug_vfio: "root-port", pcie_root_port: 8 });
+    expect(read("qemu-nvidia-gpu").hypervisor?.qemu).toMatchObject({
+      cold_plug_vfio: "root-port",
+      pcie_root_port: 8,
+    });
     expect(read("qemu-nvidia-gpu").runtime).toMatchObject({ static_sandbox_resource_mgmt: true });
-    expect(read("fc").hypervisor?.firecracker).toMatchObject({ jailer_path: "/opt/kata/bin/jailer", block_device_driver: "virtio-mmio" });
-    expect(read("qemu-runtime-rs").runtime).toMatchObject({ name: "virt_container", hypervisor_name: "qemu", agent_name: "kata" });
+    expect(read("fc").hypervisor?.firecracker).toMatchObject({
+      jailer_path: "/opt/kata/bin/jailer",
+      block_device_driver: "virtio-mmio",
+    });
+    expect(read("qemu-runtime-rs").runtime).toMatchObject({
+      name: "virt_container",
+      hypervisor_name: "qemu",
+      agent_name: "kata",
+    });
     expect(read("qemu").runtime?.name).toBeUndefined();
   });
 
@@ -63,7 +83,9 @@ describe("decided values", () => {
   it("go into config.d with their source, over an untouched base", async () => {
     const spec = intelContainerd16();
     spec.commands = { ...spec.commands, "/usr/bin/qemu-system-x86_64": qemuScript("8.2.2") };
-    const { changeset } = await planOn(buildHost(spec).host, { env: { DEBUG: "true", AGENT_HTTPS_PROXY: "http://proxy:3128" } });
+    const { changeset } = await planOn(buildHost(spec).host, {
+      env: { DEBUG: "true", AGENT_HTTPS_PROXY: "http://proxy:3128" },
+    });
     const text = changeAt(changeset, decided("qemu"))?.after as string;
     const table = parse(text) as Table;
     expect(table.hypervisor?.qemu).toMatchObject({
@@ -77,7 +99,9 @@ describe("decided values", () => {
     expect(text).toContain("# the host's qemu, from rule use-distro-qemu (rules/hypervisors.toml)\npath = ");
     expect(text).toContain("# environment DEBUG\nenable_debug = true");
     // The base keeps Kata's defaults: the decision is visible as a drop-in, not buried in the file.
-    expect(parse(changeAt(changeset, base("qemu"))?.after as string)).toMatchObject({ hypervisor: { qemu: { path: "/opt/kata/bin/qemu-system-x86_64", enable_debug: false } } });
+    expect(parse(changeAt(changeset, base("qemu"))?.after as string)).toMatchObject({
+      hypervisor: { qemu: { path: "/opt/kata/bin/qemu-system-x86_64", enable_debug: false } },
+    });
   });
 
   it("a value cannot break out of its key", async () => {

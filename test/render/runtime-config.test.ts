@@ -18,12 +18,16 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** `containerd config dump` of a file, by the real containerd: it must load. */
 function dump(file: string): Record<string, unknown> {
-  const out = execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const out = execFileSync("containerd", ["--config", file, "config", "dump"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   return parse(out) as Record<string, unknown>;
 }
 const CRI = "io.containerd.grpc.v1.cri";
 const runtimesOf = (config: Record<string, unknown>) =>
-  ((config.plugins as Record<string, Record<string, Record<string, Record<string, unknown>>>>)[CRI]?.containerd?.runtimes ?? {}) as Record<string, Record<string, unknown>>;
+  ((config.plugins as Record<string, Record<string, Record<string, Record<string, unknown>>>>)[CRI]
+    ?.containerd?.runtimes ?? {}) as Record<string, Record<string, unknown>>;
 
 /** Debian's own default, with settings an admin would have made: systemd cgroups, a mirror, a pause image. */
 function adminConfig(): string {
@@ -47,7 +51,11 @@ function writeOut(name: string, content: string): string {
 describe("containerd 1.6 from Debian: config.toml edited in place", async () => {
   const spec = intelContainerd16();
   const original = adminConfig();
-  spec.commands = { ...spec.commands, "/usr/bin/containerd": 'echo "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"' };
+  spec.commands = {
+    ...spec.commands,
+    "/usr/bin/containerd":
+      'echo "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"',
+  };
   spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
   const { decision, changeset } = await planOn(buildHost(spec).host);
   const edited = changeAt(changeset, "/etc/containerd/config.toml");
@@ -55,7 +63,9 @@ describe("containerd 1.6 from Debian: config.toml edited in place", async () => 
   it("adds the handlers after the admin's bytes, which stay as they were", () => {
     expect(edited?.action).toBe("modify");
     expect(edited?.after?.startsWith(original)).toBe(true);
-    expect(edited?.after?.slice(original.length)).toMatch(new RegExp(`^\\n${BLOCK_BEGIN.replace(/[()]/g, "\\$&")}\\n`));
+    expect(edited?.after?.slice(original.length)).toMatch(
+      new RegExp(`^\\n${BLOCK_BEGIN.replace(/[()]/g, "\\$&")}\\n`),
+    );
     expect(changeset.changes.some((c) => c.path.startsWith("/etc/containerd/conf.d"))).toBe(false);
   });
 
@@ -67,17 +77,28 @@ describe("containerd 1.6 from Debian: config.toml edited in place", async () => 
         runtime_type: `io.containerd.kata-${shim}.v2`,
         privileged_without_host_devices: true,
         pod_annotations: ["io.katacontainers.*"],
-        options: { ConfigPath: `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml` },
+        options: {
+          ConfigPath: `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml`,
+        },
       });
     }
-    expect(runtimes.runc).toMatchObject({ runtime_type: "io.containerd.runc.v2", options: { SystemdCgroup: true } });
+    expect(runtimes.runc).toMatchObject({
+      runtime_type: "io.containerd.runc.v2",
+      options: { SystemdCgroup: true },
+    });
     const cri = (config.plugins as Record<string, Record<string, unknown>>)[CRI] as Record<string, unknown>;
     expect(cri.sandbox_image).toBe("registry.example.com/pause:3.9");
-    expect((cri.registry as { mirrors: Record<string, unknown> }).mirrors["docker.io"]).toEqual({ endpoint: ["https://mirror.example.com"] });
+    expect((cri.registry as { mirrors: Record<string, unknown> }).mirrors["docker.io"]).toEqual({
+      endpoint: ["https://mirror.example.com"],
+    });
   });
 
   it("asks for a containerd restart", () => {
-    expect(changeset.actions).toContainEqual({ kind: "restart-runtime", target: "containerd", reason: "containerd reads its runtime handlers only at start" });
+    expect(changeset.actions).toContainEqual({
+      kind: "restart-runtime",
+      target: "containerd",
+      reason: "containerd reads its runtime handlers only at start",
+    });
   });
 });
 
@@ -116,18 +137,26 @@ describe("kata-deploy's old handlers in config.toml", async () => {
   it("are replaced, not duplicated; the dropped shim's handler goes; others stay", () => {
     const runtimes = runtimesOf(dump(writeOut("replace/config.toml", after)));
     expect(runtimes["kata-fc"]).toBeUndefined(); // fc has no devmapper here
-    expect((runtimes["kata-qemu"]?.options as Record<string, unknown>).ConfigPath).toBe("/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml");
+    expect((runtimes["kata-qemu"]?.options as Record<string, unknown> | undefined)?.ConfigPath).toBe(
+      "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
     expect(runtimes.gvisor).toMatchObject({ runtime_type: "io.containerd.runsc.v1" });
     expect(after.match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
     // Outside the removed tables and the block, the file is the admin's, byte for byte.
-    const kept = before.replace(/\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.kata-qemu\][\s\S]*?(?=\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.gvisor\])/, "");
+    const kept = before.replace(
+      /\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.kata-qemu\][\s\S]*?(?=\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.gvisor\])/,
+      "",
+    );
     expect(after.startsWith(kept)).toBe(true);
   });
 });
 
 function containerd2(main: string | null, extra: Partial<NodeSpec> = {}): NodeSpec {
   const spec = intelContainerd16();
-  spec.commands = { ...spec.commands, "/usr/bin/containerd": 'echo "containerd containerd.io 2.0.4 1a43cb6a"' };
+  spec.commands = {
+    ...spec.commands,
+    "/usr/bin/containerd": 'echo "containerd containerd.io 2.0.4 1a43cb6a"',
+  };
   const files = { ...spec.files, ...extra.files };
   if (main === null) delete files["/etc/containerd/config.toml"];
   else files["/etc/containerd/config.toml"] = main;
@@ -136,13 +165,16 @@ function containerd2(main: string | null, extra: Partial<NodeSpec> = {}): NodeSp
 
 describe("containerd 2.x: a drop-in of the main file's version, and the import", () => {
   it("version 3: cri.v1.runtime handlers in conf.d, imports added to the main file, nothing else touched", async () => {
-    const main = '# admin comment\nversion = 3\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n';
+    const main =
+      '# admin comment\nversion = 3\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n';
     const { decision, changeset } = await planOn(buildHost(containerd2(main)).host);
     const dropIn = changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml");
     expect(dropIn?.action).toBe("create");
     const parsed = parse(dropIn?.after as string) as Record<string, unknown>;
     expect(parsed.version).toBe(3);
-    const runtimes = (parsed.plugins as Record<string, { containerd: { runtimes: Record<string, unknown> } }>)["io.containerd.cri.v1.runtime"]?.containerd.runtimes;
+    const runtimes = (
+      parsed.plugins as Record<string, { containerd: { runtimes: Record<string, unknown> } }>
+    )["io.containerd.cri.v1.runtime"]?.containerd.runtimes;
     expect(Object.keys(runtimes ?? {}).sort()).toEqual(decision.shims.map((s) => `kata-${s.name}`).sort());
     expect(changeAt(changeset, "/etc/containerd/config.toml")?.after).toBe(
       '# admin comment\nversion = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n',
@@ -155,12 +187,17 @@ describe("containerd 2.x: a drop-in of the main file's version, and the import",
     expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined(); // already imports it
     const dropIn = changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml")?.after as string;
     expect(parse(dropIn).version).toBe(2);
-    expect(Object.keys(runtimesOf(dump(writeOut("v2-dropin/kata.toml", dropIn))))).toEqual(expect.arrayContaining(["kata-qemu", "kata-clh"]));
+    expect(Object.keys(runtimesOf(dump(writeOut("v2-dropin/kata.toml", dropIn))))).toEqual(
+      expect.arrayContaining(["kata-qemu", "kata-clh"]),
+    );
   });
 
   it("no main file: one is created that imports the drop-in", async () => {
     const { changeset } = await planOn(buildHost(containerd2(null)).host);
-    expect(changeAt(changeset, "/etc/containerd/config.toml")).toMatchObject({ action: "create", after: 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n' });
+    expect(changeAt(changeset, "/etc/containerd/config.toml")).toMatchObject({
+      action: "create",
+      after: 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n',
+    });
   });
 });
 
@@ -170,12 +207,18 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     spec.commands = { "/usr/local/bin/k3s": 'echo "k3s version v1.31.2+k3s1 (6da2fe5d)"' };
     spec.sockets = ["/run/k3s/containerd/containerd.sock"];
     spec.files = {
-      "/var/lib/rancher/k3s/agent/etc/containerd/config.toml": 'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
+      "/var/lib/rancher/k3s/agent/etc/containerd/config.toml":
+        'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
     };
     const { changeset } = await planOn(buildHost(spec).host);
-    const dropIn = changeAt(changeset, "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/50-kata-install.toml")?.after as string;
+    const dropIn = changeAt(
+      changeset,
+      "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/50-kata-install.toml",
+    )?.after as string;
     expect(Object.keys(runtimesOf(dump(writeOut("k3s/kata.toml", dropIn))))).toContain("kata-qemu");
-    expect(changeset.changes.some((c) => c.path === "/var/lib/rancher/k3s/agent/etc/containerd/config.toml")).toBe(false);
+    expect(
+      changeset.changes.some((c) => c.path === "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"),
+    ).toBe(false);
     expect(changeset.actions.find((a) => a.kind === "restart-runtime")?.target).toBe("k3s");
   });
 
@@ -189,10 +232,15 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
   });
 
   it("microk8s: its containerd template, edited in place", async () => {
-    const template = '# microk8s template\nversion = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "${SNAPSHOTTER}"\n';
+    const template =
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: microk8s's template holds a literal ${SNAPSHOTTER}
+      '# microk8s template\nversion = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  snapshotter = "${SNAPSHOTTER}"\n';
     const spec = intelContainerd16();
     spec.commands = {};
-    spec.files = { "/var/snap/microk8s/current/args/containerd-template.toml": template, "/var/snap/microk8s/current/args/containerd.toml": "version = 2\n" };
+    spec.files = {
+      "/var/snap/microk8s/current/args/containerd-template.toml": template,
+      "/var/snap/microk8s/current/args/containerd.toml": "version = 2\n",
+    };
     const { changeset } = await planOn(buildHost(spec).host);
     const edited = changeAt(changeset, "/var/snap/microk8s/current/args/containerd-template.toml");
     expect(edited?.after?.startsWith(template)).toBe(true);
@@ -204,9 +252,14 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     spec.commands = { "/usr/bin/crio": 'echo "crio version 1.31.0"' };
     spec.sockets = ["/var/run/crio/crio.sock"];
     spec.files = { "/etc/crio/crio.conf.d/10-crio.conf": "[crio.runtime]\n" };
-    const { changeset } = await planOn(buildHost(spec).host, { env: { PULL_TYPE_MAPPING: "qemu:guest-pull" } });
-    const conf = parse(changeAt(changeset, "/etc/crio/crio.conf.d/50-kata-install.conf")?.after as string) as Record<string, unknown>;
-    const runtimes = (conf.crio as { runtime: { runtimes: Record<string, Record<string, unknown>> } }).runtime.runtimes;
+    const { changeset } = await planOn(buildHost(spec).host, {
+      env: { PULL_TYPE_MAPPING: "qemu:guest-pull" },
+    });
+    const conf = parse(
+      changeAt(changeset, "/etc/crio/crio.conf.d/50-kata-install.conf")?.after as string,
+    ) as Record<string, unknown>;
+    const runtimes = (conf.crio as { runtime: { runtimes: Record<string, Record<string, unknown>> } }).runtime
+      .runtimes;
     expect(runtimes["kata-qemu"]).toEqual({
       runtime_path: "/opt/kata/bin/containerd-shim-kata-v2",
       runtime_type: "vm",
@@ -216,6 +269,10 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
       runtime_pull_image: true,
     });
     expect(runtimes["kata-clh"]?.runtime_pull_image).toBeUndefined();
-    expect(changeset.actions).toContainEqual({ kind: "reload-runtime", target: "crio", reason: "CRI-O re-reads its runtime handlers on reload" });
+    expect(changeset.actions).toContainEqual({
+      kind: "reload-runtime",
+      target: "crio",
+      reason: "CRI-O re-reads its runtime handlers on reload",
+    });
   });
 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { BLOCK_BEGIN, BLOCK_END, dropBlock, ensureImport, putBlock, removeTables, tableSpans } from "../../src/render/toml-edit.js";
+import {
+  BLOCK_BEGIN,
+  BLOCK_END,
+  dropBlock,
+  ensureImport,
+  putBlock,
+  removeTables,
+  tableSpans,
+} from "../../src/render/toml-edit.js";
 import { tomlString } from "../../src/render/toml-literal.js";
 
 const ADMIN = `# the admin's file: keep every byte
@@ -36,11 +44,17 @@ describe("minimal TOML edits", () => {
 
   it("adds an import to a missing, one-line or multi-line imports array", () => {
     const glob = "/etc/containerd/conf.d/*.toml";
-    expect(ensureImport("version = 3\n\n[a]\nx = 1\n", glob, tomlString)).toBe(`version = 3\nimports = ["${glob}"]\n\n[a]\nx = 1\n`);
-    expect(ensureImport('version = 3\nimports = ["/x.toml"] # mine\n[a]\n', glob, tomlString)).toBe(`version = 3\nimports = ["/x.toml", "${glob}"] # mine\n[a]\n`);
-    expect(ensureImport('version = 3\nimports = [\n  "/x.toml", # first\n  "/y.toml"\n]\n', glob, tomlString)).toBe(
-      `version = 3\nimports = [\n  "/x.toml", # first\n  "/y.toml",\n  "${glob}",\n]\n`,
+    expect(ensureImport("version = 3\n\n[a]\nx = 1\n", glob, tomlString)).toBe(
+      `version = 3\nimports = ["${glob}"]\n\n[a]\nx = 1\n`,
     );
-    expect(ensureImport("version = 3\nimports = []\n", glob, tomlString)).toBe(`version = 3\nimports = ["${glob}"]\n`);
+    expect(ensureImport('version = 3\nimports = ["/x.toml"] # mine\n[a]\n', glob, tomlString)).toBe(
+      `version = 3\nimports = ["/x.toml", "${glob}"] # mine\n[a]\n`,
+    );
+    expect(
+      ensureImport('version = 3\nimports = [\n  "/x.toml", # first\n  "/y.toml"\n]\n', glob, tomlString),
+    ).toBe(`version = 3\nimports = [\n  "/x.toml", # first\n  "/y.toml",\n  "${glob}",\n]\n`);
+    expect(ensureImport("version = 3\nimports = []\n", glob, tomlString)).toBe(
+      `version = 3\nimports = ["${glob}"]\n`,
+    );
   });
 });
