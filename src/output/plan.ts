@@ -3,19 +3,9 @@
 // the host root), then the actions.
 import { blocking, type Decision } from "../decide/decision.js";
 import { type Changeset, sha256, unifiedDiff } from "../render/changeset.js";
+import { type PreflightDocument, preflightDocument } from "./preflight.js";
 
-export interface PlanDocument {
-  checks: Array<{
-    id: string;
-    severity: string;
-    status: string;
-    message: string;
-    hint?: string;
-    rule: string;
-  }>;
-  shims: Array<{ name: string; reason: string }>;
-  dropped: Array<{ name: string; reason: string }>;
-  artifacts: Array<{ name: string; reason: string; from: string }>;
+export interface PlanDocument extends PreflightDocument {
   changes: Array<{
     path: string;
     action: string;
@@ -27,19 +17,10 @@ export interface PlanDocument {
   actions: Array<{ kind: string; target: string; reason: string }>;
 }
 
+/** The preflight document, plus what an install would change. */
 export function planDocument(decision: Decision, changeset: Changeset): PlanDocument {
   return {
-    checks: decision.checks.map(({ id, severity, status, message, hint, rule }) => ({
-      id,
-      severity,
-      status,
-      message,
-      hint,
-      rule,
-    })),
-    shims: decision.shims.map(({ name, reason }) => ({ name, reason })),
-    dropped: decision.dropped.map(({ name, reason }) => ({ name, reason })),
-    artifacts: decision.artifacts.map(({ name, reason, from }) => ({ name, reason, from })),
+    ...preflightDocument(decision),
     changes: changeset.changes.map((c) => ({
       path: c.path,
       action: c.action,

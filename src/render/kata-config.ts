@@ -7,7 +7,8 @@ import type { Decision } from "../decide/decision.js";
 import type { Decided } from "../decide/provenance.js";
 import { describeSource } from "../decide/provenance.js";
 import { DECIDED_DROP_IN, installDir, shimConfigDir, shimConfigPath } from "./layout.js";
-import { TemplateBug, type Templates } from "./templates.js";
+import { parseRendered, TemplateBug, type Templates } from "./templates.js";
+import { tomlKey } from "./toml-literal.js";
 
 export interface RenderedFile {
   /** Host path. */
@@ -91,15 +92,7 @@ function renderBase(
 
 /** Every key a template writes must be one Kata has, for this shim's sections. */
 function checkKeys(content: string, template: string, spec: ShimSpec, catalog: Catalog): void {
-  let table: Record<string, unknown>;
-  try {
-    table = parse(content) as Record<string, unknown>;
-  } catch (error) {
-    throw new TemplateBug(
-      template,
-      `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`,
-    );
-  }
+  const table = parseRendered(content, template, spec.name);
   for (const key of flatten(table)) {
     if (catalog.keyType(spec.name, key) === undefined)
       throw new TemplateBug(template, `wrote "${key}", which is no key of shim ${spec.name}`);
@@ -132,22 +125,11 @@ function renderDecided(
     shim: spec.name,
     sections: [...sections].map(([name, keys]) => ({
       name,
-      header: name
-        .split(".")
-        .map((part) => (/^[A-Za-z0-9_-]+$/.test(part) ? part : JSON.stringify(part)))
-        .join("."),
+      header: name.split(".").map(tomlKey).join("."),
       keys,
     })),
   });
-  let table: Record<string, unknown>;
-  try {
-    table = parse(content) as Record<string, unknown>;
-  } catch (error) {
-    throw new TemplateBug(
-      template,
-      `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`,
-    );
-  }
+  const table = parseRendered(content, template, spec.name);
   for (const [section, keys] of sections) {
     for (const key of keys) {
       const read = valueAtKey(table, `${section}.${key.name}`);

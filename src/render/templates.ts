@@ -16,6 +16,18 @@ export class TemplateBug extends Error {
   }
 }
 
+/** Parse what a template rendered; a failure is the template's bug. */
+export function parseRendered(content: string, template: string, what: string): Record<string, unknown> {
+  try {
+    return parse(content) as Record<string, unknown>;
+  } catch (error) {
+    throw new TemplateBug(
+      template,
+      `rendered invalid TOML for ${what}: ${(error as Error).message.split("\n")[0]}`,
+    );
+  }
+}
+
 export interface Templates {
   render(name: string, context: Record<string, unknown>): string;
   /** A TOML data file kept with the templates. */

@@ -2,9 +2,9 @@
 // (all of them at once); good input always wins, and says so where it contradicts the node.
 import { afterAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/decide/env.js";
-import { InputError } from "../../src/decide/input-error.js";
 import { parseOverrides } from "../../src/decide/overrides.js";
 import { catalog, check, checkIds, decideFacts, factsOf, shimNames } from "../helpers/decide.js";
+import { inputErrorLines } from "../helpers/input-error.js";
 import {
   amdSnpCrio,
   INTEL_MODULES_AVAILABLE,
@@ -16,19 +16,7 @@ import { removeTestHosts } from "../helpers/test-host.js";
 afterAll(removeTestHosts);
 
 const FILE = "/etc/kata-containers/kata-install.toml";
-function problems(text: string): string[] {
-  try {
-    parseOverrides(FILE, text, catalog, checkIds);
-  } catch (error) {
-    if (error instanceof InputError)
-      return error.message
-        .split("\n")
-        .slice(1)
-        .map((l) => l.trim());
-    throw error;
-  }
-  throw new Error("parsed without error");
-}
+const problems = (text: string) => inputErrorLines(() => parseOverrides(FILE, text, catalog, checkIds));
 
 describe("a malformed overrides file", () => {
   it("bad TOML: the line", () => {

@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../../src/decide/catalog.js";
-import { InputError } from "../../src/decide/input-error.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
+import { inputErrorLines } from "../helpers/input-error.js";
 
 const RULES = path.resolve("rules");
 const catalog = loadCatalog(RULES);
@@ -19,19 +19,7 @@ function load(files: Record<string, string>) {
   for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
   return loadRules(ruleFilesIn(dir), catalog, (f) => path.basename(f));
 }
-function issues(files: Record<string, string>): string[] {
-  try {
-    load(files);
-  } catch (error) {
-    if (error instanceof InputError)
-      return error.message
-        .split("\n")
-        .slice(1)
-        .map((l) => l.trim());
-    throw error;
-  }
-  throw new Error("loaded without error");
-}
+const issues = (files: Record<string, string>) => inputErrorLines(() => load(files));
 
 const header = (name: string, extra = "") =>
   `[[rule]]\nname = "${name}"\ndescription = "d"\nwhy = "w"\n${extra}`;
