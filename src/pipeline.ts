@@ -27,7 +27,7 @@ export async function planPipeline(
 ): Promise<Planned> {
   // Every input is validated before any stage runs: a bad overrides file stops here, whole.
   const prepared = prepare({ ...options, env });
-  const templates = loadTemplates();
+  const templates = await loadTemplates();
   const host = await openHost(options.hostRoot, options.hostExec);
   const ctx: Partial<Planned> = { prepared, templates, host };
   await runStages([

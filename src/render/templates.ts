@@ -1,6 +1,7 @@
 // The nunjucks environment: kata-install's own templates, values only through the TOML filters,
 // and any undefined variable an error (a typo in a template must not render as an empty string).
 import fs from "node:fs";
+import { pathToFileURL } from "node:url";
 import nunjucks from "nunjucks";
 import { parse } from "smol-toml";
 import { dataPath } from "../package-root.js";

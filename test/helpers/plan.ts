@@ -10,7 +10,7 @@ import { render } from "../../src/render/render.js";
 import { loadTemplates } from "../../src/render/templates.js";
 import { catalog, checkIds, rules } from "./decide.js";
 
-export const templates = loadTemplates();
+export const templates = await loadTemplates();
 
 export interface PlanOn {
   overrides?: string;
