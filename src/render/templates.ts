@@ -36,11 +36,17 @@ export interface Templates {
   readonly dir: string;
 }
 
-export function loadTemplates(dir = dataPath("templates")): Templates {
-  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(dir), {
-    autoescape: false,
-    throwOnUndefined: true,
-  });
+/**
+ * The templates: compiled at build time into dist/templates.js when that exists (a run then compiles
+ * nothing), read and compiled from templates/ otherwise (running from source, or another `dir`).
+ */
+export async function loadTemplates(dir = dataPath("templates")): Promise<Templates> {
+  const precompiled = dataPath("dist", "templates.js");
+  const loader =
+    dir === dataPath("templates") && fs.existsSync(precompiled)
+      ? new nunjucks.PrecompiledLoader((await import(pathToFileURL(precompiled).href)).default)
+      : new nunjucks.FileSystemLoader(dir);
+  const env = new nunjucks.Environment(loader, { autoescape: false, throwOnUndefined: true });
   env.addFilter("toml", tomlLiteral);
   env.addFilter("key", tomlKey);
   env.addFilter("comment", tomlComment);
