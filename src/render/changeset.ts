@@ -13,6 +13,8 @@ export interface FileChange {
   after: string | null;
   mode: number;
   reason: string;
+  /** Kata's own configuration, or the container runtime's: install writes the runtime's last. */
+  role: "kata" | "runtime";
   /** sha256 of the current bytes (null: absent), so a saved plan can tell the host moved on. */
   beforeHash: string | null;
 }
@@ -38,10 +40,11 @@ export function change(
   after: string | null,
   mode: number,
   reason: string,
+  role: FileChange["role"],
 ): FileChange | null {
   if (before === after) return null;
   const action: FileAction = before === null ? "create" : after === null ? "delete" : "modify";
-  return { path, action, before, after, mode, reason, beforeHash: sha256(before) };
+  return { path, action, before, after, mode, reason, role, beforeHash: sha256(before) };
 }
 
 /** A unified diff that `patch -p1` applies inside the host root: a/… and b/…, /dev/null for new or removed files. */

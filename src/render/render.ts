@@ -34,21 +34,22 @@ export async function render(
   const kata = renderKataConfigs(decision, catalog, templates);
   const runtime = renderRuntimeConfig(decision, facts, catalog, templates, current);
   const changes: FileChange[] = [];
-  const consider = async (file: RenderedFile) => {
+  const consider = async (file: RenderedFile, role: "kata" | "runtime") => {
     const c = change(
       file.path,
       current.get(file.path) ?? (await read(file.path)),
       file.content,
       file.mode,
       file.reason,
+      role,
     );
     if (c) changes.push(c);
   };
-  for (const file of kata) await consider(file);
+  for (const file of kata) await consider(file, "kata");
   let runtimeChanged = false;
   for (const file of runtime.files) {
     const before = changes.length;
-    await consider(file);
+    await consider(file, "runtime");
     if (changes.length > before) runtimeChanged = true;
   }
   changes.push(...(await staleKataFiles(decision, kata, host, read)));
@@ -91,6 +92,7 @@ async function staleKataFiles(
         decision.shims.some((s) => s.name === shim)
           ? "no value is decided for this shim any more"
           : `the ${shim} shim is no longer installed`,
+        "kata",
       );
       if (c) out.push(c);
     }

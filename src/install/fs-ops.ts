@@ -1,0 +1,93 @@
+// The only writes to the host. Every path is a host path, resolved through the Host (so a link
+// inside the host is followed inside it); files are replaced atomically: a temp file in the same
+// directory, fsync, rename, then fsync of the directory, with the mode and owner asked for.
+import fs from "node:fs";
+import path from "node:path";
+import type { Host } from "../host/host.js";
+
+export interface FileMeta {
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+/** A regular file's bytes and metadata, or null when it does not exist. */
+export async function readFile(host: Host, hostPath: string): Promise<{ bytes: Buffer; meta: FileMeta } | null> {
+  const file = await host.resolve(hostPath);
+  try {
+    const stats = fs.statSync(file);
+    if (!stats.isFile()) throw new Error(`${hostPath} is not a regular file`);
+    return { bytes: fs.readFileSync(file), meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid } };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+/**
+ * Create the missing directories above `hostPath`; returns the ones it created, outermost first,
+ * so that the journal can remove exactly those again.
+ */
+export async function ensureParents(host: Host, hostPath: string): Promise<string[]> {
+  const created: string[] = [];
+  let dir = path.posix.dirname(hostPath);
+  const missing: string[] = [];
+  while (dir !== "/" && !(await host.exists(dir))) {
+    missing.unshift(dir);
+    dir = path.posix.dirname(dir);
+  }
+  for (const d of missing) {
+    fs.mkdirSync(await host.resolve(d), { mode: 0o755 });
+    created.push(d);
+  }
+  return created;
+}
+
+export async function atomicWrite(host: Host, hostPath: string, bytes: Buffer | string, meta: FileMeta): Promise<void> {
+  const file = await host.resolve(hostPath);
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.kata-install-${process.pid}`);
+  const fd = fs.openSync(temp, "w", meta.mode);
+  try {
+    fs.writeFileSync(fd, bytes);
+    fs.fchmodSync(fd, meta.mode);
+    fs.fchownSync(fd, meta.uid, meta.gid);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(temp, file);
+  syncDir(dir);
+}
+
+export async function removeFile(host: Host, hostPath: string): Promise<void> {
+  const file = await host.resolve(hostPath);
+  fs.rmSync(file, { force: true });
+  syncDir(path.dirname(file));
+}
+
+/** Remove directories this install created, innermost first, when they are empty. */
+export async function removeEmptyDirs(host: Host, dirs: string[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const dir of [...dirs].sort((a, b) => b.length - a.length)) {
+    const real = await host.resolve(dir);
+    try {
+      fs.rmdirSync(real);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTEMPTY" || code === "EEXIST") left.push(dir);
+      else if (code !== "ENOENT") throw error;
+    }
+  }
+  return left;
+}
+
+function syncDir(dir: string): void {
+  // A rename is durable only once the directory that holds it is flushed.
+  const fd = fs.openSync(dir, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
