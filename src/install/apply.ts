@@ -1,0 +1,121 @@
+// Apply a Changeset's files as one transaction: every step is journalled before it is taken, so a
+// run cut short at any point is rolled back by the next one (recover()), and the node is either as
+// it was or as the plan wants it, never something between. Kata's own files are written before the
+// runtime's, so the runtime never points at a configuration that is not there yet.
+import fs from "node:fs";
+import { createHash, randomUUID } from "node:crypto";
+import type { Host } from "../host/host.js";
+import type { FileChange } from "../render/changeset.js";
+import { BLOCK_BEGIN } from "../render/toml-edit.js";
+import { atomicWrite, ensureParents, type FileMeta, readFile, removeEmptyDirs, removeFile } from "./fs-ops.js";
+import { emptyJournal, type Journal, type JournalStore, type Saved } from "./journal.js";
+
+export interface ApplyResult {
+  written: string[];
+  removed: string[];
+  /** Whether a file the container runtime reads changed. */
+  runtimeChanged: boolean;
+  /** A transaction found cut short and rolled back first. */
+  recovered: boolean;
+}
+
+/**
+ * Test hook: KATA_INSTALL_CRASH_AT names a point ("step:2:before-write", "commit", …) at which
+ * the process kills itself, as a power cut or kill -9 would. Only the crash-safety tests set it.
+ */
+function crashPoint(name: string): void {
+  if (process.env.KATA_INSTALL_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
+}
+
+export async function applyChanges(store: JournalStore, changes: FileChange[]): Promise<ApplyResult> {
+  const recovered = await recover(store);
+  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered };
+  if (changes.length === 0) return result;
+  let journal = await store.load();
+  if (journal === null) {
+    // The journal's own directories count as created by the install: an uninstall removes them.
+    journal = emptyJournal();
+    journal.dirs.push(...(await ensureParents(store.host, store.file)));
+  }
+  const ordered = [...changes.filter((c) => c.role === "kata"), ...changes.filter((c) => c.role === "runtime")];
+
+  journal.transaction = { id: randomUUID(), before: { files: structuredClone(journal.files), dirs: [...journal.dirs] }, steps: [] };
+  await store.save(journal);
+  crashPoint("begin");
+
+  for (const [i, c] of ordered.entries()) {
+    const current = await readFile(store.host, c.path);
+    const pre: Saved = current === null ? "absent" : { backup: await store.keep("txn", current.bytes), ...current.meta };
+    const step = { path: c.path, pre, createdDirs: [] as string[] };
+    journal.transaction.steps.push(step);
+    if (journal.files[c.path] === undefined && c.after !== null) {
+      journal.files[c.path] = {
+        original: current === null ? "absent" : { backup: await store.keep("original", current.bytes), ...current.meta },
+        afterHash: "",
+        editedInPlace: current !== null && c.after.includes(BLOCK_BEGIN),
+        role: c.role,
+      };
+    }
+    await store.save(journal);
+    crashPoint(`step:${i}:before-write`);
+
+    if (c.after === null) {
+      await removeFile(store.host, c.path);
+      result.removed.push(c.path);
+      // A file of ours that goes leaves nothing to restore; one that was the node's stays recorded.
+      if (journal.files[c.path]?.original === "absent") delete journal.files[c.path];
+    } else {
+      step.createdDirs = await ensureParents(store.host, c.path);
+      journal.dirs.push(...step.createdDirs);
+      const meta: FileMeta = current?.meta ?? { mode: c.mode, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+      await atomicWrite(store.host, c.path, c.after, meta);
+      const record = journal.files[c.path];
+      if (record) record.afterHash = hash(c.after);
+      result.written.push(c.path);
+    }
+    if (c.role === "runtime") result.runtimeChanged = true;
+    await store.save(journal);
+    crashPoint(`step:${i}:after-write`);
+  }
+
+  crashPoint("before-commit");
+  journal.transaction = null;
+  await store.save(journal);
+  await discardTxnCopies(store);
+  crashPoint("after-commit");
+  return result;
+}
+
+/** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */
+export async function recover(store: JournalStore): Promise<boolean> {
+  const journal = await store.load();
+  if (journal?.transaction == null) return false;
+  const { transaction } = journal;
+  for (const step of [...transaction.steps].reverse()) {
+    await restore(store, step.path, step.pre);
+    await removeEmptyDirs(store.host, step.createdDirs);
+  }
+  journal.files = transaction.before.files;
+  journal.dirs = transaction.before.dirs;
+  journal.transaction = null;
+  await store.save(journal);
+  await discardTxnCopies(store);
+  return true;
+}
+
+/** Put a file back as saved: its bytes, mode and owner, or its absence. */
+export async function restore(store: JournalStore, path: string, saved: Saved): Promise<void> {
+  if (saved === "absent") await removeFile(store.host, path);
+  else {
+    await ensureParents(store.host, path);
+    await atomicWrite(store.host, path, await store.bytesOf(saved.backup), saved);
+  }
+}
+
+async function discardTxnCopies(store: JournalStore): Promise<void> {
+  fs.rmSync(await store.host.resolve(`${store.dir}/txn`), { recursive: true, force: true });
+}
+
+export function hash(content: string | Buffer): string {
+  return createHash("sha256").update(content).digest("hex");
+}

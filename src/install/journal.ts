@@ -1,0 +1,91 @@
+// The journal: what kata-install changed on this node and what was there before, so that an
+// uninstall restores every file byte for byte, and a transaction cut short (kill -9) is rolled
+// back by the next run. It lives under the install prefix, in .install/.
+//
+//   journal.json   this record, replaced atomically at every step
+//   original/N     the node's own bytes of a file, from before kata-install first touched it
+//   txn/N          a file's bytes from before the running transaction, for rolling it back
+import { randomUUID } from "node:crypto";
+import type { Host } from "../host/host.js";
+import { atomicWrite, ensureParents, type FileMeta, readFile } from "./fs-ops.js";
+
+export const JOURNAL_VERSION = 1;
+
+/** A file's earlier state: absent, or saved bytes (by their name in original/ or txn/) and metadata. */
+export type Saved = "absent" | ({ backup: string } & FileMeta);
+
+export interface FileRecord {
+  /** Before kata-install ever touched it. */
+  original: Saved;
+  /** sha256 of what kata-install last wrote: a file that no longer hashes so was edited by someone. */
+  afterHash: string;
+  /** The admin's own file with a block of ours in it (containerd 1.x config.toml). */
+  editedInPlace: boolean;
+  role: "kata" | "runtime";
+}
+
+export interface Step {
+  path: string;
+  pre: Saved;
+  createdDirs: string[];
+}
+
+export interface Transaction {
+  id: string;
+  /** The journal's files and directories as they were when the transaction began. */
+  before: { files: Record<string, FileRecord>; dirs: string[] };
+  steps: Step[];
+}
+
+export interface Journal {
+  version: typeof JOURNAL_VERSION;
+  files: Record<string, FileRecord>;
+  /** Directories kata-install created, to remove again when empty. */
+  dirs: string[];
+  transaction: Transaction | null;
+}
+
+export class JournalStore {
+  constructor(
+    readonly host: Host,
+    /** Host path of the .install directory. */
+    readonly dir: string,
+  ) {}
+
+  get file(): string {
+    return `${this.dir}/journal.json`;
+  }
+
+  async load(): Promise<Journal | null> {
+    const found = await readFile(this.host, this.file);
+    if (found === null) return null;
+    const journal = JSON.parse(found.bytes.toString("utf8")) as Journal;
+    if (journal.version !== JOURNAL_VERSION) throw new Error(`${this.file}: journal version ${journal.version} is not one this kata-install reads (${JOURNAL_VERSION})`);
+    return journal;
+  }
+
+  async save(journal: Journal): Promise<void> {
+    await atomicWrite(this.host, this.file, `${JSON.stringify(journal, null, 2)}\n`, ROOT_ONLY);
+  }
+
+  /** Save a file's bytes under original/ or txn/; returns the name to record. */
+  async keep(kind: "original" | "txn", bytes: Buffer): Promise<string> {
+    const name = `${kind}/${randomUUID()}`;
+    await ensureParents(this.host, `${this.dir}/${name}`);
+    await atomicWrite(this.host, `${this.dir}/${name}`, bytes, ROOT_ONLY);
+    return name;
+  }
+
+  async bytesOf(name: string): Promise<Buffer> {
+    const found = await readFile(this.host, `${this.dir}/${name}`);
+    if (found === null) throw new Error(`${this.dir}/${name}: a saved copy is missing from the journal`);
+    return found.bytes;
+  }
+}
+
+export function emptyJournal(): Journal {
+  return { version: JOURNAL_VERSION, files: {}, dirs: [], transaction: null };
+}
+
+/** Backups hold the node's files, some of them private: only root reads them. */
+const ROOT_ONLY: FileMeta = { mode: 0o600, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };

@@ -1,0 +1,49 @@
+// Uninstall: the journal replayed backwards. A file as kata-install left it gets the node's own
+// bytes, mode and owner back (or goes, if kata-install created it); a file someone edited since is
+// not clobbered: from the admin's own file only kata-install's block is taken out, and a file of
+// ours that was edited stays; both are reported.
+import fs from "node:fs";
+import { dropBlock } from "../render/toml-edit.js";
+import { hash, recover, restore } from "./apply.js";
+import { atomicWrite, readFile, removeEmptyDirs } from "./fs-ops.js";
+import type { JournalStore } from "./journal.js";
+
+export interface UninstallResult {
+  /** Nothing was installed: there was no journal. */
+  nothingInstalled: boolean;
+  restored: string[];
+  removed: string[];
+  /** Files left as someone edited them, with what was done. */
+  leftEdited: Array<{ path: string; what: string }>;
+  runtimeChanged: boolean;
+  recovered: boolean;
+}
+
+export async function uninstallFiles(store: JournalStore): Promise<UninstallResult> {
+  const recovered = await recover(store);
+  const journal = await store.load();
+  const result: UninstallResult = { nothingInstalled: journal === null, restored: [], removed: [], leftEdited: [], runtimeChanged: false, recovered };
+  if (journal === null) return result;
+  // Runtime files first: the runtime must stop pointing at Kata before Kata's files go.
+  const entries = Object.entries(journal.files).reverse().sort(([, a], [, b]) => (a.role === b.role ? 0 : a.role === "runtime" ? -1 : 1));
+  for (const [path, record] of entries) {
+    const current = await readFile(store.host, path);
+    const untouched = current !== null && hash(current.bytes) === record.afterHash;
+    if (untouched || current === null) {
+      await restore(store, path, record.original);
+      (record.original === "absent" ? result.removed : result.restored).push(path);
+    } else if (record.editedInPlace) {
+      const text = current.bytes.toString("utf8");
+      await atomicWrite(store.host, path, dropBlock(text), current.meta);
+      result.leftEdited.push({ path, what: "edited after the install: only kata-install's block was removed, the rest kept as it is" });
+    } else {
+      result.leftEdited.push({ path, what: "edited after the install: left in place" });
+    }
+    if (record.role === "runtime") result.runtimeChanged = true;
+  }
+  // The journal goes last: until here, a crash leaves an uninstall that can be run again.
+  fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
+  const leftDirs = await removeEmptyDirs(store.host, journal.dirs);
+  for (const dir of leftDirs) result.leftEdited.push({ path: dir, what: "a directory kata-install created, not empty: left in place" });
+  return result;
+}
