@@ -2,12 +2,20 @@
 // run cut short at any point is rolled back by the next one (recover()), and the node is either as
 // it was or as the plan wants it, never something between. Kata's own files are written before the
 // runtime's, so the runtime never points at a configuration that is not there yet.
-import fs from "node:fs";
+
 import { createHash, randomUUID } from "node:crypto";
-import type { Host } from "../host/host.js";
+import fs from "node:fs";
+import { UserError } from "../errors.js";
 import type { FileChange } from "../render/changeset.js";
 import { BLOCK_BEGIN } from "../render/toml-edit.js";
-import { atomicWrite, ensureParents, type FileMeta, readFile, removeEmptyDirs, removeFile } from "./fs-ops.js";
+import {
+  atomicWrite,
+  ensureParents,
+  type FileMeta,
+  readFile,
+  removeEmptyDirs,
+  removeFile,
+} from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore, type Saved } from "./journal.js";
 
 export interface ApplyResult {
@@ -15,7 +23,7 @@ export interface ApplyResult {
   removed: string[];
   /** Whether a file the container runtime reads changed. */
   runtimeChanged: boolean;
-  /** A transaction found cut short and rolled back first. */
+  /** Always false here: recovery is the caller's first step (see recover()). */
   recovered: boolean;
 }
 
@@ -27,30 +35,58 @@ function crashPoint(name: string): void {
   if (process.env.KATA_INSTALL_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
 }
 
+/** The node moved on since the plan was made: nothing of this plan is left applied. */
+export class StalePlanError extends UserError {}
+
+/**
+ * Apply `changes`, which must have been planned after recover(): a plan made while a cut-short
+ * transaction was still on the node would not know what its rollback changes.
+ */
 export async function applyChanges(store: JournalStore, changes: FileChange[]): Promise<ApplyResult> {
-  const recovered = await recover(store);
-  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered };
+  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
   if (changes.length === 0) return result;
   let journal = await store.load();
+  if (journal?.transaction) {
+    throw new StalePlanError(
+      `an earlier install was cut short (${store.file}): roll it back (recover) and plan again`,
+    );
+  }
   if (journal === null) {
     // The journal's own directories count as created by the install: an uninstall removes them.
     journal = emptyJournal();
     journal.dirs.push(...(await ensureParents(store.host, store.file)));
   }
-  const ordered = [...changes.filter((c) => c.role === "kata"), ...changes.filter((c) => c.role === "runtime")];
+  const ordered = [
+    ...changes.filter((c) => c.role === "kata"),
+    ...changes.filter((c) => c.role === "runtime"),
+  ];
 
-  journal.transaction = { id: randomUUID(), before: { files: structuredClone(journal.files), dirs: [...journal.dirs] }, steps: [] };
+  journal.transaction = {
+    id: randomUUID(),
+    before: { files: structuredClone(journal.files), dirs: [...journal.dirs] },
+    steps: [],
+  };
   await store.save(journal);
   crashPoint("begin");
 
   for (const [i, c] of ordered.entries()) {
     const current = await readFile(store.host, c.path);
-    const pre: Saved = current === null ? "absent" : { backup: await store.keep("txn", current.bytes), ...current.meta };
+    if ((current === null ? null : hash(current.bytes)) !== c.beforeHash) {
+      await recover(store);
+      throw new StalePlanError(
+        `${c.path} changed since the plan was made; nothing was left applied: plan again`,
+      );
+    }
+    const pre: Saved =
+      current === null ? "absent" : { backup: await store.keep("txn", current.bytes), ...current.meta };
     const step = { path: c.path, pre, createdDirs: [] as string[] };
     journal.transaction.steps.push(step);
     if (journal.files[c.path] === undefined && c.after !== null) {
       journal.files[c.path] = {
-        original: current === null ? "absent" : { backup: await store.keep("original", current.bytes), ...current.meta },
+        original:
+          current === null
+            ? "absent"
+            : { backup: await store.keep("original", current.bytes), ...current.meta },
         afterHash: "",
         editedInPlace: current !== null && c.after.includes(BLOCK_BEGIN),
         role: c.role,
@@ -67,7 +103,11 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
     } else {
       step.createdDirs = await ensureParents(store.host, c.path);
       journal.dirs.push(...step.createdDirs);
-      const meta: FileMeta = current?.meta ?? { mode: c.mode, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+      const meta: FileMeta = current?.meta ?? {
+        mode: c.mode,
+        uid: process.getuid?.() ?? 0,
+        gid: process.getgid?.() ?? 0,
+      };
       await atomicWrite(store.host, c.path, c.after, meta);
       const record = journal.files[c.path];
       if (record) record.afterHash = hash(c.after);
@@ -98,6 +138,12 @@ export async function recover(store: JournalStore): Promise<boolean> {
   journal.files = transaction.before.files;
   journal.dirs = transaction.before.dirs;
   journal.transaction = null;
+  if (Object.keys(journal.files).length === 0) {
+    // Nothing of ours is left on the node: no journal either, and none of the directories it made.
+    fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
+    await removeEmptyDirs(store.host, journal.dirs);
+    return true;
+  }
   await store.save(journal);
   await discardTxnCopies(store);
   return true;

@@ -12,12 +12,18 @@ export interface FileMeta {
 }
 
 /** A regular file's bytes and metadata, or null when it does not exist. */
-export async function readFile(host: Host, hostPath: string): Promise<{ bytes: Buffer; meta: FileMeta } | null> {
+export async function readFile(
+  host: Host,
+  hostPath: string,
+): Promise<{ bytes: Buffer; meta: FileMeta } | null> {
   const file = await host.resolve(hostPath);
   try {
     const stats = fs.statSync(file);
     if (!stats.isFile()) throw new Error(`${hostPath} is not a regular file`);
-    return { bytes: fs.readFileSync(file), meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid } };
+    return {
+      bytes: fs.readFileSync(file),
+      meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid },
+    };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
@@ -43,7 +49,12 @@ export async function ensureParents(host: Host, hostPath: string): Promise<strin
   return created;
 }
 
-export async function atomicWrite(host: Host, hostPath: string, bytes: Buffer | string, meta: FileMeta): Promise<void> {
+export async function atomicWrite(
+  host: Host,
+  hostPath: string,
+  bytes: Buffer | string,
+  meta: FileMeta,
+): Promise<void> {
   const file = await host.resolve(hostPath);
   const dir = path.dirname(file);
   const temp = path.join(dir, `.${path.basename(file)}.kata-install-${process.pid}`);
@@ -62,6 +73,7 @@ export async function atomicWrite(host: Host, hostPath: string, bytes: Buffer | 
 
 export async function removeFile(host: Host, hostPath: string): Promise<void> {
   const file = await host.resolve(hostPath);
+  if (!fs.existsSync(path.dirname(file))) return; // nothing there to remove
   fs.rmSync(file, { force: true });
   syncDir(path.dirname(file));
 }

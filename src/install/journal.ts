@@ -60,7 +60,10 @@ export class JournalStore {
     const found = await readFile(this.host, this.file);
     if (found === null) return null;
     const journal = JSON.parse(found.bytes.toString("utf8")) as Journal;
-    if (journal.version !== JOURNAL_VERSION) throw new Error(`${this.file}: journal version ${journal.version} is not one this kata-install reads (${JOURNAL_VERSION})`);
+    if (journal.version !== JOURNAL_VERSION)
+      throw new Error(
+        `${this.file}: journal version ${journal.version} is not one this kata-install reads (${JOURNAL_VERSION})`,
+      );
     return journal;
   }
 

@@ -2,8 +2,8 @@
 // left by a process that died (kill -9) is taken over; a live owner makes the second installer
 // stop with a clear message instead of interleaving writes.
 import fs from "node:fs";
-import type { Host } from "../host/host.js";
 import { UserError } from "../errors.js";
+import type { Host } from "../host/host.js";
 import { ensureParents } from "./fs-ops.js";
 
 export const LOCK_PATH = "/run/lock/kata-install.lock";
@@ -35,7 +35,9 @@ export async function acquireLock(host: Host): Promise<Lock> {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = readOwner(file);
       if (owner !== null && owner !== process.pid && alive(owner)) {
-        throw new UserError(`another kata-install (pid ${owner}) is installing on this node: it holds ${LOCK_PATH}; try again when it has finished`);
+        throw new UserError(
+          `another kata-install (pid ${owner}) is installing on this node: it holds ${LOCK_PATH}; try again when it has finished`,
+        );
       }
       tookOverFrom = owner ?? undefined;
       fs.rmSync(file, { force: true });

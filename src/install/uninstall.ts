@@ -22,10 +22,19 @@ export interface UninstallResult {
 export async function uninstallFiles(store: JournalStore): Promise<UninstallResult> {
   const recovered = await recover(store);
   const journal = await store.load();
-  const result: UninstallResult = { nothingInstalled: journal === null, restored: [], removed: [], leftEdited: [], runtimeChanged: false, recovered };
+  const result: UninstallResult = {
+    nothingInstalled: journal === null,
+    restored: [],
+    removed: [],
+    leftEdited: [],
+    runtimeChanged: false,
+    recovered,
+  };
   if (journal === null) return result;
   // Runtime files first: the runtime must stop pointing at Kata before Kata's files go.
-  const entries = Object.entries(journal.files).reverse().sort(([, a], [, b]) => (a.role === b.role ? 0 : a.role === "runtime" ? -1 : 1));
+  const entries = Object.entries(journal.files)
+    .reverse()
+    .sort(([, a], [, b]) => (a.role === b.role ? 0 : a.role === "runtime" ? -1 : 1));
   for (const [path, record] of entries) {
     const current = await readFile(store.host, path);
     const untouched = current !== null && hash(current.bytes) === record.afterHash;
@@ -35,7 +44,10 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     } else if (record.editedInPlace) {
       const text = current.bytes.toString("utf8");
       await atomicWrite(store.host, path, dropBlock(text), current.meta);
-      result.leftEdited.push({ path, what: "edited after the install: only kata-install's block was removed, the rest kept as it is" });
+      result.leftEdited.push({
+        path,
+        what: "edited after the install: only kata-install's block was removed, the rest kept as it is",
+      });
     } else {
       result.leftEdited.push({ path, what: "edited after the install: left in place" });
     }
@@ -44,6 +56,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   // The journal goes last: until here, a crash leaves an uninstall that can be run again.
   fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
   const leftDirs = await removeEmptyDirs(store.host, journal.dirs);
-  for (const dir of leftDirs) result.leftEdited.push({ path: dir, what: "a directory kata-install created, not empty: left in place" });
+  for (const dir of leftDirs)
+    result.leftEdited.push({ path: dir, what: "a directory kata-install created, not empty: left in place" });
   return result;
 }

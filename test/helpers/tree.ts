@@ -18,7 +18,8 @@ export function snapshot(root: string): TreeSnapshot {
       else if (st.isDirectory()) {
         out[rel] = `dir ${owner}`;
         walk(full);
-      } else if (st.isFile()) out[rel] = `file ${owner} ${createHash("sha256").update(fs.readFileSync(full)).digest("hex")}`;
+      } else if (st.isFile())
+        out[rel] = `file ${owner} ${createHash("sha256").update(fs.readFileSync(full)).digest("hex")}`;
       else out[rel] = "special";
     }
   };

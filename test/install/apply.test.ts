@@ -20,7 +20,8 @@ function k3sNode(): NodeSpec {
   spec.commands = { "/usr/local/bin/k3s": 'echo "k3s version v1.31.2+k3s1 (6da2fe5d)"' };
   spec.sockets = ["/run/k3s/containerd/containerd.sock"];
   spec.files = {
-    "/var/lib/rancher/k3s/agent/etc/containerd/config.toml": 'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
+    "/var/lib/rancher/k3s/agent/etc/containerd/config.toml":
+      'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
   };
   return spec;
 }
@@ -45,7 +46,8 @@ describe.each([
     expect(changeset.changes.length).toBeGreaterThan(0);
     const result = await applyChanges(storeFor(host), changeset.changes);
     expect(result.runtimeChanged).toBe(true);
-    for (const c of changeset.changes) expect(fs.readFileSync(path.join(host.root, c.path), "utf8")).toBe(c.after);
+    for (const c of changeset.changes)
+      expect(fs.readFileSync(path.join(host.root, c.path), "utf8")).toBe(c.after);
     expect((await planOn(host.host)).changeset.changes).toEqual([]);
 
     const undone = await uninstallFiles(storeFor(host));
@@ -64,6 +66,20 @@ describe("idempotency and edits", () => {
     expect(mtimes(host.root)).toEqual(times);
   });
 
+  it("refuses a plan the node has moved away from, and leaves nothing of it applied", async () => {
+    const host = buildHost(intelContainerd16());
+    const before = snapshot(host.root);
+    const { changeset } = await planOn(host.host);
+    const config = path.join(host.root, "/etc/containerd/config.toml");
+    fs.appendFileSync(config, "# edited after the plan\n");
+    const edited = snapshot(host.root);
+    await expect(applyChanges(storeFor(host), changeset.changes)).rejects.toThrow(
+      /\/etc\/containerd\/config\.toml changed since the plan was made/,
+    );
+    expect(snapshot(host.root)).toEqual(edited);
+    expect(before).not.toEqual(edited);
+  });
+
   it("keeps the admin's mode and owner on a file it edits", async () => {
     const host = buildHost(intelContainerd16());
     const config = path.join(host.root, "/etc/containerd/config.toml");
@@ -80,15 +96,29 @@ describe("idempotency and edits", () => {
     const original = fs.readFileSync(path.join(host.root, "/etc/containerd/config.toml"), "utf8");
     await applyChanges(storeFor(host), (await planOn(host.host)).changeset.changes);
     const config = path.join(host.root, "/etc/containerd/config.toml");
-    fs.writeFileSync(config, `${fs.readFileSync(config, "utf8")}\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n`);
-    const drop = path.join(host.root, "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml");
+    fs.writeFileSync(
+      config,
+      `${fs.readFileSync(config, "utf8")}\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n`,
+    );
+    const drop = path.join(
+      host.root,
+      "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
     fs.appendFileSync(drop, "# my note\n");
     const undone = await uninstallFiles(storeFor(host));
-    expect(fs.readFileSync(config, "utf8")).toBe(`${original}\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n`);
+    expect(fs.readFileSync(config, "utf8")).toBe(
+      `${original}\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n`,
+    );
     expect(undone.leftEdited).toEqual(
       expect.arrayContaining([
-        { path: "/etc/containerd/config.toml", what: "edited after the install: only kata-install's block was removed, the rest kept as it is" },
-        { path: "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml", what: "edited after the install: left in place" },
+        {
+          path: "/etc/containerd/config.toml",
+          what: "edited after the install: only kata-install's block was removed, the rest kept as it is",
+        },
+        {
+          path: "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+          what: "edited after the install: left in place",
+        },
       ]),
     );
     expect(fs.existsSync(drop)).toBe(true);
