@@ -16,7 +16,7 @@ import {
   removeEmptyDirs,
   removeFile,
 } from "./fs-ops.js";
-import { emptyJournal, type Journal, type JournalStore, type Saved } from "./journal.js";
+import { emptyJournal, type JournalStore, type Saved } from "./journal.js";
 
 export interface ApplyResult {
   written: string[];
