@@ -15,6 +15,7 @@ import {
   readFile,
   removeEmptyDirs,
   removeFile,
+  removeLeftoverTemps,
 } from "./fs-ops.js";
 import { emptyJournal, type JournalStore, type Saved } from "./journal.js";
 
@@ -132,6 +133,7 @@ export async function recover(store: JournalStore): Promise<boolean> {
   if (journal?.transaction == null) return false;
   const { transaction } = journal;
   for (const step of [...transaction.steps].reverse()) {
+    await removeLeftoverTemps(store.host, step.path);
     await restore(store, step.path, step.pre);
     await removeEmptyDirs(store.host, step.createdDirs);
   }

@@ -57,7 +57,7 @@ export async function atomicWrite(
 ): Promise<void> {
   const file = await host.resolve(hostPath);
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.kata-install-${process.pid}`);
+  const temp = path.join(dir, `${TEMP_PREFIX(path.basename(file))}${process.pid}`);
   const fd = fs.openSync(temp, "w", meta.mode);
   try {
     fs.writeFileSync(fd, bytes);
@@ -69,6 +69,18 @@ export async function atomicWrite(
   }
   fs.renameSync(temp, file);
   syncDir(dir);
+}
+
+const TEMP_PREFIX = (name: string) => `.${name}.kata-install-`;
+
+/** Temp files a killed writer left beside `hostPath` (recovery removes them). */
+export async function removeLeftoverTemps(host: Host, hostPath: string): Promise<void> {
+  const file = await host.resolve(hostPath);
+  const dir = path.dirname(file);
+  if (!fs.existsSync(dir)) return;
+  const prefix = TEMP_PREFIX(path.basename(file));
+  for (const name of fs.readdirSync(dir))
+    if (name.startsWith(prefix)) fs.rmSync(path.join(dir, name), { force: true });
 }
 
 export async function removeFile(host: Host, hostPath: string): Promise<void> {

@@ -70,4 +70,20 @@ describe("an install killed at any point", async () => {
       }
     }
   });
+
+  it("a write killed halfway leaves a temp file, which the recovery removes", async () => {
+    const host = buildHost(intelContainerd16());
+    const run = crashAt(host.root, changesFile, `step:${last}:before-write`);
+    expect(run.signal).toBe("SIGKILL");
+    const runtimeFile = changeset.changes.find((c) => c.role === "runtime")?.path as string;
+    const temp = path.join(
+      host.root,
+      path.dirname(runtimeFile),
+      `.${path.basename(runtimeFile)}.kata-install-4242`,
+    );
+    fs.writeFileSync(temp, "half a file");
+    expect(await recover(new JournalStore(host.host, "/opt/kata/.install"))).toBe(true);
+    expect(fs.existsSync(temp)).toBe(false);
+    expect(snapshot(host.root)).toEqual(original);
+  });
 });
