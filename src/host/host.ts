@@ -159,6 +159,13 @@ export class Host {
 
   async exists(hostPath: string): Promise<boolean> {
     return (await this.stat(hostPath)) !== null;
+  } /**
+   * Where a host path lives with its last component not followed: for operating on a link itself
+   * (reading, replacing or removing it) rather than on what it points to.
+   */
+  async resolveLink(hostPath: string): Promise<string> {
+    const clean = normaliseHostPath(hostPath);
+    return path.join(await this.resolve(path.posix.dirname(clean)), path.posix.basename(clean));
   }
 
   /** The target of a symbolic link, as written on the host; null when it is not a link. */

@@ -17,7 +17,8 @@ import {
   removeFile,
   removeLeftoverTemps,
 } from "./fs-ops.js";
-import { emptyJournal, type JournalStore, type Saved } from "./journal.js";
+import type { JournalStore, Saved } from "./journal.js";
+import { openJournal, prefixOf, recoverSwitch } from "./switch.js";
 
 export interface ApplyResult {
   written: string[];
@@ -46,16 +47,11 @@ export class StalePlanError extends UserError {}
 export async function applyChanges(store: JournalStore, changes: FileChange[]): Promise<ApplyResult> {
   const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
   if (changes.length === 0) return result;
-  let journal = await store.load();
-  if (journal?.transaction) {
+  const journal = await openJournal(store);
+  if (journal.transaction || journal.pendingSwitch) {
     throw new StalePlanError(
       `an earlier install was cut short (${store.file}): roll it back (recover) and plan again`,
     );
-  }
-  if (journal === null) {
-    // The journal's own directories count as created by the install: an uninstall removes them.
-    journal = emptyJournal();
-    journal.dirs.push(...(await ensureParents(store.host, store.file)));
   }
   const ordered = [
     ...changes.filter((c) => c.role === "kata"),
@@ -130,8 +126,12 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
 /** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */
 export async function recover(store: JournalStore): Promise<boolean> {
   const journal = await store.load();
-  if (journal?.transaction == null) return false;
-  const { transaction } = journal;
+  if (journal === null || (journal.transaction === null && journal.pendingSwitch === null)) return false;
+  await recoverSwitch(store, prefixOf(store), journal);
+  const transaction = journal.transaction ?? {
+    steps: [],
+    before: { files: journal.files, dirs: journal.dirs },
+  };
   for (const step of [...transaction.steps].reverse()) {
     await removeLeftoverTemps(store.host, step.path);
     await restore(store, step.path, step.pre);
@@ -140,7 +140,7 @@ export async function recover(store: JournalStore): Promise<boolean> {
   journal.files = transaction.before.files;
   journal.dirs = transaction.before.dirs;
   journal.transaction = null;
-  if (Object.keys(journal.files).length === 0) {
+  if (Object.keys(journal.files).length === 0 && journal.artifacts.version === null) {
     // Nothing of ours is left on the node: no journal either, and none of the directories it made.
     fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
     await removeEmptyDirs(store.host, journal.dirs);

@@ -7,6 +7,7 @@
 //   txn/N          a file's bytes from before the running transaction, for rolling it back
 import { randomUUID } from "node:crypto";
 import type { Host } from "../host/host.js";
+import type { PlanAction } from "../render/changeset.js";
 import { atomicWrite, ensureParents, type FileMeta, readFile } from "./fs-ops.js";
 
 export const JOURNAL_VERSION = 1;
@@ -37,8 +38,28 @@ export interface Transaction {
   steps: Step[];
 }
 
+/** The artifact files in place: which version is current, of which artifacts, and our links. */
+export interface ArtifactsRecord {
+  version: string | null;
+  names: string[];
+  links: string[];
+}
+
+/** A switch of `current` under way: what to put back if it is cut short. */
+export interface PendingSwitch {
+  previous: string | null;
+  previousNames: string[];
+  next: string;
+  createdLinks: string[];
+  createdDirs: string[];
+}
+
 export interface Journal {
   version: typeof JOURNAL_VERSION;
+  /** How to restart the runtime whose files were changed (uninstall restarts it the same way). */
+  runtime: { action: PlanAction; socket: string | null } | null;
+  artifacts: ArtifactsRecord;
+  pendingSwitch: PendingSwitch | null;
   files: Record<string, FileRecord>;
   /** Directories kata-install created, to remove again when empty. */
   dirs: string[];
@@ -87,7 +108,15 @@ export class JournalStore {
 }
 
 export function emptyJournal(): Journal {
-  return { version: JOURNAL_VERSION, files: {}, dirs: [], transaction: null };
+  return {
+    version: JOURNAL_VERSION,
+    runtime: null,
+    artifacts: { version: null, names: [], links: [] },
+    pendingSwitch: null,
+    files: {},
+    dirs: [],
+    transaction: null,
+  };
 }
 
 /** Backups hold the node's files, some of them private: only root reads them. */

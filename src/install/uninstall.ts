@@ -7,6 +7,7 @@ import { dropBlock } from "../render/toml-edit.js";
 import { hash, recover, restore } from "./apply.js";
 import { atomicWrite, readFile, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
+import { prefixOf, removeArtifacts } from "./switch.js";
 
 export interface UninstallResult {
   /** Nothing was installed: there was no journal. */
@@ -53,6 +54,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     }
     if (record.role === "runtime") result.runtimeChanged = true;
   }
+  await removeArtifacts(store, prefixOf(store), journal);
   // The journal goes last: until here, a crash leaves an uninstall that can be run again.
   fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
   const leftDirs = await removeEmptyDirs(store.host, journal.dirs);

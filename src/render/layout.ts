@@ -1,5 +1,6 @@
 // Where an install puts things on the node: Kata's release layout under the prefix, one directory
 // per shim so that each has its own config.d/.
+import { DEFAULT_PREFIX } from "../decide/decide.js";
 import type { Decision } from "../decide/decision.js";
 
 /** The install directory: the prefix, with kata-deploy's MULTI_INSTALL_SUFFIX appended. */
@@ -25,6 +26,16 @@ export function shimBinary(decision: Decision, runtime: "go" | "rust"): string {
   return runtime === "rust"
     ? `${installDir(decision)}/runtime-rs/bin/containerd-shim-kata-v2`
     : `${installDir(decision)}/bin/containerd-shim-kata-v2`;
+}
+
+/**
+ * The install directory from kata-deploy's variables alone, as recovery and uninstall need it before
+ * (or without) a decision: the same rule as installDir().
+ */
+export function installDirFromEnv(env: Readonly<Record<string, string | undefined>>): string {
+  const prefix = (env.INSTALLATION_PREFIX?.trim() || DEFAULT_PREFIX).replace(/\/+$/, "");
+  const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
+  return suffix ? `${prefix}-${suffix}` : prefix;
 }
 
 /** The drop-in holding what kata-install decided for one shim. */

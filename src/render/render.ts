@@ -12,8 +12,8 @@ import { DECIDED_DROP_IN, installDir } from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import type { Templates } from "./templates.js";
 
-/** What install records of the artifacts it placed (the install stage writes it). */
-export const STATE_FILE = ".install/state.json";
+/** The install stage's journal: which artifacts are in place (render only reads it). */
+export const JOURNAL_FILE = ".install/journal.json";
 
 export async function render(
   decision: Decision,
@@ -104,12 +104,12 @@ async function installedArtifacts(
   decision: Decision,
   read: (p: string) => Promise<string | null>,
 ): Promise<Set<string>> {
-  const text = await read(`${installDir(decision)}/${STATE_FILE}`);
+  const text = await read(`${installDir(decision)}/${JOURNAL_FILE}`);
   if (text === null) return new Set();
   try {
-    const state = JSON.parse(text) as { artifacts?: Record<string, unknown> };
-    return new Set(Object.keys(state.artifacts ?? {}));
+    const journal = JSON.parse(text) as { artifacts?: { version?: string | null; names?: string[] } };
+    return new Set(journal.artifacts?.version ? (journal.artifacts.names ?? []) : []);
   } catch {
-    return new Set(); // unreadable state: pull again, which is always safe
+    return new Set(); // an unreadable journal: pull again, which is always safe
   }
 }

@@ -4,29 +4,29 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { applyChanges } from "../../src/install/apply.js";
+import { directorySource } from "../../src/install/artifacts.js";
+import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { journalFor } from "../../src/install/install.js";
+import { installArtifacts } from "../../src/install/switch.js";
 import { planDocument } from "../../src/output/plan.js";
-import type { Changeset } from "../../src/render/changeset.js";
-import { STATE_FILE } from "../../src/render/render.js";
+import { artifactDir } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { planOn } from "../helpers/plan.js";
 import { buildHost, removeTestHosts, type TestHost } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
 
-/** What install will do with files: write the new bytes, delete the deleted, record the artifacts. */
-function apply(host: TestHost, changeset: Changeset): void {
-  for (const c of changeset.changes) {
-    const file = path.join(host.root, c.path);
-    if (c.after === null) fs.rmSync(file);
-    else {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, c.after);
-    }
-  }
-  const artifacts = Object.fromEntries(
-    changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => [a.target, { version: "test" }]),
-  );
-  host.write(`/opt/kata/${STATE_FILE}`, JSON.stringify({ artifacts }));
+const artifacts = artifactDir();
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+const source = directorySource(artifacts, loadArtifactCatalogue());
+
+/** What install does, less the runtime restart: artifacts into place, then the plan's files. */
+async function apply(host: TestHost, planned: Awaited<ReturnType<typeof planOn>>): Promise<void> {
+  const store = journalFor(host.host, "/opt/kata");
+  const names = planned.decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  await installArtifacts(store, "/opt/kata", source, names);
+  await applyChanges(store, planned.changeset.changes);
 }
 
 describe("the printed diffs", () => {
@@ -67,14 +67,14 @@ describe("plan after install", () => {
     const first = await planOn(host.host, { env: { DEBUG: "true" } });
     expect(first.changeset.changes.length).toBeGreaterThan(5);
     expect(first.changeset.actions.map((a) => a.kind)).toContain("restart-runtime");
-    apply(host, first.changeset);
+    await apply(host, first);
     const second = await planOn(host.host, { env: { DEBUG: "true" } });
     expect(second.changeset).toEqual({ changes: [], actions: [] });
   });
 
   it("a changed decision changes only what it touches, and a dropped shim's files go", async () => {
     const host = buildHost(intelContainerd16());
-    apply(host, (await planOn(host.host)).changeset);
+    await apply(host, await planOn(host.host));
     const next = await planOn(host.host, {
       overrides: 'shims = ["qemu", "clh"]\n[config.qemu]\n"hypervisor.qemu.default_memory" = 4096\n',
     });

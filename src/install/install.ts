@@ -1,0 +1,55 @@
+// The install stage: artifacts into place, then the plan's files (Kata's, then the runtime's), then
+// the runtime restarted if a file it reads changed. It does what the plan showed and nothing else;
+// the caller has taken the lock and rolled back any cut-short run before planning.
+import type { Decision } from "../decide/decision.js";
+import type { Facts } from "../detect/facts.js";
+import { UserError } from "../errors.js";
+import type { Host } from "../host/host.js";
+import type { Changeset, PlanAction } from "../render/changeset.js";
+import { installDir } from "../render/layout.js";
+import { type ApplyResult, applyChanges } from "./apply.js";
+import type { ArtifactSource } from "./artifacts.js";
+import { JournalStore } from "./journal.js";
+import { restartRuntime } from "./runtime.js";
+import { installArtifacts, openJournal, type SwitchResult } from "./switch.js";
+
+export interface InstallReport {
+  artifacts: SwitchResult;
+  files: ApplyResult;
+  restarted: PlanAction | null;
+}
+
+export function journalFor(host: Host, prefix: string): JournalStore {
+  return new JournalStore(host, `${prefix}/.install`);
+}
+
+export async function install(
+  host: Host,
+  planned: { decision: Decision; facts: Facts; changeset: Changeset },
+  source: ArtifactSource | null,
+  answerTimeoutMs?: number,
+): Promise<InstallReport> {
+  const { decision, facts, changeset } = planned;
+  const prefix = installDir(decision);
+  const store = journalFor(host, prefix);
+  const pulls = changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
+  if (pulls.length > 0 && source === null) {
+    throw new UserError(`artifacts to install: ${pulls.join(", ")}; say where from with --artifacts dir:DIR`);
+  }
+  const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  // Artifacts first: no configuration may name a file that is not there yet.
+  const artifacts =
+    source && pulls.length > 0
+      ? await installArtifacts(store, prefix, source, names)
+      : { staged: null, switched: false };
+  const files = await applyChanges(store, changeset.changes);
+  const action =
+    changeset.actions.find((a) => a.kind === "restart-runtime" || a.kind === "reload-runtime") ?? null;
+  if (files.runtimeChanged && action) {
+    const journal = await openJournal(store);
+    journal.runtime = { action, socket: facts.runtime.socket?.path ?? null };
+    await store.save(journal);
+    await restartRuntime(host, action, journal.runtime.socket, answerTimeoutMs);
+  }
+  return { artifacts, files, restarted: files.runtimeChanged ? action : null };
+}

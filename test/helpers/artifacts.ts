@@ -1,0 +1,46 @@
+// Artifact sub-containers as a directory source (DIR/<artifact>/opt/kata/…), with a few small files
+// each at the paths Kata's release uses.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export const SAMPLE_FILES: Record<string, string[]> = {
+  base: [
+    "bin/containerd-shim-kata-v2",
+    "bin/kata-runtime",
+    "share/kata-containers/vmlinux.container",
+    "share/kata-containers/kata-containers.img",
+  ],
+  "base-rust": ["runtime-rs/bin/containerd-shim-kata-v2"],
+  qemu: ["bin/qemu-system-x86_64", "share/kata-qemu/qemu/bios-256k.bin"],
+  virtiofsd: ["libexec/virtiofsd"],
+  "cloud-hypervisor": ["bin/cloud-hypervisor"],
+  firecracker: ["bin/firecracker", "bin/jailer"],
+  "dragonball-kernel": ["share/kata-containers/vmlinux-dragonball-experimental.container"],
+  "coco-guest": [
+    "share/kata-containers/vmlinuz-confidential.container",
+    "share/kata-containers/kata-containers-confidential.img",
+  ],
+  "ovmf-sev": ["share/ovmf/AMDSEV.fd"],
+  "ovmf-tdx": ["share/ovmf/OVMF.inteltdx.fd"],
+  "nvidia-gpu-guest": [
+    "share/kata-containers/vmlinux-nvidia-gpu.container",
+    "share/kata-containers/kata-containers-nvidia-gpu.img",
+    "share/ovmf/OVMF.fd",
+  ],
+  "se-boot-image": ["share/kata-containers/kata-containers-se.img"],
+};
+
+/** A directory source holding every artifact; `version` changes every file's bytes. */
+export function artifactDir(version = "3.9.0"): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-artifacts-"));
+  for (const [artifact, files] of Object.entries(SAMPLE_FILES)) {
+    for (const file of files) {
+      const full = path.join(dir, artifact, "opt/kata", file);
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      const executable = file.startsWith("bin/") || file.includes("/bin/") || file.startsWith("libexec/");
+      fs.writeFileSync(full, `${artifact} ${file} ${version}\n`, { mode: executable ? 0o755 : 0o644 });
+    }
+  }
+  return dir;
+}

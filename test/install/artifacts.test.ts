@@ -1,0 +1,142 @@
+// Artifacts from a directory source: staged in a version directory, switched in with one rename,
+// reachable at Kata's usual paths, replaced by a new version, refused when they hold what they
+// should not, and gone again after uninstall.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { recover } from "../../src/install/apply.js";
+import { ArtifactError, directorySource } from "../../src/install/artifacts.js";
+import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { journalFor } from "../../src/install/install.js";
+import { installArtifacts } from "../../src/install/switch.js";
+import { uninstallFiles } from "../../src/install/uninstall.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { intelContainerd16 } from "../helpers/nodes.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { mtimes, snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const catalogue = loadArtifactCatalogue();
+const sources: string[] = [];
+afterAll(() => {
+  for (const dir of sources) fs.rmSync(dir, { recursive: true, force: true });
+});
+const dirSource = (version?: string) => {
+  const dir = artifactDir(version);
+  sources.push(dir);
+  return { dir, source: directorySource(dir, catalogue) };
+};
+const NAMES = ["base", "qemu", "virtiofsd"];
+
+describe("artifacts from a directory", () => {
+  it("land in a version directory, reachable through current at Kata's usual paths; uninstall takes all back", async () => {
+    const host = buildHost(intelContainerd16());
+    const before = snapshot(host.root);
+    const { source } = dirSource();
+    const result = await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
+    expect(result).toMatchObject({ switched: true, staged: { copied: true, files: 7 } });
+    const qemu = path.join(host.root, "opt/kata/bin/qemu-system-x86_64");
+    expect(fs.readFileSync(qemu, "utf8")).toBe("qemu bin/qemu-system-x86_64 3.9.0\n");
+    expect(fs.statSync(qemu).mode & 0o777).toBe(0o755);
+    expect(fs.readlinkSync(path.join(host.root, "opt/kata/current"))).toBe(`versions/${result.staged?.id}`);
+    expect(fs.readlinkSync(path.join(host.root, "opt/kata/share/kata-containers"))).toBe(
+      "../current/share/kata-containers",
+    );
+    await uninstallFiles(journalFor(host.host, "/opt/kata"));
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it("the same artifacts again: nothing copied, nothing switched, nothing touched", async () => {
+    const host = buildHost(intelContainerd16());
+    const { source } = dirSource();
+    await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
+    const times = mtimes(host.root);
+    const again = await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
+    expect(again).toMatchObject({ switched: false, staged: { copied: false } });
+    expect(mtimes(host.root)).toEqual(times);
+  });
+
+  it("a new version is switched in, and the old one removed", async () => {
+    const host = buildHost(intelContainerd16());
+    const first = await installArtifacts(
+      journalFor(host.host, "/opt/kata"),
+      "/opt/kata",
+      dirSource("3.9.0").source,
+      NAMES,
+    );
+    const second = await installArtifacts(
+      journalFor(host.host, "/opt/kata"),
+      "/opt/kata",
+      dirSource("3.10.0").source,
+      NAMES,
+    );
+    expect(second.staged?.id).not.toBe(first.staged?.id);
+    expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
+      "base bin/kata-runtime 3.10.0\n",
+    );
+    expect(fs.readdirSync(path.join(host.root, "opt/kata/versions"))).toEqual([second.staged?.id]);
+  });
+
+  it("refuses a file the artifact should not hold, or a link, naming it; nothing is written", async () => {
+    const host = buildHost(intelContainerd16());
+    const before = snapshot(host.root);
+    const { dir, source } = dirSource();
+    fs.writeFileSync(path.join(dir, "qemu/opt/kata/bin/kata-runtime"), "an impostor");
+    await expect(
+      installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES),
+    ).rejects.toThrow(
+      new ArtifactError(
+        `dir:${dir}: qemu/opt/kata/bin/kata-runtime is not part of artifact "qemu" (artifacts/catalogue.toml)`,
+      ),
+    );
+    fs.rmSync(path.join(dir, "qemu/opt/kata/bin/kata-runtime"));
+    fs.symlinkSync("/etc/shadow", path.join(dir, "qemu/opt/kata/bin/qemu-system-aarch64"));
+    await expect(
+      installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES),
+    ).rejects.toThrow(/qemu-system-aarch64 is not a regular file \(links and devices are refused\)/);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it.each(["switch:before", "switch:after"])(
+    "killed at %s: recovery leaves the node as it was",
+    async (point) => {
+      const host = buildHost(intelContainerd16());
+      const before = snapshot(host.root);
+      const { dir } = dirSource();
+      const changes = path.join(path.dirname(dir), `${path.basename(dir)}.changes.json`);
+      fs.writeFileSync(changes, "[]");
+      sources.push(changes);
+      const run = spawnSync(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          path.resolve("test/helpers/apply-child.ts"),
+          host.root,
+          changes,
+          dir,
+          NAMES.join(","),
+        ],
+        {
+          env: { ...process.env, KATA_INSTALL_CRASH_AT: point },
+          encoding: "utf8",
+        },
+      );
+      expect(run.signal, run.stderr).toBe("SIGKILL");
+      const store = journalFor(host.host, "/opt/kata");
+      if (point === "switch:before") {
+        expect(await recover(store)).toBe(true);
+      } else {
+        // The switch completed: an uninstall takes it back.
+        await uninstallFiles(store);
+      }
+      const after = snapshot(host.root);
+      // A staged version that no journal step names is only bookkeeping: the visible tree is back.
+      expect(Object.fromEntries(Object.entries(after).filter(([p]) => !p.startsWith("opt")))).toEqual(
+        Object.fromEntries(Object.entries(before).filter(([p]) => !p.startsWith("opt"))),
+      );
+      expect(fs.existsSync(path.join(host.root, "opt/kata/current"))).toBe(false);
+    },
+  );
+});
