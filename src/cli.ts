@@ -36,6 +36,8 @@ Stages: detect → decide → render → install. Each command stops at a stage:
   explain     every decided value, the source that set it and what it beat
   shims       what each shim can do, and whether it can run on this node
   plan        the exact changes an install would make: a diff per file, then the actions
+  install     apply the plan: artifacts, Kata's configuration, the runtime's, a restart if needed
+  uninstall   undo it, byte for byte
 
 Examples:
   kata-install facts                       a readable summary of this node
@@ -179,19 +181,64 @@ Examples:
   decideOptions(
     program
       .command("install")
-      .description("install Kata on this node (only --dry-run for now: the plan, nothing written)"),
+      .description(
+        "install Kata on this node: exactly what `plan` shows, transactionally, with a journal that uninstall replays",
+      ),
   )
     .option("--dry-run", "show the plan and stop: the same output as `plan`")
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
+    .option(
+      "--artifacts <source>",
+      "where the artifact sub-containers come from: dir:DIR (DIR/<artifact>/opt/kata/...)",
+    )
+    .option(
+      "--runtime-timeout <seconds>",
+      "how long to wait for the runtime to answer after its restart",
+      "30",
+    )
+    .addHelpText(
+      "after",
+      `
+Order: take the node's lock; roll back an install that was cut short (kill -9, power loss); plan;
+refuse if a preflight error remains; put the artifacts in place (a new version directory, switched
+in with one rename); write Kata's configuration, then the runtime's; restart or reload the runtime
+only if a file it reads changed, and wait until it answers. Every step is journalled under
+<prefix>/.install, so the next run (or uninstall) finishes or undoes a cut-short one. A second
+install of the same plan changes nothing and restarts nothing.
+
+Examples:
+  kata-install install --dry-run
+  kata-install install --artifacts dir:/srv/kata-artifacts`,
+    )
     .action(async (options) => {
-      if (!options.dryRun) {
-        const { UserError } = await import("./errors.js");
-        throw new UserError(
-          "install without --dry-run is not available yet: run `kata-install plan` (or install --dry-run) to review the changes",
-        );
-      }
-      const { runPlan } = await import("./commands/plan.js");
-      process.exitCode = await runPlan(options, out);
+      const { runInstall } = await import("./commands/install.js");
+      process.exitCode = await runInstall(options, out);
+    });
+
+  program
+    .command("uninstall")
+    .description(
+      "undo the install: every file back as it was (byte for byte), the artifacts removed, the runtime restarted if needed",
+    )
+    .addOption(hostRootOption())
+    .addOption(hostExecOption())
+    .option("--dry-run", "show what would be restored, as diffs, and change nothing")
+    .option(
+      "--runtime-timeout <seconds>",
+      "how long to wait for the runtime to answer after its restart",
+      "30",
+    )
+    .option("--json", "print one JSON document and nothing else on stdout")
+    .addHelpText(
+      "after",
+      `
+A file someone edited after the install is not clobbered: from the admin's own configuration only
+kata-install's marked block is taken out; a file of kata-install's that was edited is left in
+place; both are listed. With nothing installed, it says so and exits 0.`,
+    )
+    .action(async (options) => {
+      const { runUninstall } = await import("./commands/install.js");
+      process.exitCode = await runUninstall(options, out);
     });
 
   return program;

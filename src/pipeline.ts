@@ -24,11 +24,12 @@ export interface Planned {
 export async function planPipeline(
   options: DecideCommandOptions,
   env?: Readonly<Record<string, string | undefined>>,
+  given: { prepared?: Prepared; host?: Host } = {},
 ): Promise<Planned> {
   // Every input is validated before any stage runs: a bad overrides file stops here, whole.
-  const prepared = prepare({ ...options, env });
+  const prepared = given.prepared ?? prepare({ ...options, env });
   const templates = await loadTemplates();
-  const host = await openHost(options.hostRoot, options.hostExec);
+  const host = given.host ?? (await openHost(options.hostRoot, options.hostExec));
   const ctx: Partial<Planned> = { prepared, templates, host };
   await runStages([
     {

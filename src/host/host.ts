@@ -159,7 +159,9 @@ export class Host {
 
   async exists(hostPath: string): Promise<boolean> {
     return (await this.stat(hostPath)) !== null;
-  } /**
+  }
+
+  /**
    * Where a host path lives with its last component not followed: for operating on a link itself
    * (reading, replacing or removing it) rather than on what it points to.
    */

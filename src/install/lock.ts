@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
-import { ensureParents } from "./fs-ops.js";
+import { ensureParents, removeEmptyDirs } from "./fs-ops.js";
 
 export const LOCK_PATH = "/run/lock/kata-install.lock";
 
@@ -15,7 +15,8 @@ export interface Lock {
 }
 
 export async function acquireLock(host: Host): Promise<Lock> {
-  await ensureParents(host, LOCK_PATH);
+  // /run/lock exists on every node; a bare test tree may lack it: what we create, we remove.
+  const createdDirs = await ensureParents(host, LOCK_PATH);
   const file = await host.resolve(LOCK_PATH);
   let tookOverFrom: number | undefined;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -29,6 +30,7 @@ export async function acquireLock(host: Host): Promise<Lock> {
         release: async () => {
           // Only our own lock: a takeover by someone else must not be undone.
           if (readOwner(file) === process.pid) fs.rmSync(file, { force: true });
+          await removeEmptyDirs(host, createdDirs);
         },
       };
     } catch (error) {

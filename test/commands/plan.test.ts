@@ -51,9 +51,10 @@ describe("kata-install plan", () => {
     const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
     expect(dry.status).toBe(2);
     expect(dry.stdout).toBe(plan.stdout);
+    // A real install needs its artifacts' source: without one it stops before writing anything.
     const real = runCli(["install", "--host-root", amd.root]);
     expect(real.status).toBe(1);
-    expect(real.stderr).toMatch(/install without --dry-run is not available yet/);
+    expect(real.stderr).toMatch(/say where from with --artifacts dir:DIR/);
   });
 
   it("exits 1 when a preflight error remains, and still prints the diff", () => {

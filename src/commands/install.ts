@@ -1,0 +1,133 @@
+// `install` and `uninstall`: take the node's lock, roll back whatever a killed run left, then do
+// exactly what a fresh plan shows (or undo what the journal recorded).
+import { blocking } from "../decide/decision.js";
+import { prepare } from "../decide/prepare.js";
+import { UserError } from "../errors.js";
+import { recover } from "../install/apply.js";
+import { type ArtifactSource, directorySource } from "../install/artifacts.js";
+import { loadArtifactCatalogue } from "../install/catalogue.js";
+import { install, journalFor } from "../install/install.js";
+import { acquireLock } from "../install/lock.js";
+import { previewUninstall } from "../install/preview.js";
+import { restartRuntime } from "../install/runtime.js";
+import { uninstallFiles } from "../install/uninstall.js";
+import { planPipeline } from "../pipeline.js";
+import { unifiedDiff } from "../render/changeset.js";
+import { installDirFromEnv } from "../render/layout.js";
+import type { DecideCommandOptions } from "./decide-run.js";
+import { openHost } from "./facts.js";
+import { type PlanOptions, runPlan } from "./plan.js";
+
+export interface InstallOptions extends PlanOptions {
+  dryRun?: boolean;
+  artifacts?: string;
+  runtimeTimeout?: string;
+}
+
+export function parseArtifactSource(spec: string | undefined): ArtifactSource | null {
+  if (spec === undefined) return null;
+  const colon = spec.indexOf(":");
+  const kind = colon < 0 ? "" : spec.slice(0, colon);
+  const where = spec.slice(colon + 1);
+  if (kind === "dir" && where !== "") return directorySource(where, loadArtifactCatalogue());
+  if (kind === "oci-layout" || kind === "registry")
+    throw new UserError(`--artifacts ${spec}: ${kind} sources are not available yet; use dir:DIR`);
+  throw new UserError(
+    `--artifacts ${spec}: expected dir:DIR (a directory with one <artifact>/opt/kata/… tree per artifact)`,
+  );
+}
+
+function timeoutOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new UserError(`--runtime-timeout ${text}: expected a number of seconds`);
+  return seconds * 1000;
+}
+
+export async function runInstall(options: InstallOptions, out: (text: string) => void): Promise<number> {
+  if (options.dryRun) return runPlan(options, out);
+  if (options.facts !== undefined)
+    throw new UserError(
+      "--facts: install reads the node itself (a saved facts file is for plan and preflight)",
+    );
+  const env = process.env;
+  const prepared = prepare({ ...options, env });
+  const source = parseArtifactSource(options.artifacts);
+  const timeout = timeoutOf(options.runtimeTimeout);
+  const host = await openHost(options.hostRoot, options.hostExec);
+  const lock = await acquireLock(host);
+  try {
+    const store = journalFor(host, installDirFromEnv(env));
+    const recovered = await recover(store);
+    const planned = await planPipeline(options, env, { prepared, host });
+    const blockers = blocking(planned.decision);
+    if (blockers.length > 0) {
+      throw new UserError(
+        `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
+      );
+    }
+    const report = await install(host, planned, source, timeout);
+    const lines: string[] = [];
+    if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
+    if (report.artifacts.switched)
+      lines.push(
+        `Artifacts: version ${report.artifacts.staged?.id} (${report.artifacts.staged?.files} files, ${report.artifacts.staged?.bytes} bytes) switched in.`,
+      );
+    lines.push(`Files: ${report.files.written.length} written, ${report.files.removed.length} removed.`);
+    if (report.restarted)
+      lines.push(
+        `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, and it answers.`,
+      );
+    if (!report.artifacts.switched && report.files.written.length + report.files.removed.length === 0)
+      lines.push("Nothing to do: the node is as the plan wants it.");
+    out(options.json ? `${JSON.stringify({ recovered, ...report }, null, 2)}\n` : `${lines.join("\n")}\n`);
+    return 0;
+  } finally {
+    await lock.release();
+  }
+}
+
+export interface UninstallOptions extends Pick<DecideCommandOptions, "hostRoot" | "hostExec" | "json"> {
+  dryRun?: boolean;
+  runtimeTimeout?: string;
+}
+
+export async function runUninstall(options: UninstallOptions, out: (text: string) => void): Promise<number> {
+  const env = process.env;
+  const timeout = timeoutOf(options.runtimeTimeout);
+  const host = await openHost(options.hostRoot, options.hostExec);
+  const store = journalFor(host, installDirFromEnv(env));
+  if (options.dryRun) {
+    const preview = await previewUninstall(store);
+    if (!preview.installed) out(`Nothing to uninstall: no kata-install journal at ${store.file}.\n`);
+    else {
+      if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
+      for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
+      out(
+        `Uninstall would restore ${preview.changes.length} file(s) and remove the artifacts under ${store.dir.replace(/\/\.install$/, "")}.\n`,
+      );
+    }
+    return 0;
+  }
+  const lock = await acquireLock(host);
+  try {
+    const runtime = (await store.load())?.runtime ?? null;
+    const result = await uninstallFiles(store);
+    if (result.nothingInstalled) {
+      out(`Nothing to uninstall: no kata-install journal at ${store.file}.\n`);
+      return 0;
+    }
+    if (result.runtimeChanged && runtime) await restartRuntime(host, runtime.action, runtime.socket, timeout);
+    const lines = [
+      `Restored ${result.restored.length} file(s), removed ${result.removed.length}, and the artifacts.`,
+    ];
+    for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
+    if (result.runtimeChanged && runtime)
+      lines.push(`Runtime: ${runtime.action.target} restarted, and it answers.`);
+    out(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${lines.join("\n")}\n`);
+    return 0;
+  } finally {
+    await lock.release();
+  }
+}

@@ -1,0 +1,39 @@
+// What an uninstall would do, without doing it: for each journalled file, its current bytes and
+// the bytes it would get back, as the same kind of change a plan shows.
+import { change, type FileChange } from "../render/changeset.js";
+import { dropBlock } from "../render/toml-edit.js";
+import { hash } from "./apply.js";
+import { readFile } from "./fs-ops.js";
+import type { JournalStore } from "./journal.js";
+
+export async function previewUninstall(
+  store: JournalStore,
+): Promise<{ installed: boolean; cutShort: boolean; changes: FileChange[] }> {
+  const journal = await store.load();
+  if (journal === null) return { installed: false, cutShort: false, changes: [] };
+  const changes: FileChange[] = [];
+  for (const [path, record] of Object.entries(journal.files)) {
+    const current = await readFile(store.host, path);
+    const text = current?.bytes.toString("utf8") ?? null;
+    let after: string | null;
+    if (current === null || hash(current.bytes) === record.afterHash) {
+      after =
+        record.original === "absent" ? null : (await store.bytesOf(record.original.backup)).toString("utf8");
+    } else if (record.editedInPlace && text !== null) after = dropBlock(text);
+    else after = text;
+    const c = change(
+      path,
+      text,
+      after,
+      record.original === "absent" ? 0o644 : record.original.mode,
+      "restored as it was before kata-install",
+      record.role,
+    );
+    if (c) changes.push(c);
+  }
+  return {
+    installed: true,
+    cutShort: journal.transaction !== null || journal.pendingSwitch !== null,
+    changes,
+  };
+}

@@ -1,0 +1,119 @@
+// `install` and `uninstall` end to end, as a user runs them, on a test host whose systemctl records
+// its calls and whose containerd socket answers.
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { mtimes, snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir();
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+
+const SYSTEMCTL = 'echo "$@" >> "$(dirname "$0")/../../var/log/systemctl.calls"';
+const withoutLog = (tree: Record<string, string>) =>
+  Object.fromEntries(Object.entries(tree).filter(([p]) => !p.startsWith("var/log/systemctl.calls")));
+
+describe("install, again, and uninstall", () => {
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+  spec.files = { ...spec.files, "/var/log/.keep": "" };
+  const host = buildHost(spec);
+  const calls = () => fs.readFileSync(path.join(host.root, "var/log/systemctl.calls"), "utf8");
+  let server: net.Server;
+  let original: Record<string, string>;
+  beforeAll(async () => {
+    const socket = path.join(host.root, "run/containerd/containerd.sock");
+    fs.rmSync(socket);
+    server = net.createServer((c) => c.end());
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    original = snapshot(host.root);
+  });
+  afterAll(() => server.close());
+  const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
+
+  it("installs: artifacts switched in, files written, containerd restarted once", () => {
+    const run = cli("install", "--artifacts", `dir:${artifacts}`);
+    expect(run.stderr).toMatch(/✔ Render configuration/);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(
+      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nFiles: 6 written, 0 removed\.\nRuntime: restarted containerd, and it answers\.\n$/,
+    );
+    expect(calls()).toBe("restart containerd\n");
+    expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
+      "base bin/containerd-shim-kata-v2 3.9.0\n",
+    );
+    expect(fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8")).toContain(
+      "runtimes.kata-qemu]",
+    );
+  });
+
+  it("a second install changes nothing and restarts nothing", () => {
+    const times = mtimes(host.root);
+    const run = cli("install", "--artifacts", `dir:${artifacts}`);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      "Files: 0 written, 0 removed.\nNothing to do: the node is as the plan wants it.\n",
+    );
+    expect(calls()).toBe("restart containerd\n");
+    expect(mtimes(host.root)).toEqual(times);
+    expect(cli("plan", "--detailed-exitcode").status).toBe(0);
+  });
+
+  it("uninstall --dry-run shows the restoring diffs and changes nothing", () => {
+    const before = snapshot(host.root);
+    const run = cli("uninstall", "--dry-run");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(
+      "# modify /etc/containerd/config.toml\n--- a/etc/containerd/config.toml\n+++ b/etc/containerd/config.toml\n",
+    );
+    expect(run.stdout).toContain(
+      "# delete /opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it("uninstall gives every file back, byte for byte, and restarts containerd", () => {
+    const run = cli("uninstall");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(
+      "Restored 1 file(s), removed 5, and the artifacts.\nRuntime: containerd restarted, and it answers.\n",
+    );
+    expect(calls()).toBe("restart containerd\nrestart containerd\n");
+    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(original));
+    const again = cli("uninstall");
+    expect(again).toMatchObject({
+      status: 0,
+      stdout: "Nothing to uninstall: no kata-install journal at /opt/kata/.install/journal.json.\n",
+    });
+  });
+});
+
+describe("install refuses, and writes nothing", () => {
+  it("a node with preflight errors", () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    const before = snapshot(host.root);
+    const run = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /kata-install: preflight errors: .*nested-virtualization \(.*Nothing was installed/,
+    );
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it("artifacts to pull but no source; an unknown source kind", () => {
+    const host = buildHost(intelContainerd16());
+    const before = snapshot(host.root);
+    const run = runCli(["install", "--host-root", host.root]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/artifacts to install: base, .*; say where from with --artifacts dir:DIR/);
+    expect(snapshot(host.root)).toEqual(before);
+    expect(runCli(["install", "--host-root", host.root, "--artifacts", "ftp://x"]).stderr).toMatch(
+      /expected dir:DIR/,
+    );
+  });
+});
