@@ -119,13 +119,14 @@ async function describe(
   copy: { path: string; origin: z.infer<typeof Origin> },
 ): Promise<HypervisorBinary> {
   const source = "hypervisors";
+  // Kata's own qemu is built with what Kata needs: only a host's qemu is asked for its devices
+  // (the rules read them to decide whether it can stand in for the bundled one).
+  const askDevices = name === "qemu" && copy.origin !== "kata";
   // All questions at once: each is a process start, and they do not depend on each other.
   const [versionRun, devices, machines] = await Promise.all([
     ctx.run(source, copy.path, ["--version"]),
-    name === "qemu"
-      ? ctx.run(source, copy.path, ["-nodefaults", "-machine", "none", "-device", "help"])
-      : null,
-    name === "qemu" ? ctx.run(source, copy.path, ["-machine", "help"]) : null,
+    askDevices ? ctx.run(source, copy.path, ["-nodefaults", "-machine", "none", "-device", "help"]) : null,
+    askDevices ? ctx.run(source, copy.path, ["-machine", "help"]) : null,
   ]);
   const version = versionRun.ok ? parseVersion(versionRun.stdout) : null;
   if (versionRun.ok && version === null) {

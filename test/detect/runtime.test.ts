@@ -1,6 +1,7 @@
 // Container runtimes beyond the six zoo nodes: how the kind is chosen, and what each config holds.
 import { afterAll, describe, expect, it } from "vitest";
 import { DetectContext } from "../../src/detect/context.js";
+import { hypervisors } from "../../src/detect/hypervisors.js";
 import { kata } from "../../src/detect/kata.js";
 import { runtime } from "../../src/detect/runtime/index.js";
 import { nestedVmWithoutVmx } from "../helpers/nodes.js";
@@ -182,5 +183,20 @@ describe("an existing Kata install", () => {
       etcConfig: "/etc/kata-containers/configuration.toml",
       managedBy: "kata-install",
     });
+  });
+
+  it("Kata's own qemu is asked its version only; a host's qemu is asked its devices", async () => {
+    const ask =
+      'case "$1" in --version) echo "QEMU emulator version 9.1.2";; *) echo "asked $*" >&2; exit 1;; esac';
+    const ctx = new DetectContext(
+      buildHost({ ...nestedVmWithoutVmx(), commands: { "/opt/kata/bin/qemu-system-x86_64": ask } }).host,
+    );
+    const facts = await hypervisors.detect(ctx);
+    expect(facts.qemu).toEqual({
+      path: "/opt/kata/bin/qemu-system-x86_64",
+      origin: "kata",
+      version: "9.1.2",
+    });
+    expect(ctx.problems).toEqual([]);
   });
 });
