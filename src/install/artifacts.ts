@@ -14,11 +14,25 @@ import type { Host } from "../host/host.js";
 import type { ArtifactSpec } from "./catalogue.js";
 import { ensureParents } from "./fs-ops.js";
 
-/** One file of an artifact, at its path relative to the prefix (Kata's release layout). */
+/**
+ * One file of an artifact, at its path relative to the prefix (Kata's release layout): a regular
+ * file's bytes, or a symbolic link that stays inside the prefix (Kata's release links its kernels
+ * and images: vmlinux.container -> vmlinux-6.12.8-146).
+ */
 export interface ArtifactFile {
   path: string;
   mode: number;
   bytes: Buffer;
+  link?: string;
+}
+
+/** Null when a link target (relative to the link's directory) stays inside the prefix; else why not. */
+export function linkInside(file: string, target: string): string | null {
+  if (target.startsWith("/")) return `an absolute link (to ${target}) would point out of the prefix`;
+  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(file), target));
+  if (resolved === ".." || resolved.startsWith("../"))
+    return `its link (to ${target}) points out of the prefix`;
+  return null;
 }
 
 /** Where artifacts come from: a directory today; an OCI layout or a registry are the same shape. */
@@ -58,15 +72,21 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
         const full = path.join(root, rel);
         const st = fs.lstatSync(full);
         if (st.isDirectory()) continue;
-        if (!st.isFile())
-          throw new ArtifactError(
-            `dir:${dir}: ${artifact}/opt/kata/${rel} is not a regular file (links and devices are refused)`,
-          );
         const file = rel.split(path.sep).join("/");
+        const entry = `dir:${dir}: ${artifact}/opt/kata/${file}`;
         if (!spec.matches(file))
           throw new ArtifactError(
-            `dir:${dir}: ${artifact}/opt/kata/${file} is not part of artifact "${artifact}" (artifacts/catalogue.toml)`,
+            `${entry} is not part of artifact "${artifact}" (artifacts/catalogue.toml)`,
           );
+        if (st.isSymbolicLink()) {
+          const target = fs.readlinkSync(full);
+          const escape = linkInside(file, target);
+          if (escape !== null) throw new ArtifactError(`${entry}: ${escape}`);
+          out.push({ path: file, mode: 0o777, bytes: Buffer.alloc(0), link: target });
+          continue;
+        }
+        if (!st.isFile())
+          throw new ArtifactError(`${entry} is not a regular file or link (devices and pipes are refused)`);
         out.push({ path: file, mode: st.mode & 0o7777, bytes: fs.readFileSync(full) });
       }
       return out;
@@ -93,7 +113,9 @@ export async function collectFiles(source: ArtifactSource, artifacts: string[]):
 export async function stageVersion(host: Host, prefix: string, files: ArtifactFile[]): Promise<Staged> {
   const digest = createHash("sha256");
   for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    digest.update(`${f.path}\0${f.mode}\0`).update(createHash("sha256").update(f.bytes).digest());
+    digest
+      .update(`${f.path}\0${f.mode}\0${f.link ?? ""}\0`)
+      .update(createHash("sha256").update(f.bytes).digest());
   }
   const id = digest.digest("hex").slice(0, 16);
   const dir = `${prefix}/versions/${id}`;
@@ -107,6 +129,10 @@ export async function stageVersion(host: Host, prefix: string, files: ArtifactFi
     if (!target.startsWith(`${partial}${path.sep}`))
       throw new ArtifactError(`${f.path}: would land outside ${dir}`);
     fs.mkdirSync(path.dirname(target), { recursive: true });
+    if (f.link !== undefined) {
+      fs.symlinkSync(f.link, target);
+      continue;
+    }
     fs.writeFileSync(target, f.bytes, { mode: f.mode });
     fs.chmodSync(target, f.mode);
   }

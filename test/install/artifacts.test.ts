@@ -33,9 +33,21 @@ describe("artifacts from a directory", () => {
   it("land in a version directory, reachable through current at Kata's usual paths; uninstall takes all back", async () => {
     const host = buildHost(intelContainerd16());
     const before = snapshot(host.root);
-    const { source } = dirSource();
+    const { dir, source } = dirSource();
+    // Kata's release links its kernel and image to versioned files: links inside are kept.
+    fs.renameSync(
+      path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
+      path.join(dir, "base/opt/kata/share/kata-containers/vmlinux-6.12.8-146"),
+    );
+    fs.symlinkSync(
+      "vmlinux-6.12.8-146",
+      path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
+    );
     const result = await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
-    expect(result).toMatchObject({ switched: true, staged: { copied: true, files: 7 } });
+    expect(result).toMatchObject({ switched: true, staged: { copied: true, files: 8 } });
+    expect(
+      fs.readFileSync(path.join(host.root, "opt/kata/share/kata-containers/vmlinux.container"), "utf8"),
+    ).toBe("base share/kata-containers/vmlinux.container 3.9.0\n");
     const qemu = path.join(host.root, "opt/kata/bin/qemu-system-x86_64");
     expect(fs.readFileSync(qemu, "utf8")).toBe("qemu bin/qemu-system-x86_64 3.9.0\n");
     expect(fs.statSync(qemu).mode & 0o777).toBe(0o755);
@@ -94,7 +106,14 @@ describe("artifacts from a directory", () => {
     fs.symlinkSync("/etc/shadow", path.join(dir, "qemu/opt/kata/bin/qemu-system-aarch64"));
     await expect(
       installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES),
-    ).rejects.toThrow(/qemu-system-aarch64 is not a regular file \(links and devices are refused\)/);
+    ).rejects.toThrow(
+      /qemu\/opt\/kata\/bin\/qemu-system-aarch64: an absolute link \(to \/etc\/shadow\) would point out of the prefix/,
+    );
+    fs.rmSync(path.join(dir, "qemu/opt/kata/bin/qemu-system-aarch64"));
+    fs.symlinkSync("../../../../etc/shadow", path.join(dir, "qemu/opt/kata/bin/qemu-system-aarch64"));
+    await expect(
+      installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES),
+    ).rejects.toThrow(/its link \(to \.\.\/\.\.\/\.\.\/\.\.\/etc\/shadow\) points out of the prefix/);
     expect(snapshot(host.root)).toEqual(before);
   });
 
