@@ -189,7 +189,7 @@ Examples:
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
     .option(
       "--artifacts <source>",
-      "where the artifact sub-containers come from: dir:DIR (DIR/<artifact>/opt/kata/...)",
+      "where the artifact sub-containers come from: oci-layout:DIR (images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)",
     )
     .option(
       "--runtime-timeout <seconds>",
@@ -208,6 +208,7 @@ install of the same plan changes nothing and restarts nothing.
 
 Examples:
   kata-install install --dry-run
+  kata-install install --artifacts oci-layout:/srv/kata-oci
   kata-install install --artifacts dir:/srv/kata-artifacts`,
     )
     .action(async (options) => {

@@ -8,6 +8,7 @@ import { type ArtifactSource, directorySource } from "../install/artifacts.js";
 import { loadArtifactCatalogue } from "../install/catalogue.js";
 import { install, journalFor } from "../install/install.js";
 import { acquireLock } from "../install/lock.js";
+import { ociLayoutSource } from "../install/oci-layout.js";
 import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
 import { uninstallFiles } from "../install/uninstall.js";
@@ -24,17 +25,32 @@ export interface InstallOptions extends PlanOptions {
   runtimeTimeout?: string;
 }
 
-export function parseArtifactSource(spec: string | undefined): ArtifactSource | null {
+export interface ArtifactSpecifier {
+  kind: "dir" | "oci-layout";
+  where: string;
+}
+
+/** `--artifacts`, checked before anything else runs. */
+export function parseArtifactSpecifier(spec: string | undefined): ArtifactSpecifier | null {
   if (spec === undefined) return null;
   const colon = spec.indexOf(":");
   const kind = colon < 0 ? "" : spec.slice(0, colon);
   const where = spec.slice(colon + 1);
-  if (kind === "dir" && where !== "") return directorySource(where, loadArtifactCatalogue());
-  if (kind === "oci-layout" || kind === "registry")
-    throw new UserError(`--artifacts ${spec}: ${kind} sources are not available yet; use dir:DIR`);
+  if ((kind === "dir" || kind === "oci-layout") && where !== "") return { kind, where };
+  if (kind === "registry")
+    throw new UserError(
+      `--artifacts ${spec}: registry sources are not available yet; use oci-layout:DIR or dir:DIR`,
+    );
   throw new UserError(
-    `--artifacts ${spec}: expected dir:DIR (a directory with one <artifact>/opt/kata/… tree per artifact)`,
+    `--artifacts ${spec}: expected oci-layout:DIR (an OCI image layout, images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)`,
   );
+}
+
+export function artifactSource(spec: ArtifactSpecifier, arch: string | null): ArtifactSource {
+  const catalogue = loadArtifactCatalogue();
+  return spec.kind === "dir"
+    ? directorySource(spec.where, catalogue)
+    : ociLayoutSource(spec.where, catalogue, arch);
 }
 
 function timeoutOf(text: string | undefined): number | undefined {
@@ -53,7 +69,7 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
     );
   const env = process.env;
   const prepared = prepare({ ...options, env });
-  const source = parseArtifactSource(options.artifacts);
+  const specifier = parseArtifactSpecifier(options.artifacts);
   const timeout = timeoutOf(options.runtimeTimeout);
   const host = await openHost(options.hostRoot, options.hostExec);
   const lock = await acquireLock(host);
@@ -67,6 +83,7 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
+    const source = specifier === null ? null : artifactSource(specifier, planned.facts.arch);
     const report = await install(host, planned, source, timeout);
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");

@@ -80,8 +80,8 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
           );
         if (st.isSymbolicLink()) {
           const target = fs.readlinkSync(full);
-          const escape = linkInside(file, target);
-          if (escape !== null) throw new ArtifactError(`${entry}: ${escape}`);
+          const outside = linkInside(file, target);
+          if (outside !== null) throw new ArtifactError(`${entry}: ${outside}`);
           out.push({ path: file, mode: 0o777, bytes: Buffer.alloc(0), link: target });
           continue;
         }

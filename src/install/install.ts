@@ -34,7 +34,9 @@ export async function install(
   const store = journalFor(host, prefix);
   const pulls = changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
   if (pulls.length > 0 && source === null) {
-    throw new UserError(`artifacts to install: ${pulls.join(", ")}; say where from with --artifacts dir:DIR`);
+    throw new UserError(
+      `artifacts to install: ${pulls.join(", ")}; say where from with --artifacts oci-layout:DIR or dir:DIR`,
+    );
   }
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
   // Artifacts first: no configuration may name a file that is not there yet.

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { artifactDir } from "../helpers/artifacts.js";
+import { artifactDir, ociLayoutFrom } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
@@ -110,10 +110,45 @@ describe("install refuses, and writes nothing", () => {
     const before = snapshot(host.root);
     const run = runCli(["install", "--host-root", host.root]);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/artifacts to install: base, .*; say where from with --artifacts dir:DIR/);
+    expect(run.stderr).toMatch(
+      /artifacts to install: base, .*; say where from with --artifacts oci-layout:DIR or dir:DIR/,
+    );
     expect(snapshot(host.root)).toEqual(before);
     expect(runCli(["install", "--host-root", host.root, "--artifacts", "ftp://x"]).stderr).toMatch(
-      /expected dir:DIR/,
+      /expected oci-layout:DIR .* or dir:DIR/,
     );
+  });
+});
+
+describe("install from an OCI layout", () => {
+  it("installs from images tagged by artifact name, and uninstalls back to the original tree", () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+    const host = buildHost(spec);
+    const original = snapshot(host.root);
+    const layout = ociLayoutFrom(artifacts);
+    try {
+      // No runtime answers on this host: a short timeout, and the restart is the only failure.
+      const run = runCli([
+        "install",
+        "--host-root",
+        host.root,
+        "--artifacts",
+        `oci-layout:${layout}`,
+        "--runtime-timeout",
+        "0.3",
+      ]);
+      expect(run.stderr).toMatch(
+        /containerd after systemctl restart: no answer on \/run\/containerd\/containerd\.sock within 300 ms/,
+      );
+      expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/qemu-system-x86_64"), "utf8")).toBe(
+        "qemu bin/qemu-system-x86_64 3.9.0\n",
+      );
+      const undone = runCli(["uninstall", "--host-root", host.root, "--runtime-timeout", "0.3"]);
+      expect(undone.stderr).toMatch(/no answer on/);
+      expect(snapshot(host.root)).toEqual(original);
+    } finally {
+      fs.rmSync(layout, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,6 @@
 // Artifact sub-containers as a directory source (DIR/<artifact>/opt/kata/…), with a few small files
 // each at the paths Kata's release uses.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -43,4 +44,28 @@ export function artifactDir(version = "3.9.0"): string {
     }
   }
   return dir;
+}
+
+/**
+ * The same artifacts as images in an OCI layout, each tagged by its name, built by the real umoci:
+ * a layer per image holding <artifact>/opt/kata/… of `dir`.
+ */
+export function ociLayoutFrom(dir: string): string {
+  const layout = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-layout-"));
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-bundle-"));
+  const umoci = (...args: string[]) => execFileSync("umoci", args, { stdio: ["ignore", "ignore", "pipe"] });
+  fs.rmdirSync(layout);
+  umoci("init", "--layout", layout);
+  for (const artifact of fs.readdirSync(dir)) {
+    const bundle = path.join(work, artifact);
+    umoci("new", "--image", `${layout}:${artifact}`);
+    umoci("unpack", "--image", `${layout}:${artifact}`, bundle);
+    fs.cpSync(path.join(dir, artifact), path.join(bundle, "rootfs"), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
+    umoci("repack", "--image", `${layout}:${artifact}`, bundle);
+  }
+  fs.rmSync(work, { recursive: true, force: true });
+  return layout;
 }
