@@ -1,11 +1,12 @@
 // `install` and `uninstall` end to end, as a user runs them, on a test host whose systemctl records
 // its calls and whose containerd socket answers.
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { artifactDir, ociLayoutFrom } from "../helpers/artifacts.js";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
@@ -149,6 +150,42 @@ describe("install from an OCI layout", () => {
       expect(snapshot(host.root)).toEqual(original);
     } finally {
       fs.rmSync(layout, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("two installs at once", () => {
+  it("one waits for nothing: it fails clearly on the lock, or finds the work done; the node is one install's", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+    const host = buildHost(spec);
+    const socket = path.join(host.root, "run/containerd/containerd.sock");
+    fs.rmSync(socket);
+    const server = net.createServer((c) => c.end());
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const start = () =>
+        new Promise<{ status: number | null; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [
+            CLI,
+            "install",
+            "--host-root",
+            host.root,
+            "--artifacts",
+            `dir:${artifacts}`,
+          ]);
+          let stderr = "";
+          child.stderr.on("data", (d: Buffer) => (stderr += d));
+          child.on("close", (status) => resolve({ status, stderr }));
+        });
+      const runs = await Promise.all([start(), start()]);
+      expect(runs.some((r) => r.status === 0)).toBe(true);
+      for (const r of runs.filter((x) => x.status !== 0)) {
+        expect(r.stderr).toMatch(/another kata-install \(pid \d+\) is installing on this node/);
+      }
+      expect(runCli(["plan", "--host-root", host.root, "--detailed-exitcode"]).status).toBe(0);
+    } finally {
+      server.close();
     }
   });
 });
