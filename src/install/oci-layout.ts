@@ -9,7 +9,7 @@ import { Parser, type ReadEntry } from "tar";
 import { ArtifactError, type ArtifactFile, type ArtifactSource, linkInside } from "./artifacts.js";
 import type { ArtifactSpec } from "./catalogue.js";
 
-interface Descriptor {
+export interface Descriptor {
   mediaType: string;
   digest: string;
   size: number;
@@ -30,54 +30,56 @@ const GO_ARCH: Record<string, string> = {
   ppc64le: "ppc64le",
 };
 
-export function ociLayoutSource(
-  dir: string,
+/** Where manifests and blobs come from: a layout on disk, or a registry. */
+export interface ImageStore {
+  /** Human name of the store, for messages ("oci-layout:/srv/kata"). */
+  readonly where: string;
+  /** The manifest (or index) tagged for `artifact`, and its descriptor. */
+  tagged(artifact: string): Promise<{ descriptor: Descriptor; bytes: Buffer }>;
+  /** A blob's bytes; the caller checks them against the descriptor. */
+  fetch(descriptor: Descriptor, what: string): Promise<Buffer>;
+}
+
+/** Bytes that do not hash to their descriptor's digest (or size) stop everything. */
+export function verified(store: ImageStore, d: Descriptor, what: string, bytes: Buffer): Buffer {
+  const [algorithm, hex] = d.digest.split(":");
+  if (algorithm !== "sha256" || !/^[0-9a-f]{64}$/.test(hex ?? ""))
+    throw new ArtifactError(`${store.where}: ${what}: unsupported digest ${d.digest}`);
+  const actual = createHash("sha256").update(bytes).digest("hex");
+  if (actual !== hex)
+    throw new ArtifactError(
+      `${store.where}: ${what}: blob ${d.digest} does not match its digest (its content hashes to sha256:${actual})`,
+    );
+  if (typeof d.size === "number" && bytes.length !== d.size)
+    throw new ArtifactError(
+      `${store.where}: ${what}: blob ${d.digest} is ${bytes.length} bytes, not ${d.size}`,
+    );
+  return bytes;
+}
+
+/** An artifact source reading images from a store: manifests, platform, layers, checked entries. */
+export function imageSource(
+  store: ImageStore,
   catalogue: Map<string, ArtifactSpec>,
   arch: string | null,
 ): ArtifactSource {
-  const where = `oci-layout:${dir}`;
-  const blob = (d: Descriptor, what: string): Buffer => {
-    const [algorithm, hex] = d.digest.split(":");
-    if (algorithm !== "sha256" || !/^[0-9a-f]{64}$/.test(hex ?? ""))
-      throw new ArtifactError(`${where}: ${what}: unsupported digest ${d.digest}`);
-    let bytes: Buffer;
-    try {
-      bytes = fs.readFileSync(path.join(dir, "blobs", "sha256", hex as string));
-    } catch {
-      throw new ArtifactError(`${where}: ${what}: blob ${d.digest} is missing`);
-    }
-    const actual = createHash("sha256").update(bytes).digest("hex");
-    if (actual !== hex)
-      throw new ArtifactError(
-        `${where}: ${what}: blob ${d.digest} does not match its digest (its content hashes to sha256:${actual})`,
-      );
-    if (typeof d.size === "number" && bytes.length !== d.size)
-      throw new ArtifactError(`${where}: ${what}: blob ${d.digest} is ${bytes.length} bytes, not ${d.size}`);
-    return bytes;
-  };
   const json = <T>(bytes: Buffer, what: string): T => {
     try {
       return JSON.parse(bytes.toString("utf8")) as T;
     } catch (error) {
-      throw new ArtifactError(`${where}: ${what}: invalid JSON (${(error as Error).message})`);
+      throw new ArtifactError(`${store.where}: ${what}: invalid JSON (${(error as Error).message})`);
     }
   };
+  const blob = async (d: Descriptor, what: string) => verified(store, d, what, await store.fetch(d, what));
   return {
-    description: where,
+    description: store.where,
     async files(artifact) {
       const spec = catalogue.get(artifact);
       if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
-      let indexBytes: Buffer;
-      try {
-        indexBytes = fs.readFileSync(path.join(dir, "index.json"));
-      } catch {
-        throw new ArtifactError(`${where}: no index.json: not an OCI image layout`);
-      }
-      const index = json<{ manifests?: Descriptor[] }>(indexBytes, "index.json");
-      let descriptor = (index.manifests ?? []).find((m) => m.annotations?.[REF_NAME] === artifact);
-      if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
+      const tagged = await store.tagged(artifact);
+      let descriptor: Descriptor | undefined = tagged.descriptor;
       let manifest = json<{ mediaType?: string; manifests?: Descriptor[]; layers?: Descriptor[] }>(
-        blob(descriptor, artifact),
+        verified(store, descriptor, artifact, tagged.bytes),
         artifact,
       );
       if (INDEX_TYPES.has(manifest.mediaType ?? descriptor.mediaType)) {
@@ -86,14 +88,15 @@ export function ociLayoutSource(
           (m) => m.platform?.os === "linux" && m.platform.architecture === wanted,
         );
         if (!descriptor)
-          throw new ArtifactError(`${where}: image "${artifact}" has no linux/${wanted} manifest`);
-        manifest = json(blob(descriptor, artifact), artifact);
+          throw new ArtifactError(`${store.where}: image "${artifact}" has no linux/${wanted} manifest`);
+        manifest = json(await blob(descriptor, artifact), artifact);
       }
       const files = new Map<string, ArtifactFile>();
       for (const layer of manifest.layers ?? []) {
+        const bytes = await blob(layer, `${artifact} layer ${layer.digest}`);
         for (const file of await readLayer(
-          blob(layer, `${artifact} layer ${layer.digest}`),
-          `${where}: ${artifact} layer ${layer.digest.slice(0, 19)}`,
+          bytes,
+          `${store.where}: ${artifact} layer ${layer.digest.slice(0, 19)}`,
           spec,
           files,
         )) {
@@ -103,6 +106,42 @@ export function ociLayoutSource(
       return [...files.values()];
     },
   };
+}
+
+export function ociLayoutSource(
+  dir: string,
+  catalogue: Map<string, ArtifactSpec>,
+  arch: string | null,
+): ArtifactSource {
+  const where = `oci-layout:${dir}`;
+  const read = (d: Descriptor, what: string): Buffer => {
+    const hex = d.digest.split(":")[1] ?? "";
+    if (!/^[0-9a-f]{64}$/.test(hex))
+      throw new ArtifactError(`${where}: ${what}: unsupported digest ${d.digest}`);
+    try {
+      return fs.readFileSync(path.join(dir, "blobs", "sha256", hex));
+    } catch {
+      throw new ArtifactError(`${where}: ${what}: blob ${d.digest} is missing`);
+    }
+  };
+  const store: ImageStore = {
+    where,
+    async tagged(artifact) {
+      let index: { manifests?: Descriptor[] };
+      try {
+        index = JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8"));
+      } catch {
+        throw new ArtifactError(`${where}: no readable index.json: not an OCI image layout`);
+      }
+      const descriptor = (index.manifests ?? []).find((m) => m.annotations?.[REF_NAME] === artifact);
+      if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
+      return { descriptor, bytes: read(descriptor, artifact) };
+    },
+    async fetch(d, what) {
+      return read(d, what);
+    },
+  };
+  return imageSource(store, catalogue, arch);
 }
 
 /** The files of one layer (a tar, gzipped or not), each checked before it is accepted. */
