@@ -189,7 +189,12 @@ Examples:
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
     .option(
       "--artifacts <source>",
-      "where the artifact sub-containers come from: oci-layout:DIR (images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)",
+      "where the artifact sub-containers come from: registry:HOST/REPOSITORY (images <artifact>:<tag>), oci-layout:DIR (images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)",
+    )
+    .option(
+      "--artifacts-tag <tag>",
+      "with registry: the tag of the artifact images (Kata's version)",
+      "latest",
     )
     .option(
       "--runtime-timeout <seconds>",
@@ -208,6 +213,7 @@ install of the same plan changes nothing and restarts nothing.
 
 Examples:
   kata-install install --dry-run
+  kata-install install --artifacts registry:quay.io/kata-containers --artifacts-tag 3.9.0
   kata-install install --artifacts oci-layout:/srv/kata-oci
   kata-install install --artifacts dir:/srv/kata-artifacts`,
     )

@@ -10,6 +10,7 @@ import { install, journalFor } from "../install/install.js";
 import { acquireLock } from "../install/lock.js";
 import { ociLayoutSource } from "../install/oci-layout.js";
 import { previewUninstall } from "../install/preview.js";
+import { parseRegistry, registrySource } from "../install/registry.js";
 import { restartRuntime } from "../install/runtime.js";
 import { uninstallFiles } from "../install/uninstall.js";
 import { planPipeline } from "../pipeline.js";
@@ -22,11 +23,12 @@ import { type PlanOptions, runPlan } from "./plan.js";
 export interface InstallOptions extends PlanOptions {
   dryRun?: boolean;
   artifacts?: string;
+  artifactsTag?: string;
   runtimeTimeout?: string;
 }
 
 export interface ArtifactSpecifier {
-  kind: "dir" | "oci-layout";
+  kind: "dir" | "oci-layout" | "registry";
   where: string;
 }
 
@@ -36,21 +38,18 @@ export function parseArtifactSpecifier(spec: string | undefined): ArtifactSpecif
   const colon = spec.indexOf(":");
   const kind = colon < 0 ? "" : spec.slice(0, colon);
   const where = spec.slice(colon + 1);
-  if ((kind === "dir" || kind === "oci-layout") && where !== "") return { kind, where };
-  if (kind === "registry")
-    throw new UserError(
-      `--artifacts ${spec}: registry sources are not available yet; use oci-layout:DIR or dir:DIR`,
-    );
+  if ((kind === "dir" || kind === "oci-layout" || kind === "registry") && where !== "")
+    return { kind, where };
   throw new UserError(
-    `--artifacts ${spec}: expected oci-layout:DIR (an OCI image layout, images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)`,
+    `--artifacts ${spec}: expected registry:HOST/REPOSITORY (images <artifact>:<tag>), oci-layout:DIR (an OCI image layout, images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)`,
   );
 }
 
-export function artifactSource(spec: ArtifactSpecifier, arch: string | null): ArtifactSource {
+export function artifactSource(spec: ArtifactSpecifier, arch: string | null, tag: string): ArtifactSource {
   const catalogue = loadArtifactCatalogue();
-  return spec.kind === "dir"
-    ? directorySource(spec.where, catalogue)
-    : ociLayoutSource(spec.where, catalogue, arch);
+  if (spec.kind === "dir") return directorySource(spec.where, catalogue);
+  if (spec.kind === "oci-layout") return ociLayoutSource(spec.where, catalogue, arch);
+  return registrySource(parseRegistry(spec.where, tag), catalogue, arch);
 }
 
 function timeoutOf(text: string | undefined): number | undefined {
@@ -83,7 +82,10 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
-    const source = specifier === null ? null : artifactSource(specifier, planned.facts.arch);
+    const source =
+      specifier === null
+        ? null
+        : artifactSource(specifier, planned.facts.arch, options.artifactsTag ?? "latest");
     const report = await install(host, planned, source, timeout);
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");

@@ -35,7 +35,7 @@ export async function install(
   const pulls = changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
   if (pulls.length > 0 && source === null) {
     throw new UserError(
-      `artifacts to install: ${pulls.join(", ")}; say where from with --artifacts oci-layout:DIR or dir:DIR`,
+      `artifacts to install: ${pulls.join(", ")}; say where from with --artifacts registry:HOST/REPOSITORY, oci-layout:DIR or dir:DIR`,
     );
   }
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);

@@ -36,8 +36,8 @@ export interface ImageStore {
   readonly where: string;
   /** The manifest (or index) tagged for `artifact`, and its descriptor. */
   tagged(artifact: string): Promise<{ descriptor: Descriptor; bytes: Buffer }>;
-  /** A blob's bytes; the caller checks them against the descriptor. */
-  fetch(descriptor: Descriptor, what: string): Promise<Buffer>;
+  /** A blob (or manifest) of `artifact`'s image; the caller checks it against the descriptor. */
+  fetch(artifact: string, descriptor: Descriptor, what: string): Promise<Buffer>;
 }
 
 /** Bytes that do not hash to their descriptor's digest (or size) stop everything. */
@@ -70,7 +70,8 @@ export function imageSource(
       throw new ArtifactError(`${store.where}: ${what}: invalid JSON (${(error as Error).message})`);
     }
   };
-  const blob = async (d: Descriptor, what: string) => verified(store, d, what, await store.fetch(d, what));
+  const blob = async (artifact: string, d: Descriptor, what: string) =>
+    verified(store, d, what, await store.fetch(artifact, d, what));
   return {
     description: store.where,
     async files(artifact) {
@@ -89,11 +90,11 @@ export function imageSource(
         );
         if (!descriptor)
           throw new ArtifactError(`${store.where}: image "${artifact}" has no linux/${wanted} manifest`);
-        manifest = json(await blob(descriptor, artifact), artifact);
+        manifest = json(await blob(artifact, descriptor, artifact), artifact);
       }
       const files = new Map<string, ArtifactFile>();
       for (const layer of manifest.layers ?? []) {
-        const bytes = await blob(layer, `${artifact} layer ${layer.digest}`);
+        const bytes = await blob(artifact, layer, `${artifact} layer ${layer.digest}`);
         for (const file of await readLayer(
           bytes,
           `${store.where}: ${artifact} layer ${layer.digest.slice(0, 19)}`,
@@ -137,7 +138,7 @@ export function ociLayoutSource(
       if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
       return { descriptor, bytes: read(descriptor, artifact) };
     },
-    async fetch(d, what) {
+    async fetch(_artifact, d, what) {
       return read(d, what);
     },
   };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { artifactDir, ociLayoutFrom } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
+import { pushLayout, startRegistry } from "../helpers/registry.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
 
@@ -112,11 +113,11 @@ describe("install refuses, and writes nothing", () => {
     const run = runCli(["install", "--host-root", host.root]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(
-      /artifacts to install: base, .*; say where from with --artifacts oci-layout:DIR or dir:DIR/,
+      /artifacts to install: base, .*; say where from with --artifacts registry:HOST\/REPOSITORY, oci-layout:DIR or dir:DIR/,
     );
     expect(snapshot(host.root)).toEqual(before);
     expect(runCli(["install", "--host-root", host.root, "--artifacts", "ftp://x"]).stderr).toMatch(
-      /expected oci-layout:DIR .* or dir:DIR/,
+      /expected registry:HOST\/REPOSITORY .* or dir:DIR/,
     );
   });
 });
@@ -186,6 +187,38 @@ describe("two installs at once", () => {
       expect(runCli(["plan", "--host-root", host.root, "--detailed-exitcode"]).status).toBe(0);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe("install from a registry", () => {
+  it("pulls the artifact images by tag over HTTP on loopback, and installs them", async () => {
+    const registry = await startRegistry();
+    const layout = ociLayoutFrom(artifacts);
+    try {
+      pushLayout(layout, registry.host, "kata-containers", "3.9.0");
+      const spec = intelContainerd16();
+      spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+      const host = buildHost(spec);
+      const run = runCli([
+        "install",
+        "--host-root",
+        host.root,
+        "--artifacts",
+        `registry:${registry.host}/kata-containers`,
+        "--artifacts-tag",
+        "3.9.0",
+        "--runtime-timeout",
+        "0.3",
+      ]);
+      // Everything is in place; only the restarted runtime cannot answer on this test host.
+      expect(run.stderr).toMatch(/no answer on \/run\/containerd\/containerd\.sock/);
+      expect(fs.readFileSync(path.join(host.root, "opt/kata/libexec/virtiofsd"), "utf8")).toBe(
+        "virtiofsd libexec/virtiofsd 3.9.0\n",
+      );
+    } finally {
+      await registry.stop();
+      fs.rmSync(layout, { recursive: true, force: true });
     }
   });
 });

@@ -54,7 +54,9 @@ describe("kata-install plan", () => {
     // A real install needs its artifacts' source: without one it stops before writing anything.
     const real = runCli(["install", "--host-root", amd.root]);
     expect(real.status).toBe(1);
-    expect(real.stderr).toMatch(/say where from with --artifacts oci-layout:DIR or dir:DIR/);
+    expect(real.stderr).toMatch(
+      /say where from with --artifacts registry:HOST\/REPOSITORY, oci-layout:DIR or dir:DIR/,
+    );
   });
 
   it("exits 1 when a preflight error remains, and still prints the diff", () => {
