@@ -368,3 +368,15 @@ export function gpuDistroQemuK3s(): NodeSpec {
     },
   };
 }
+
+/** k3s whose containerd configuration imports a drop-in directory (newer k3s templates do). */
+export function k3sImportingDropIns(): NodeSpec {
+  const spec = intelContainerd16();
+  spec.commands = { "/usr/local/bin/k3s": 'echo "k3s version v1.31.2+k3s1 (6da2fe5d)"' };
+  spec.sockets = ["/run/k3s/containerd/containerd.sock"];
+  spec.files = {
+    "/var/lib/rancher/k3s/agent/etc/containerd/config.toml":
+      'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
+  };
+  return spec;
+}

@@ -6,7 +6,7 @@ import { applyChanges } from "../../src/install/apply.js";
 import { JournalStore } from "../../src/install/journal.js";
 import { uninstallFiles } from "../../src/install/uninstall.js";
 import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
-import { amdSnpCrio, intelContainerd16 } from "../helpers/nodes.js";
+import { amdSnpCrio, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { planOn } from "../helpers/plan.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
@@ -14,17 +14,6 @@ import { mtimes, snapshot } from "../helpers/tree.js";
 afterAll(removeTestHosts);
 
 const storeFor = (host: ReturnType<typeof buildHost>) => new JournalStore(host.host, "/opt/kata/.install");
-
-function k3sNode(): NodeSpec {
-  const spec = intelContainerd16();
-  spec.commands = { "/usr/local/bin/k3s": 'echo "k3s version v1.31.2+k3s1 (6da2fe5d)"' };
-  spec.sockets = ["/run/k3s/containerd/containerd.sock"];
-  spec.files = {
-    "/var/lib/rancher/k3s/agent/etc/containerd/config.toml":
-      'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
-  };
-  return spec;
-}
 
 function containerd2(): NodeSpec {
   const spec = intelContainerd16();
@@ -37,7 +26,7 @@ describe.each([
   ["containerd 1.x", intelContainerd16],
   ["containerd 2.x", containerd2],
   ["CRI-O", amdSnpCrio],
-  ["k3s", k3sNode],
+  ["k3s", k3sImportingDropIns],
 ])("install then uninstall on %s", (_name, node) => {
   it("writes exactly the plan, and uninstall gives back every file, mode and owner", async () => {
     const host = buildHost(node());

@@ -8,7 +8,7 @@ import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
 import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
-import { intelContainerd16 } from "../helpers/nodes.js";
+import { intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
@@ -203,13 +203,7 @@ describe("containerd 2.x: a drop-in of the main file's version, and the import",
 
 describe("k3s, k0s, microk8s and CRI-O", () => {
   it("k3s: a drop-in in the directory its template imports", async () => {
-    const spec = intelContainerd16();
-    spec.commands = { "/usr/local/bin/k3s": 'echo "k3s version v1.31.2+k3s1 (6da2fe5d)"' };
-    spec.sockets = ["/run/k3s/containerd/containerd.sock"];
-    spec.files = {
-      "/var/lib/rancher/k3s/agent/etc/containerd/config.toml":
-        'version = 2\nimports = ["/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d/*.toml"]\n',
-    };
+    const spec = k3sImportingDropIns();
     const { changeset } = await planOn(buildHost(spec).host);
     const dropIn = changeAt(
       changeset,
