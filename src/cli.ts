@@ -38,6 +38,7 @@ Stages: detect → decide → render → install. Each command stops at a stage:
   plan        the exact changes an install would make: a diff per file, then the actions
   install     apply the plan: artifacts, Kata's configuration, the runtime's, a restart if needed
   uninstall   undo it, byte for byte
+  artifacts   split Kata's release into the artifact sub-containers
 
 Examples:
   kata-install facts                       a readable summary of this node
@@ -246,6 +247,39 @@ place; both are listed. With nothing installed, it says so and exits 0.`,
     .action(async (options) => {
       const { runUninstall } = await import("./commands/install.js");
       process.exitCode = await runUninstall(options, out);
+    });
+
+  const artifacts = program
+    .command("artifacts")
+    .description("work with the artifact sub-containers: split Kata's release into them");
+  artifacts
+    .command("split")
+    .argument("<tarball>", "Kata's release: kata-static-<version>-<arch>.tar.zst, .tar.xz or .tar.gz")
+    .description(
+      "write one OCI image per artifact of artifacts/catalogue.toml, and report what no artifact claims",
+    )
+    .requiredOption(
+      "--out <target>",
+      "oci-layout:DIR, the OCI image layout to write (images are tagged by artifact name)",
+    )
+    .option(
+      "--arch <arch>",
+      "the release's architecture, when its file name does not say (x86_64, aarch64, s390x, ppc64le)",
+    )
+    .option("--json", "print one JSON document and nothing else on stdout")
+    .addHelpText(
+      "after",
+      `
+The layout gets kata-release.json beside it with each image's digest; an install from that layout
+refuses an image that does not match. Push the images anywhere with skopeo
+(skopeo copy oci:DIR:qemu docker://REGISTRY/REPO/qemu:VERSION).
+
+Example:
+  kata-install artifacts split kata-static-3.9.0-amd64.tar.zst --out oci-layout:/srv/kata-oci`,
+    )
+    .action(async (tarball: string, options) => {
+      const { runSplit } = await import("./commands/artifacts.js");
+      process.exitCode = await runSplit(tarball, options, out);
     });
 
   return program;

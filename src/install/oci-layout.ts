@@ -109,6 +109,21 @@ export function imageSource(
   };
 }
 
+const RELEASE_FILE = "kata-release.json";
+
+function releasePins(dir: string): Record<string, string> {
+  try {
+    const release = JSON.parse(fs.readFileSync(path.join(dir, RELEASE_FILE), "utf8")) as {
+      artifacts?: Record<string, { digest?: string }>;
+    };
+    return Object.fromEntries(
+      Object.entries(release.artifacts ?? {}).map(([name, a]) => [name, a.digest ?? ""]),
+    );
+  } catch {
+    return {};
+  }
+}
+
 export function ociLayoutSource(
   dir: string,
   catalogue: Map<string, ArtifactSpec>,
@@ -136,6 +151,13 @@ export function ociLayoutSource(
       }
       const descriptor = (index.manifests ?? []).find((m) => m.annotations?.[REF_NAME] === artifact);
       if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
+      // A release manifest beside the layout (written by `artifacts split`) pins each image.
+      const pinned = releasePins(dir)[artifact];
+      if (pinned !== undefined && pinned !== descriptor.digest) {
+        throw new ArtifactError(
+          `${where}: the image tagged "${artifact}" is ${descriptor.digest}, but ${RELEASE_FILE} pins ${pinned}`,
+        );
+      }
       return { descriptor, bytes: read(descriptor, artifact) };
     },
     async fetch(_artifact, d, what) {

@@ -1,0 +1,101 @@
+// `artifacts split`: a Kata release tarball (zstd, xz or gzip) becomes one image per artifact in an
+// OCI layout; installing from it gives the release's files; what no artifact claims is reported.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { collectFiles, directorySource } from "../../src/install/artifacts.js";
+import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { ociLayoutSource } from "../../src/install/oci-layout.js";
+import { RELEASE_MANIFEST, splitRelease } from "../../src/install/split.js";
+import { artifactDir } from "../helpers/artifacts.js";
+
+const catalogue = loadArtifactCatalogue();
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+const tmp = (prefix: string) => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
+};
+
+/** A release tarball as Kata publishes one: everything under opt/kata/, compressed by `tool`. */
+function release(dir: string, tool: "zstd" | "xz" | "gzip"): string {
+  const tree = tmp("kata-install-release-");
+  for (const artifact of fs.readdirSync(dir))
+    fs.cpSync(path.join(dir, artifact), tree, { recursive: true, verbatimSymlinks: true });
+  fs.mkdirSync(path.join(tree, "opt/kata/share/doc"), { recursive: true });
+  fs.writeFileSync(path.join(tree, "opt/kata/share/doc/README"), "not an artifact's\n");
+  const tar = path.join(tmp("kata-install-tarball-"), "kata-static-3.9.0-amd64.tar");
+  execFileSync("tar", ["-C", tree, "-cf", tar, "opt"]);
+  const suffix = { zstd: "zst", xz: "xz", gzip: "gz" }[tool];
+  execFileSync(tool, tool === "zstd" ? ["-q", "--rm", tar] : [tar]);
+  return `${tar}.${suffix}`;
+}
+
+describe("artifacts split", () => {
+  const dir = artifactDir();
+  made.push(dir);
+  fs.renameSync(
+    path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
+    path.join(dir, "base/opt/kata/share/kata-containers/vmlinux-6.12.8-146"),
+  );
+  fs.symlinkSync(
+    "vmlinux-6.12.8-146",
+    path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
+  );
+  const key = (f: { path: string; mode: number; bytes: Buffer; link?: string }) =>
+    `${f.path} ${f.mode.toString(8)} ${f.link ?? f.bytes.toString()}`;
+
+  it.each(["zstd", "xz", "gzip"] as const)(
+    "splits a %s tarball into images that install the release's files",
+    async (tool) => {
+      const layout = tmp("kata-install-split-layout-");
+      const report = await splitRelease(release(dir, tool), layout, catalogue, "x86_64");
+      expect(report.images.map((i) => i.artifact)).toEqual([...catalogue.keys()].sort());
+      expect(report.unclaimed).toEqual(["opt/kata/share/doc/README"]);
+      const names = [...catalogue.keys()];
+      const fromLayout = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), names);
+      const fromDir = await collectFiles(directorySource(dir, catalogue), names);
+      expect(fromLayout.map(key).sort()).toEqual(fromDir.map(key).sort());
+      const manifest = JSON.parse(fs.readFileSync(path.join(layout, RELEASE_MANIFEST), "utf8"));
+      const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
+      for (const image of report.images) {
+        expect(manifest.artifacts[image.artifact].digest).toBe(image.digest);
+        expect(
+          index.manifests.find(
+            (m: { annotations: Record<string, string> }) =>
+              m.annotations["org.opencontainers.image.ref.name"] === image.artifact,
+          ).digest,
+        ).toBe(image.digest);
+      }
+    },
+  );
+
+  it("is reproducible: the same tarball gives the same digests", async () => {
+    const tarball = release(dir, "gzip");
+    const a = await splitRelease(tarball, tmp("kata-install-split-a-"), catalogue, "x86_64");
+    const b = await splitRelease(tarball, tmp("kata-install-split-b-"), catalogue, "x86_64");
+    expect(a.images.map((i) => i.digest)).toEqual(b.images.map((i) => i.digest));
+  });
+
+  it("installs refuse an image the release manifest does not pin", async () => {
+    const layout = tmp("kata-install-split-pin-");
+    const report = await splitRelease(release(dir, "gzip"), layout, catalogue, "x86_64");
+    const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
+    const qemu = index.manifests.find(
+      (m: { annotations: Record<string, string> }) =>
+        m.annotations["org.opencontainers.image.ref.name"] === "qemu",
+    );
+    const base = report.images.find((i) => i.artifact === "base")?.digest;
+    qemu.digest = base;
+    qemu.size = fs.statSync(path.join(layout, "blobs/sha256", (base as string).slice(7))).size;
+    fs.writeFileSync(path.join(layout, "index.json"), JSON.stringify(index));
+    await expect(collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), ["qemu"])).rejects.toThrow(
+      /the image tagged "qemu" is sha256:[0-9a-f]+, but kata-release\.json pins sha256:/,
+    );
+  });
+});
