@@ -10,7 +10,8 @@ import { Readable } from "node:stream";
 import { createGunzip, gzipSync } from "node:zlib";
 import { Decompress } from "fzstd";
 import { create as createTar, Parser, type ReadEntry } from "tar";
-import { XzReadableStream } from "xz-decompress";
+// A CommonJS module whose named exports Node cannot see from ESM: take them from the default.
+import xzDecompress from "xz-decompress";
 import { ArtifactError, linkInside } from "./artifacts.js";
 import { type ArtifactSpec, owner } from "./catalogue.js";
 
@@ -55,7 +56,9 @@ function decompressed(file: string): Readable {
     return out;
   }
   if (/\.(xz|txz)$/.test(file))
-    return Readable.fromWeb(new XzReadableStream(Readable.toWeb(raw) as ReadableStream<Uint8Array>) as never);
+    return Readable.fromWeb(
+      new xzDecompress.XzReadableStream(Readable.toWeb(raw) as ReadableStream<Uint8Array>) as never,
+    );
   if (/\.(gz|tgz)$/.test(file)) return raw.pipe(createGunzip());
   return raw;
 }
