@@ -69,3 +69,15 @@ export function ociLayoutFrom(dir: string): string {
   fs.rmSync(work, { recursive: true, force: true });
   return layout;
 }
+
+/** As Kata's release does: the kernel under a versioned name, with vmlinux.container a link to it. */
+export function linkKernelAsReleased(dir: string): void {
+  const share = path.join(dir, "base/opt/kata/share/kata-containers");
+  fs.renameSync(path.join(share, "vmlinux.container"), path.join(share, "vmlinux-6.12.8-146"));
+  fs.symlinkSync("vmlinux-6.12.8-146", path.join(share, "vmlinux.container"));
+}
+
+/** One artifact file as a comparable line: path, mode, and link target or content. */
+export function fileKey(f: { path: string; mode: number; bytes: Buffer; link?: string }): string {
+  return `${f.path} ${f.mode.toString(8)} ${f.link ?? f.bytes.toString()}`;
+}

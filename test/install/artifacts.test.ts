@@ -11,7 +11,7 @@ import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { installArtifacts } from "../../src/install/switch.js";
 import { uninstallFiles } from "../../src/install/uninstall.js";
-import { artifactDir } from "../helpers/artifacts.js";
+import { artifactDir, linkKernelAsReleased } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
@@ -35,14 +35,7 @@ describe("artifacts from a directory", () => {
     const before = snapshot(host.root);
     const { dir, source } = dirSource();
     // Kata's release links its kernel and image to versioned files: links inside are kept.
-    fs.renameSync(
-      path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
-      path.join(dir, "base/opt/kata/share/kata-containers/vmlinux-6.12.8-146"),
-    );
-    fs.symlinkSync(
-      "vmlinux-6.12.8-146",
-      path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
-    );
+    linkKernelAsReleased(dir);
     const result = await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
     expect(result).toMatchObject({ switched: true, staged: { copied: true, files: 8 } });
     expect(

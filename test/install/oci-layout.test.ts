@@ -12,7 +12,7 @@ import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { installArtifacts } from "../../src/install/switch.js";
-import { artifactDir, ociLayoutFrom } from "../helpers/artifacts.js";
+import { artifactDir, fileKey, linkKernelAsReleased, ociLayoutFrom } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -20,11 +20,7 @@ import { snapshot } from "../helpers/tree.js";
 afterAll(removeTestHosts);
 const catalogue = loadArtifactCatalogue();
 const dir = artifactDir();
-fs.renameSync(
-  path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
-  path.join(dir, "base/opt/kata/share/kata-containers/vmlinux-6.12.8-146"),
-);
-fs.symlinkSync("vmlinux-6.12.8-146", path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"));
+linkKernelAsReleased(dir);
 const layout = ociLayoutFrom(dir);
 const made: string[] = [dir, layout];
 afterAll(() => {
@@ -91,9 +87,7 @@ describe("artifacts from an OCI layout", () => {
   it("hold the same files as the directory they were built from: same version id, links kept", async () => {
     const fromLayout = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), NAMES);
     const fromDir = await collectFiles(directorySource(dir, catalogue), NAMES);
-    const key = (f: { path: string; mode: number; bytes: Buffer; link?: string }) =>
-      `${f.path} ${f.mode.toString(8)} ${f.link ?? f.bytes.toString()}`;
-    expect(fromLayout.map(key).sort()).toEqual(fromDir.map(key).sort());
+    expect(fromLayout.map(fileKey).sort()).toEqual(fromDir.map(fileKey).sort());
     const host = buildHost(intelContainerd16());
     const result = await installArtifacts(
       journalFor(host.host, "/opt/kata"),

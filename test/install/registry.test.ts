@@ -9,7 +9,7 @@ import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { parseRegistry, registrySource } from "../../src/install/registry.js";
 import { installArtifacts } from "../../src/install/switch.js";
-import { artifactDir, ociLayoutFrom } from "../helpers/artifacts.js";
+import { artifactDir, fileKey, ociLayoutFrom } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { pushLayout, type Registry, startRegistry, tokenFront } from "../helpers/registry.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
@@ -30,8 +30,6 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.rmSync(layout, { recursive: true, force: true });
 });
-const key = (f: { path: string; mode: number; bytes: Buffer; link?: string }) =>
-  `${f.path} ${f.mode.toString(8)} ${f.link ?? f.bytes.toString()}`;
 
 describe("artifacts from a registry", () => {
   it("are the files of the layout they were pushed from", async () => {
@@ -42,7 +40,7 @@ describe("artifacts from a registry", () => {
     );
     const pulled = await collectFiles(source, NAMES);
     const local = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), NAMES);
-    expect(pulled.map(key).sort()).toEqual(local.map(key).sort());
+    expect(pulled.map(fileKey).sort()).toEqual(local.map(fileKey).sort());
   });
 
   it("follow the anonymous bearer-token flow, once per repository", async () => {

@@ -9,7 +9,7 @@ import { collectFiles, directorySource } from "../../src/install/artifacts.js";
 import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { RELEASE_MANIFEST, splitRelease } from "../../src/install/split.js";
-import { artifactDir } from "../helpers/artifacts.js";
+import { artifactDir, fileKey, linkKernelAsReleased } from "../helpers/artifacts.js";
 
 const catalogue = loadArtifactCatalogue();
 const made: string[] = [];
@@ -39,16 +39,7 @@ function release(dir: string, tool: "zstd" | "xz" | "gzip"): string {
 describe("artifacts split", () => {
   const dir = artifactDir();
   made.push(dir);
-  fs.renameSync(
-    path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
-    path.join(dir, "base/opt/kata/share/kata-containers/vmlinux-6.12.8-146"),
-  );
-  fs.symlinkSync(
-    "vmlinux-6.12.8-146",
-    path.join(dir, "base/opt/kata/share/kata-containers/vmlinux.container"),
-  );
-  const key = (f: { path: string; mode: number; bytes: Buffer; link?: string }) =>
-    `${f.path} ${f.mode.toString(8)} ${f.link ?? f.bytes.toString()}`;
+  linkKernelAsReleased(dir);
 
   it.each(["zstd", "xz", "gzip"] as const)(
     "splits a %s tarball into images that install the release's files",
@@ -60,7 +51,7 @@ describe("artifacts split", () => {
       const names = [...catalogue.keys()];
       const fromLayout = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), names);
       const fromDir = await collectFiles(directorySource(dir, catalogue), names);
-      expect(fromLayout.map(key).sort()).toEqual(fromDir.map(key).sort());
+      expect(fromLayout.map(fileKey).sort()).toEqual(fromDir.map(fileKey).sort());
       const manifest = JSON.parse(fs.readFileSync(path.join(layout, RELEASE_MANIFEST), "utf8"));
       const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
       for (const image of report.images) {
