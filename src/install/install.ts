@@ -44,14 +44,17 @@ export async function install(
     source && pulls.length > 0
       ? await installArtifacts(store, prefix, source, names)
       : { staged: null, switched: false };
-  const files = await applyChanges(store, changeset.changes);
   const action =
     changeset.actions.find((a) => a.kind === "restart-runtime" || a.kind === "reload-runtime") ?? null;
-  if (files.runtimeChanged && action) {
+  // How to restart the runtime is journalled before its files change, so an uninstall after a
+  // crash at any later point still knows.
+  const socket = facts.runtime.socket?.path ?? null;
+  if (action && changeset.changes.some((c) => c.role === "runtime")) {
     const journal = await openJournal(store);
-    journal.runtime = { action, socket: facts.runtime.socket?.path ?? null };
+    journal.runtime = { action, socket };
     await store.save(journal);
-    await restartRuntime(host, action, journal.runtime.socket, answerTimeoutMs);
   }
+  const files = await applyChanges(store, changeset.changes);
+  if (files.runtimeChanged && action) await restartRuntime(host, action, socket, answerTimeoutMs);
   return { artifacts, files, restarted: files.runtimeChanged ? action : null };
 }
