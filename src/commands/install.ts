@@ -93,6 +93,13 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
       lines.push(
         `Artifacts: version ${report.artifacts.staged?.id} (${report.artifacts.staged?.files} files, ${report.artifacts.staged?.bytes} bytes) switched in.`,
       );
+    if (report.pulled) {
+      const { bytes, releaseBytes, images, releaseImages } = report.pulled;
+      const share = releaseBytes > 0 ? ` (${Math.round((100 * bytes) / releaseBytes)}%)` : "";
+      lines.push(
+        `Pulled ${images} of the release's ${releaseImages} artifacts: ${bytes} of ${releaseBytes} bytes${share}.`,
+      );
+    }
     lines.push(`Files: ${report.files.written.length} written, ${report.files.removed.length} removed.`);
     if (report.restarted)
       lines.push(

@@ -39,6 +39,8 @@ export function linkInside(file: string, target: string): string | null {
 export interface ArtifactSource {
   readonly description: string;
   files(artifact: string): Promise<ArtifactFile[]>;
+  /** Bytes each artifact of the release weighs in this source (absent: not in the source). */
+  sizes(artifacts: string[]): Promise<Map<string, number>>;
 }
 
 /** Links from Kata's usual paths into `current`; created when the prefix has nothing there. */
@@ -61,6 +63,20 @@ export class ArtifactError extends UserError {}
 export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec>): ArtifactSource {
   return {
     description: `dir:${dir}`,
+    async sizes(artifacts) {
+      const out = new Map<string, number>();
+      for (const artifact of artifacts) {
+        const root = path.join(dir, artifact);
+        if (!fs.existsSync(root)) continue;
+        let total = 0;
+        for (const rel of fs.readdirSync(root, { recursive: true }).map(String)) {
+          const st = fs.lstatSync(path.join(root, rel));
+          if (st.isFile()) total += st.size;
+        }
+        out.set(artifact, total);
+      }
+      return out;
+    },
     async files(artifact) {
       const spec = catalogue.get(artifact);
       if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);

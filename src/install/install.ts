@@ -9,12 +9,15 @@ import type { Changeset, PlanAction } from "../render/changeset.js";
 import { installDir } from "../render/layout.js";
 import { type ApplyResult, applyChanges } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
+import { loadArtifactCatalogue } from "./catalogue.js";
 import { JournalStore } from "./journal.js";
 import { restartRuntime } from "./runtime.js";
 import { installArtifacts, openJournal, type SwitchResult } from "./switch.js";
 
 export interface InstallReport {
   artifacts: SwitchResult;
+  /** Bytes of the artifacts this node needed, against the whole release in the source. */
+  pulled: { bytes: number; releaseBytes: number; images: number; releaseImages: number } | null;
   files: ApplyResult;
   restarted: PlanAction | null;
 }
@@ -44,6 +47,17 @@ export async function install(
     source && pulls.length > 0
       ? await installArtifacts(store, prefix, source, names)
       : { staged: null, switched: false };
+  let pulled: InstallReport["pulled"] = null;
+  if (source && artifacts.switched) {
+    const sizes = await source.sizes([...loadArtifactCatalogue().keys()]);
+    const mine = names.filter((n) => sizes.has(n));
+    pulled = {
+      bytes: mine.reduce((n, a) => n + (sizes.get(a) ?? 0), 0),
+      releaseBytes: [...sizes.values()].reduce((n, b) => n + b, 0),
+      images: mine.length,
+      releaseImages: sizes.size,
+    };
+  }
   const action =
     changeset.actions.find((a) => a.kind === "restart-runtime" || a.kind === "reload-runtime") ?? null;
   // How to restart the runtime is journalled before its files change, so an uninstall after a
@@ -56,5 +70,5 @@ export async function install(
   }
   const files = await applyChanges(store, changeset.changes);
   if (files.runtimeChanged && action) await restartRuntime(host, action, socket, answerTimeoutMs);
-  return { artifacts, files, restarted: files.runtimeChanged ? action : null };
+  return { artifacts, pulled, files, restarted: files.runtimeChanged ? action : null };
 }

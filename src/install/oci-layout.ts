@@ -74,6 +74,35 @@ export function imageSource(
     verified(store, d, what, await store.fetch(artifact, d, what));
   return {
     description: store.where,
+    /** Compressed layer bytes per image: what a pull of it moves. */
+    async sizes(artifacts) {
+      const out = new Map<string, number>();
+      for (const artifact of artifacts) {
+        let tagged: { descriptor: Descriptor; bytes: Buffer };
+        try {
+          tagged = await store.tagged(artifact);
+        } catch {
+          continue; // not in this release
+        }
+        let manifest = json<{ mediaType?: string; manifests?: Descriptor[]; layers?: Descriptor[] }>(
+          tagged.bytes,
+          artifact,
+        );
+        if (INDEX_TYPES.has(manifest.mediaType ?? tagged.descriptor.mediaType)) {
+          const wanted = GO_ARCH[arch ?? ""] ?? arch;
+          const d = (manifest.manifests ?? []).find(
+            (m) => m.platform?.os === "linux" && m.platform.architecture === wanted,
+          );
+          if (!d) continue;
+          manifest = json(await blob(artifact, d, artifact), artifact);
+        }
+        out.set(
+          artifact,
+          (manifest.layers ?? []).reduce((n, l) => n + (l.size ?? 0), 0),
+        );
+      }
+      return out;
+    },
     async files(artifact) {
       const spec = catalogue.get(artifact);
       if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);

@@ -108,6 +108,24 @@ describe("artifacts from an OCI layout", () => {
     expect(result.staged?.id).toBe(viaDir.staged?.id);
   });
 
+  it("weighs each image by its layers, skipping what the release does not hold", async () => {
+    const sizes = await ociLayoutSource(layout, catalogue, "x86_64").sizes([
+      "qemu",
+      "base",
+      "no-such-artifact",
+    ]);
+    expect([...sizes.keys()].sort()).toEqual(["base", "qemu"]);
+    const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
+    const qemu = index.manifests.find(
+      (m: { annotations: Record<string, string> }) =>
+        m.annotations["org.opencontainers.image.ref.name"] === "qemu",
+    );
+    const manifest = JSON.parse(
+      fs.readFileSync(path.join(layout, "blobs/sha256", qemu.digest.slice(7)), "utf8"),
+    );
+    expect(sizes.get("qemu")).toBe(manifest.layers.reduce((n: number, l: { size: number }) => n + l.size, 0));
+  });
+
   it("a blob that does not match its digest is refused, and nothing is written", async () => {
     const broken = copyLayout();
     const index = JSON.parse(fs.readFileSync(path.join(broken, "index.json"), "utf8"));
