@@ -13,7 +13,8 @@ import { tomlKey } from "./toml-literal.js";
 export interface RenderedFile {
   /** Host path. */
   path: string;
-  content: string;
+  /** The new bytes; null when the file should not exist (a file of ours no longer wanted). */
+  content: string | null;
   mode: number;
   /** The template it came from, for bug reports. */
   template: string;
@@ -41,7 +42,7 @@ export function renderKataConfigs(
     files.push(base);
     const decided = decision.config[name] ?? {};
     if (Object.keys(decided).length > 0)
-      files.push(renderDecided(decision, spec, decided, parse(base.content), templates));
+      files.push(renderDecided(decision, spec, decided, parse(base.content ?? ""), templates));
   }
   return files;
 }

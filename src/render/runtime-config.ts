@@ -11,7 +11,7 @@ import { dig } from "../detect/toml.js";
 import type { RenderedFile } from "./kata-config.js";
 import { handlerName, shimBinary, shimConfigPath } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
-import { ensureImport, putBlock, removeTables } from "./toml-edit.js";
+import { dropBlock, ensureImport, putBlock, removeTables } from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
 
 export interface Handler {
@@ -148,8 +148,8 @@ export function renderRuntimeConfig(
     }
     case "crio": {
       const name = "crio/kata.conf.njk";
-      const content = templates.render(name, { handlers });
-      checkCrio(content, name, handlers);
+      const content = handlers.length === 0 ? null : templates.render(name, { handlers });
+      if (content !== null) checkCrio(content, name, handlers);
       return {
         files: [
           {
@@ -174,6 +174,9 @@ export function renderRuntimeConfig(
 
 function dropIn(path: string, version: number, handlers: Handler[], templates: Templates): RenderedFile {
   const name = "containerd/drop-in.toml.njk";
+  // No shim to install: no drop-in either (an earlier one of ours goes).
+  if (handlers.length === 0)
+    return { path, content: null, mode: 0o644, template: name, reason: "no Kata shim is to be installed" };
   const content = templates.render(name, { version, plugin: pluginFor(version), handlers });
   checkContainerd(content, name, handlers, version);
   return {
@@ -199,11 +202,19 @@ function editInPlace(
   const before = text ?? NEW_CONTAINERD_CONFIG;
   const parsedBefore = parseOrNull(before);
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
+  const cleaned = removeTables(before, (p) => isOurTable(p, catalog));
+  // No shim to install: nothing of ours in the file (and no file created for nothing).
+  if (handlers.length === 0) {
+    return {
+      path,
+      content: text === null ? null : dropBlock(cleaned),
+      mode: 0o644,
+      template: name,
+      reason: "no Kata shim is to be installed",
+    };
+  }
   const block = templates.render(name, { plugin: pluginFor(version), handlers });
-  const after = putBlock(
-    removeTables(before, (p) => isOurTable(p, catalog)),
-    block,
-  );
+  const after = putBlock(cleaned, block);
   checkContainerd(after, name, handlers, version);
   checkUntouched(parsedBefore, after, name, catalog);
   return {

@@ -16,16 +16,22 @@ interface Span {
 /** Every table header's span: from its line to the next header's line (or the end). */
 export function tableSpans(text: string): Span[] {
   const spans: Span[] = [];
-  const headers: Array<{ path: string[]; start: number }> = [];
+  // A table runs to the next header, or to one of our block markers: what follows the end marker
+  // (an admin's table added later) is never part of a table of ours.
+  const boundaries: Array<{ path: string[] | null; start: number }> = [];
   let offset = 0;
   for (const line of text.split("\n")) {
     const header = /^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$/.exec(line);
     if (header && !line.trimStart().startsWith("#"))
-      headers.push({ path: splitKey(header[1] as string), start: offset });
+      boundaries.push({ path: splitKey(header[1] as string), start: offset });
+    else if (line.startsWith(BLOCK_BEGIN) || line.startsWith(BLOCK_END))
+      boundaries.push({ path: null, start: offset });
     offset += line.length + 1;
   }
-  for (const [i, h] of headers.entries())
-    spans.push({ path: h.path, start: h.start, end: headers[i + 1]?.start ?? text.length });
+  for (const [i, b] of boundaries.entries()) {
+    if (b.path !== null)
+      spans.push({ path: b.path, start: b.start, end: boundaries[i + 1]?.start ?? text.length });
+  }
   return spans;
 }
 

@@ -270,3 +270,26 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     });
   });
 });
+
+describe("a node where no shim can run", () => {
+  it("gets nothing of Kata's in its runtime configuration, and no restart", async () => {
+    const spec = intelContainerd16();
+    spec.kvmDevice = false;
+    const { decision, changeset } = await planOn(buildHost(spec).host);
+    expect(decision.shims).toEqual([]);
+    expect(changeset.changes.filter((c) => c.role === "runtime")).toEqual([]);
+    expect(changeset.actions.filter((a) => a.kind !== "pull-artifact")).toEqual([]);
+  });
+
+  it("an earlier install's handlers are taken out of config.toml", async () => {
+    const spec = intelContainerd16();
+    spec.kvmDevice = false;
+    const original = spec.files?.["/etc/containerd/config.toml"] as string;
+    spec.files = {
+      ...spec.files,
+      "/etc/containerd/config.toml": `${original}\n# >>> kata-install: Kata runtime handlers (managed by kata-install; edits here are replaced)\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu]\n  runtime_type = "io.containerd.kata-qemu.v2"\n# <<< kata-install\n`,
+    };
+    const { changeset } = await planOn(buildHost(spec).host);
+    expect(changeAt(changeset, "/etc/containerd/config.toml")?.after).toBe(original);
+  });
+});

@@ -58,3 +58,18 @@ describe("minimal TOML edits", () => {
     );
   });
 });
+
+describe("a table the admin added after our block", () => {
+  it("survives replacing the block and removing our tables", () => {
+    const ours = `${BLOCK_BEGIN}\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu]\n  runtime_type = "x"\n${BLOCK_END}\n`;
+    const admin =
+      '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n';
+    const text = `${ADMIN}\n${ours}${admin}`;
+    const cleaned = removeTables(text, (p) => p[4] === "kata-qemu");
+    expect(cleaned).toBe(`${ADMIN}\n${BLOCK_BEGIN}\n${BLOCK_END}\n${admin}`);
+    expect(putBlock(cleaned, "[k]\na = 1")).toBe(
+      `${ADMIN}\n${BLOCK_BEGIN}\n[k]\na = 1\n${BLOCK_END}\n${admin}`,
+    );
+    expect(dropBlock(cleaned)).toBe(`${ADMIN}${admin}`);
+  });
+});
