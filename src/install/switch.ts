@@ -1,7 +1,6 @@
 // Artifacts into place as a journalled step: stage the version, then switch `current` to it and
 // create the links, recording beforehand what to put back if the switch is cut short.
 import fs from "node:fs";
-import type { Host } from "../host/host.js";
 import {
   type ArtifactSource,
   collectFiles,
@@ -98,5 +97,3 @@ export async function removeArtifacts(store: JournalStore, prefix: string, journ
 export function prefixOf(store: JournalStore): string {
   return store.dir.replace(/\/\.install$/, "");
 }
-
-export type { Host };
