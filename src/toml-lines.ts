@@ -106,42 +106,51 @@ export function splitKey(key: string): string[] {
   return parts.filter((p) => p !== "");
 }
 
-function findEquals(content: string): number {
+/**
+ * Walk TOML text from `from`, calling `visit` for each character outside strings (basic strings
+ * with their escapes, literal strings) and, with `skipComments`, outside comments; `visit` returns
+ * true to stop there. Returns where it stopped, or the text's length. The one place that knows
+ * where strings and comments end.
+ */
+export function scanOutsideStrings(
+  text: string,
+  from: number,
+  visit: (c: string, i: number) => boolean,
+  skipComments = false,
+): number {
   let quote: string | null = null;
-  for (let i = 0; i < content.length; i++) {
-    const c = content[i];
-    if (quote) {
-      if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === "=") return i;
-  }
-  return -1;
-}
-
-function stripComment(line: string): string {
-  let quote: string | null = null;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
+  for (let i = from; i < text.length; i++) {
+    const c = text[i] as string;
     if (quote) {
       if (c === "\\" && quote === '"') i++;
       else if (c === quote) quote = null;
     } else if (c === '"' || c === "'") quote = c;
-    else if (c === "#") return line.slice(0, i);
+    else if (skipComments && c === "#") {
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end;
+    } else if (visit(c, i)) return i;
   }
-  return line;
+  return text.length;
+}
+
+function findEquals(content: string): number {
+  const at = scanOutsideStrings(content, 0, (c) => c === "=");
+  return at === content.length ? -1 : at;
+}
+
+function stripComment(line: string): string {
+  return line.slice(
+    0,
+    scanOutsideStrings(line, 0, (c) => c === "#"),
+  );
 }
 
 function bracketBalance(text: string): number {
   let balance = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === "[" || c === "{") balance++;
+  scanOutsideStrings(text, 0, (c) => {
+    if (c === "[" || c === "{") balance++;
     else if (c === "]" || c === "}") balance--;
-  }
+    return false;
+  });
   return balance;
 }

@@ -1,7 +1,7 @@
 // Minimal edits to a TOML file the admin owns: kata-install never re-serialises it. It removes the
 // tables of its own handlers, replaces (or appends) one marked block, and adds an `imports` entry;
 // every other byte stays as it was, comments and order included.
-import { splitKey } from "../toml-lines.js";
+import { scanOutsideStrings, splitKey } from "../toml-lines.js";
 
 export const BLOCK_BEGIN =
   "# >>> kata-install: Kata runtime handlers (managed by kata-install; edits here are replaced)";
@@ -98,16 +98,14 @@ export function ensureImport(text: string, entry: string, literal: (value: strin
 /** The index of the "]" that closes an array opened just before `from`, skipping strings and comments. */
 function closingBracket(text: string, from: number): number {
   let depth = 1;
-  let quote: string | null = null;
-  for (let i = from; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === "#") i = text.indexOf("\n", i) < 0 ? text.length : text.indexOf("\n", i);
-    else if (c === "[") depth++;
-    else if (c === "]" && --depth === 0) return i;
-  }
-  return text.length;
+  return scanOutsideStrings(
+    text,
+    from,
+    (c) => {
+      if (c === "[") depth++;
+      else if (c === "]") return --depth === 0;
+      return false;
+    },
+    true,
+  );
 }
