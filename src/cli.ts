@@ -266,6 +266,10 @@ place; both are listed. With nothing installed, it says so and exits 0.`,
       "--arch <arch>",
       "the release's architecture, when its file name does not say (x86_64, aarch64, s390x, ppc64le)",
     )
+    .option(
+      "--layers <format>",
+      "gzip (the default: what registries serve) or tar (uncompressed: a layout kept on the node's disk installs faster, with no gunzip)",
+    )
     .option("--json", "print one JSON document and nothing else on stdout")
     .addHelpText(
       "after",

@@ -14,7 +14,7 @@ const ARCH_IN_NAME: Record<string, string> = {
 
 export async function runSplit(
   tarball: string,
-  options: { out?: string; arch?: string; json?: boolean },
+  options: { out?: string; arch?: string; layers?: string; json?: boolean },
   out: (text: string) => void,
 ): Promise<number> {
   const target = options.out ?? "";
@@ -27,8 +27,11 @@ export async function runSplit(
     throw new UserError(
       `${tarball}: the architecture is not in its name (kata-static-<version>-<arch>.tar.*): give --arch`,
     );
+  const layers = options.layers ?? "gzip";
+  if (layers !== "gzip" && layers !== "tar")
+    throw new UserError(`--layers ${layers}: expected gzip (compressed, the default) or tar (uncompressed)`);
   const layout = target.slice("oci-layout:".length);
-  const report = await splitRelease(tarball, layout, loadArtifactCatalogue(), arch);
+  const report = await splitRelease(tarball, layout, loadArtifactCatalogue(), arch, layers);
   if (options.json) {
     out(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
@@ -37,7 +40,7 @@ export async function runSplit(
   const width = Math.max(...report.images.map((i) => i.artifact.length));
   for (const i of report.images)
     lines.push(
-      `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} files, ${i.layerBytes} bytes compressed`,
+      `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} files, ${i.layerBytes} bytes${layers === "gzip" ? " compressed" : ""}`,
     );
   if (report.unclaimed.length > 0) {
     lines.push(`Not in any artifact (${report.unclaimed.length}), left out:`);

@@ -18,7 +18,7 @@ import {
   removeLeftoverTemps,
 } from "./fs-ops.js";
 import type { JournalStore, Saved } from "./journal.js";
-import { openJournal, prefixOf, recoverSwitch } from "./switch.js";
+import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch } from "./switch.js";
 
 export interface ApplyResult {
   written: string[];
@@ -126,7 +126,12 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
 /** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */
 export async function recover(store: JournalStore): Promise<boolean> {
   const journal = await store.load();
-  if (journal === null || (journal.transaction === null && journal.pendingSwitch === null)) return false;
+  if (
+    journal === null ||
+    (journal.transaction === null && journal.pendingSwitch === null && (journal.staging ?? null) === null)
+  )
+    return false;
+  await recoverStaging(store, journal);
   await recoverSwitch(store, prefixOf(store), journal);
   const transaction = journal.transaction ?? {
     steps: [],
@@ -140,12 +145,8 @@ export async function recover(store: JournalStore): Promise<boolean> {
   journal.files = transaction.before.files;
   journal.dirs = transaction.before.dirs;
   journal.transaction = null;
-  if (Object.keys(journal.files).length === 0 && journal.artifacts.version === null) {
-    // Nothing of ours is left on the node: no journal either, and none of the directories it made.
-    fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
-    await removeEmptyDirs(store.host, journal.dirs);
-    return true;
-  }
+  // Nothing of ours left on the node: no journal either, and none of the directories it made.
+  if (await discardIfEmpty(store, journal)) return true;
   await store.save(journal);
   await discardTxnCopies(store);
   return true;

@@ -9,22 +9,11 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
+import { ArtifactError } from "./artifact-error.js";
 import type { ArtifactSpec } from "./catalogue.js";
 import { ensureParents } from "./fs-ops.js";
-
-/**
- * One file of an artifact, at its path relative to the prefix (Kata's release layout): a regular
- * file's bytes, or a symbolic link that stays inside the prefix (Kata's release links its kernels
- * and images: vmlinux.container -> vmlinux-6.12.8-146).
- */
-export interface ArtifactFile {
-  path: string;
-  mode: number;
-  bytes: Buffer;
-  link?: string;
-}
+import { StagingDir } from "./staging.js";
 
 /** Null when a link target (relative to the link's directory) stays inside the prefix; else why not. */
 export function linkInside(file: string, target: string): string | null {
@@ -35,10 +24,17 @@ export function linkInside(file: string, target: string): string | null {
   return null;
 }
 
-/** Where artifacts come from: a directory today; an OCI layout or a registry are the same shape. */
+/**
+ * Where artifacts come from. A source names an artifact's content cheaply first (an image's
+ * digest), so that a node that has it already writes nothing; then streams its files into a
+ * staging directory, checking every entry (and every blob against its digest) on the way.
+ */
 export interface ArtifactSource {
   readonly description: string;
-  files(artifact: string): Promise<ArtifactFile[]>;
+  /** What identifies the artifact's content here: an image manifest's digest, a hash of files. */
+  identify(artifact: string): Promise<string>;
+  /** Write the artifact's files (paths relative to the prefix) into `into`. */
+  extract(artifact: string, into: StagingDir): Promise<void>;
   /** Bytes each artifact of the release weighs in this source (absent: not in the source). */
   sizes(artifacts: string[]): Promise<Map<string, number>>;
 }
@@ -53,7 +49,7 @@ export const LINKS = [
   "share/ovmf",
 ];
 
-export class ArtifactError extends UserError {}
+export { ArtifactError };
 
 /**
  * `dir:DIR`: DIR/<artifact>/opt/kata/… as the artifact's image holds it. Entries that would land
@@ -61,6 +57,32 @@ export class ArtifactError extends UserError {}
  * artifact are refused, naming the entry.
  */
 export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec>): ArtifactSource {
+  /** The artifact's entries, checked, in order: files with their mode, links with their target. */
+  const entries = (artifact: string) => {
+    const spec = catalogue.get(artifact);
+    if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
+    const root = path.join(dir, artifact, "opt", "kata");
+    if (!fs.existsSync(root))
+      throw new ArtifactError(`dir:${dir}: artifact "${artifact}" is missing (no ${root})`);
+    const out: Array<{ file: string; full: string; mode: number; link?: string }> = [];
+    for (const rel of fs.readdirSync(root, { recursive: true }).map(String).sort()) {
+      const full = path.join(root, rel);
+      const st = fs.lstatSync(full);
+      if (st.isDirectory()) continue;
+      const file = rel.split(path.sep).join("/");
+      const entry = `dir:${dir}: ${artifact}/opt/kata/${file}`;
+      if (!spec.matches(file))
+        throw new ArtifactError(`${entry} is not part of artifact "${artifact}" (artifacts/catalogue.toml)`);
+      if (st.isSymbolicLink()) {
+        const link = fs.readlinkSync(full);
+        const outside = linkInside(file, link);
+        if (outside !== null) throw new ArtifactError(`${entry}: ${outside}`);
+        out.push({ file, full, mode: 0o777, link });
+      } else if (st.isFile()) out.push({ file, full, mode: st.mode & 0o7777 });
+      else throw new ArtifactError(`${entry} is not a regular file or link (devices and pipes are refused)`);
+    }
+    return out;
+  };
   return {
     description: `dir:${dir}`,
     async sizes(artifacts) {
@@ -77,35 +99,33 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
       }
       return out;
     },
-    async files(artifact) {
-      const spec = catalogue.get(artifact);
-      if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
-      const root = path.join(dir, artifact, "opt", "kata");
-      if (!fs.existsSync(root))
-        throw new ArtifactError(`dir:${dir}: artifact "${artifact}" is missing (no ${root})`);
-      const out: ArtifactFile[] = [];
-      for (const rel of fs.readdirSync(root, { recursive: true }).map(String).sort()) {
-        const full = path.join(root, rel);
-        const st = fs.lstatSync(full);
-        if (st.isDirectory()) continue;
-        const file = rel.split(path.sep).join("/");
-        const entry = `dir:${dir}: ${artifact}/opt/kata/${file}`;
-        if (!spec.matches(file))
-          throw new ArtifactError(
-            `${entry} is not part of artifact "${artifact}" (artifacts/catalogue.toml)`,
-          );
-        if (st.isSymbolicLink()) {
-          const target = fs.readlinkSync(full);
-          const outside = linkInside(file, target);
-          if (outside !== null) throw new ArtifactError(`${entry}: ${outside}`);
-          out.push({ path: file, mode: 0o777, bytes: Buffer.alloc(0), link: target });
+    async identify(artifact) {
+      // A directory has no digest of its own: its content is hashed (read, nothing written).
+      const digest = createHash("sha256");
+      for (const e of entries(artifact)) {
+        digest.update(`${e.file}\0${e.mode}\0${e.link ?? ""}\0`);
+        if (e.link === undefined) digest.update(fs.readFileSync(e.full));
+        digest.update("\0");
+      }
+      return `dir:${digest.digest("hex")}`;
+    },
+    async extract(artifact, into) {
+      const buffer = Buffer.allocUnsafe(1 << 20);
+      for (const e of entries(artifact)) {
+        if (e.link !== undefined) {
+          into.link(e.file, e.link);
           continue;
         }
-        if (!st.isFile())
-          throw new ArtifactError(`${entry} is not a regular file or link (devices and pipes are refused)`);
-        out.push({ path: file, mode: st.mode & 0o7777, bytes: fs.readFileSync(full) });
+        const writer = into.open(e.file, e.mode);
+        const fd = fs.openSync(e.full, "r");
+        try {
+          for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer))
+            writer.write(buffer.subarray(0, n));
+          writer.close();
+        } finally {
+          fs.closeSync(fd);
+        }
       }
-      return out;
     },
   };
 }
@@ -120,40 +140,59 @@ export interface Staged {
   copied: boolean;
 }
 
-/** Every file of the artifacts, read and checked before anything is written. */
-export async function collectFiles(source: ArtifactSource, artifacts: string[]): Promise<ArtifactFile[]> {
-  return (await Promise.all([...artifacts].sort().map((a) => source.files(a)))).flat();
+/** The version id of a set of artifacts: a digest of what identifies each in the source. */
+export async function versionId(source: ArtifactSource, artifacts: string[]): Promise<string> {
+  const digest = createHash("sha256");
+  for (const artifact of [...artifacts].sort())
+    digest.update(`${artifact}\0${await source.identify(artifact)}\n`);
+  return digest.digest("hex").slice(0, 16);
 }
 
-/** Copy the files into versions/<id> (via a .partial directory renamed when complete). */
-export async function stageVersion(host: Host, prefix: string, files: ArtifactFile[]): Promise<Staged> {
-  const digest = createHash("sha256");
-  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    digest
-      .update(`${f.path}\0${f.mode}\0${f.link ?? ""}\0`)
-      .update(createHash("sha256").update(f.bytes).digest());
-  }
-  const id = digest.digest("hex").slice(0, 16);
+/** Where a version is staged before its rename into versions/<id>. */
+export function stagingPath(prefix: string, id: string): string {
+  return `${prefix}/versions/${id}.partial`;
+}
+
+/**
+ * Stream the artifacts into versions/<id>.partial, renamed to versions/<id> when complete. On a
+ * refusal the partial directory goes and the error stands; the caller removes directories it made.
+ */
+export async function stageVersion(
+  host: Host,
+  prefix: string,
+  id: string,
+  source: ArtifactSource,
+  artifacts: string[],
+): Promise<Staged> {
   const dir = `${prefix}/versions/${id}`;
-  const bytes = files.reduce((n, f) => n + f.bytes.length, 0);
-  if (await host.exists(dir)) return { id, dir, files: files.length, bytes, copied: false };
-  await ensureParents(host, `${dir}/x`);
-  const partial = await host.resolve(`${dir}.partial`);
+  const partial = await host.resolve(stagingPath(prefix, id));
   fs.rmSync(partial, { recursive: true, force: true });
-  for (const f of files) {
-    const target = path.join(partial, f.path);
-    if (!target.startsWith(`${partial}${path.sep}`))
-      throw new ArtifactError(`${f.path}: would land outside ${dir}`);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    if (f.link !== undefined) {
-      fs.symlinkSync(f.link, target);
-      continue;
-    }
-    fs.writeFileSync(target, f.bytes, { mode: f.mode });
-    fs.chmodSync(target, f.mode);
+  fs.mkdirSync(partial, { recursive: true });
+  const into = new StagingDir(partial);
+  try {
+    for (const artifact of [...artifacts].sort()) await source.extract(artifact, into);
+  } catch (error) {
+    fs.rmSync(partial, { recursive: true, force: true });
+    throw error;
   }
   fs.renameSync(partial, await host.resolve(dir));
-  return { id, dir, files: files.length, bytes, copied: true };
+  return { id, dir, files: into.files, bytes: into.bytes, copied: true };
+}
+
+/** A version already on the node (a cut-short run made it): its files counted, nothing copied. */
+export async function existingVersion(host: Host, prefix: string, id: string): Promise<Staged | null> {
+  const dir = `${prefix}/versions/${id}`;
+  const full = await host.resolve(dir);
+  if (!fs.existsSync(full)) return null;
+  let files = 0;
+  let bytes = 0;
+  for (const rel of fs.readdirSync(full, { recursive: true }).map(String)) {
+    const st = fs.lstatSync(path.join(full, rel));
+    if (st.isDirectory()) continue;
+    files++;
+    if (st.isFile()) bytes += st.size;
+  }
+  return { id, dir, files, bytes, copied: false };
 }
 
 /** Point `current` at a version with one rename; null removes it. Returns the version it pointed at. */

@@ -34,15 +34,16 @@ export async function readFile(
  * Create the missing directories above `hostPath`; returns the ones it created, outermost first,
  * so that the journal can remove exactly those again.
  */
+/** The directories, outermost first, that creating `dir` would make. */
+export async function missingDirs(host: Host, dir: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let d = dir; d !== "/" && !(await host.exists(d)); d = path.posix.dirname(d)) missing.unshift(d);
+  return missing;
+}
+
 export async function ensureParents(host: Host, hostPath: string): Promise<string[]> {
   const created: string[] = [];
-  let dir = path.posix.dirname(hostPath);
-  const missing: string[] = [];
-  while (dir !== "/" && !(await host.exists(dir))) {
-    missing.unshift(dir);
-    dir = path.posix.dirname(dir);
-  }
-  for (const d of missing) {
+  for (const d of await missingDirs(host, path.posix.dirname(hostPath))) {
     fs.mkdirSync(await host.resolve(d), { mode: 0o755 });
     created.push(d);
   }

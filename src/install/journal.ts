@@ -54,12 +54,20 @@ export interface PendingSwitch {
   createdDirs: string[];
 }
 
+/** A version being staged: where, and the directories made for it, to remove if cut short. */
+export interface Staging {
+  dir: string;
+  createdDirs: string[];
+}
+
 export interface Journal {
   version: typeof JOURNAL_VERSION;
   /** How to restart the runtime whose files were changed (uninstall restarts it the same way). */
   runtime: { action: PlanAction; socket: string | null } | null;
   artifacts: ArtifactsRecord;
   pendingSwitch: PendingSwitch | null;
+  /** Absent in journals written before staging was journalled: read as null. */
+  staging?: Staging | null;
   files: Record<string, FileRecord>;
   /** Directories kata-install created, to remove again when empty. */
   dirs: string[];
@@ -113,6 +121,7 @@ export function emptyJournal(): Journal {
     runtime: null,
     artifacts: { version: null, names: [], links: [] },
     pendingSwitch: null,
+    staging: null,
     files: {},
     dirs: [],
     transaction: null,

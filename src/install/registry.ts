@@ -2,9 +2,11 @@
 // the image): <HOST>/<REPO>/<artifact>:<tag>, with the anonymous bearer-token flow public registries
 // use, manifest lists resolved by platform, and every manifest and blob checked against its digest.
 import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
+import type { ReadableStream } from "node:stream/web";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
 import type { ArtifactSpec } from "./catalogue.js";
-import { type Descriptor, type ImageStore, imageSource } from "./oci-layout.js";
+import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
 
 const MANIFEST_TYPES = [
   "application/vnd.oci.image.index.v1+json",
@@ -116,6 +118,11 @@ export function registrySource(
         what,
       );
       return Buffer.from(await response.arrayBuffer());
+    },
+    async open(artifact, d, what) {
+      const response = await get(`${base(artifact)}/blobs/${d.digest}`, ["*/*"], what);
+      if (!response.body) throw new ArtifactError(`${where}: ${what}: the registry sent no body`);
+      return { stream: Readable.fromWeb(response.body as ReadableStream<Uint8Array>) };
     },
   };
   return imageSource(store, catalogue, arch);

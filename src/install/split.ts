@@ -63,11 +63,18 @@ function decompressed(file: string): Readable {
   return raw;
 }
 
+/**
+ * gzip: what registries serve, smaller to move. tar: uncompressed, for a layout on a node's own
+ * disk, where gunzip would cost more than the bytes it saves (see bench/artifacts.bench.ts).
+ */
+export type LayerFormat = "gzip" | "tar";
+
 export async function splitRelease(
   tarball: string,
   layout: string,
   catalogue: Map<string, ArtifactSpec>,
   arch: string,
+  layers: LayerFormat = "gzip",
 ): Promise<SplitReport> {
   if (!fs.existsSync(tarball)) throw new ArtifactError(`${tarball}: no such file`);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-split-"));
@@ -81,7 +88,7 @@ export async function splitRelease(
       : { schemaVersion: 2, manifests: [] };
     const images: SplitImage[] = [];
     for (const artifact of fs.readdirSync(staging).sort()) {
-      images.push(await writeImage(path.join(staging, artifact), layout, artifact, arch, index));
+      images.push(await writeImage(path.join(staging, artifact), layout, artifact, arch, index, layers));
     }
     fs.writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
     const release = {
@@ -172,6 +179,7 @@ async function writeImage(
   artifact: string,
   arch: string,
   index: { manifests: Array<Record<string, unknown>> },
+  layers: LayerFormat,
 ): Promise<SplitImage> {
   const blob = (bytes: Buffer, mediaType: string) => {
     const hex = createHash("sha256").update(bytes).digest("hex");
@@ -187,7 +195,10 @@ async function writeImage(
   for await (const chunk of createTar({ cwd: root, portable: true, mtime: new Date(0) }, ["opt"]))
     chunks.push(chunk as Buffer);
   const tarBytes = Buffer.concat(chunks);
-  const layer = blob(gzipSync(tarBytes, { level: 6 }), "application/vnd.oci.image.layer.v1.tar+gzip");
+  const layer =
+    layers === "gzip"
+      ? blob(gzipSync(tarBytes, { level: 6 }), "application/vnd.oci.image.layer.v1.tar+gzip")
+      : blob(tarBytes, "application/vnd.oci.image.layer.v1.tar");
   const config = blob(
     Buffer.from(
       JSON.stringify({

@@ -3,15 +3,17 @@
 import fs from "node:fs";
 import {
   type ArtifactSource,
-  collectFiles,
   createLinks,
+  existingVersion,
   missingLinks,
   removeOtherVersions,
   type Staged,
   stageVersion,
+  stagingPath,
   switchCurrent,
+  versionId,
 } from "./artifacts.js";
-import { ensureParents, removeEmptyDirs } from "./fs-ops.js";
+import { ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore } from "./journal.js";
 
 export interface SwitchResult {
@@ -38,12 +40,16 @@ export async function installArtifacts(
   source: ArtifactSource,
   names: string[],
 ): Promise<SwitchResult> {
-  // Read and check everything before the node is touched: a refused artifact writes nothing.
-  const files = await collectFiles(source, names);
+  const known = await store.load();
+  if (names.length === 0 && (known?.artifacts.version ?? null) === null)
+    return { staged: null, switched: false };
+  // The version is named from the source (image digests) before the node is touched: a node that
+  // has it already writes nothing, and a tag or manifest refused here leaves no trace.
+  const id = await versionId(source, names);
   const journal = await openJournal(store);
-  if (names.length === 0 && journal.artifacts.version === null) return { staged: null, switched: false };
-  const staged = await stageVersion(store.host, prefix, files);
-  if (staged.id === journal.artifacts.version) return { staged, switched: false };
+  let staged = await existingVersion(store.host, prefix, id);
+  if (id === journal.artifacts.version && staged !== null) return { staged, switched: false };
+  if (staged === null) staged = await stageJournalled(store, prefix, journal, id, source, names);
   // What the switch will create is journalled before it exists, so a cut-short switch is undone whole.
   const { links, dirs } = await missingLinks(store.host, prefix);
   journal.pendingSwitch = {
@@ -69,6 +75,60 @@ export async function installArtifacts(
   // The old version goes only now: VMs started from it keep their open files until they stop.
   await removeOtherVersions(store.host, prefix, staged.id);
   return { staged, switched: true };
+}
+
+/**
+ * Stream the artifacts into a new version directory. The staging is journalled first (with the
+ * directories it will make), so a kill halfway is cleaned up by the next run; a refused artifact
+ * is cleaned up at once, and a journal that has nothing else in it goes too: no trace is left.
+ */
+async function stageJournalled(
+  store: JournalStore,
+  prefix: string,
+  journal: Journal,
+  id: string,
+  source: ArtifactSource,
+  names: string[],
+): Promise<Staged> {
+  const versions = `${prefix}/versions`;
+  journal.staging = { dir: stagingPath(prefix, id), createdDirs: await missingDirs(store.host, versions) };
+  await store.save(journal);
+  await ensureParents(store.host, `${versions}/x`);
+  crashPoint("stage:begin");
+  try {
+    const staged = await stageVersion(store.host, prefix, id, source, names);
+    crashPoint("stage:end");
+    journal.staging = null;
+    return staged;
+  } catch (error) {
+    await recoverStaging(store, journal);
+    if (!(await discardIfEmpty(store, journal))) await store.save(journal);
+    throw error;
+  }
+}
+
+/** Remove a staging cut short (by a kill or a refusal). */
+export async function recoverStaging(store: JournalStore, journal: Journal): Promise<boolean> {
+  const staging = journal.staging ?? null;
+  if (staging === null) return false;
+  fs.rmSync(await store.host.resolve(staging.dir), { recursive: true, force: true });
+  await removeEmptyDirs(store.host, staging.createdDirs);
+  journal.staging = null;
+  return true;
+}
+
+/** A journal that records nothing installed goes, with the directories it made; true if it went. */
+export async function discardIfEmpty(store: JournalStore, journal: Journal): Promise<boolean> {
+  const empty =
+    Object.keys(journal.files).length === 0 &&
+    journal.artifacts.version === null &&
+    journal.transaction === null &&
+    journal.pendingSwitch === null &&
+    (journal.staging ?? null) === null;
+  if (!empty) return false;
+  fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
+  await removeEmptyDirs(store.host, journal.dirs);
+  return true;
 }
 
 /** Put back what a cut-short switch changed; true when there was one. */

@@ -4,6 +4,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { ArtifactSource } from "../../src/install/artifacts.js";
+import { StagingDir } from "../../src/install/staging.js";
 
 export const SAMPLE_FILES: Record<string, string[]> = {
   base: [
@@ -80,4 +82,33 @@ export function linkKernelAsReleased(dir: string): void {
 /** One artifact file as a comparable line: path, mode, and link target or content. */
 export function fileKey(f: { path: string; mode: number; bytes: Buffer; link?: string }): string {
   return `${f.path} ${f.mode.toString(8)} ${f.link ?? f.bytes.toString()}`;
+}
+
+/**
+ * Every file the source gives for the artifacts, streamed into a scratch staging directory and
+ * read back: what an install would write, as data to compare.
+ */
+export async function collectFiles(
+  source: ArtifactSource,
+  artifacts: string[],
+): Promise<Array<{ path: string; mode: number; bytes: Buffer; link?: string }>> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-collect-"));
+  try {
+    const into = new StagingDir(root);
+    for (const artifact of [...artifacts].sort()) await source.extract(artifact, into);
+    return fs
+      .readdirSync(root, { recursive: true })
+      .map(String)
+      .sort()
+      .flatMap((rel) => {
+        const full = path.join(root, rel);
+        const st = fs.lstatSync(full);
+        const file = rel.split(path.sep).join("/");
+        if (st.isSymbolicLink())
+          return [{ path: file, mode: 0o777, bytes: Buffer.alloc(0), link: fs.readlinkSync(full) }];
+        return st.isFile() ? [{ path: file, mode: st.mode & 0o7777, bytes: fs.readFileSync(full) }] : [];
+      });
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 }

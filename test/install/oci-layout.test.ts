@@ -7,12 +7,18 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { collectFiles, directorySource } from "../../src/install/artifacts.js";
+import { directorySource } from "../../src/install/artifacts.js";
 import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { installArtifacts } from "../../src/install/switch.js";
-import { artifactDir, fileKey, linkKernelAsReleased, ociLayoutFrom } from "../helpers/artifacts.js";
+import {
+  artifactDir,
+  collectFiles,
+  fileKey,
+  linkKernelAsReleased,
+  ociLayoutFrom,
+} from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -95,7 +101,7 @@ function evilTar(script: string): Buffer {
 }
 
 describe("artifacts from an OCI layout", () => {
-  it("hold the same files as the directory they were built from: same version id, links kept", async () => {
+  it("hold the same files as the directory they were built from, links kept", async () => {
     const fromLayout = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), NAMES);
     const fromDir = await collectFiles(directorySource(dir, catalogue), NAMES);
     expect(fromLayout.map(fileKey).sort()).toEqual(fromDir.map(fileKey).sort());
@@ -116,7 +122,10 @@ describe("artifacts from an OCI layout", () => {
       directorySource(dir, catalogue),
       NAMES,
     );
-    expect(result.staged?.id).toBe(viaDir.staged?.id);
+    // Two sources name a version differently (image digests, a hash of files), not its files.
+    expect(result.staged?.id).not.toBe(viaDir.staged?.id);
+    const tree = (root: string, id?: string) => snapshot(path.join(root, "opt/kata/versions", id ?? ""));
+    expect(tree(host.root, result.staged?.id)).toEqual(tree(other.root, viaDir.staged?.id));
   });
 
   it("weighs each image by its layers, skipping what the release does not hold", async () => {

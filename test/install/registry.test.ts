@@ -3,13 +3,12 @@
 // blob does not match its digest.
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectFiles } from "../../src/install/artifacts.js";
 import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { parseRegistry, registrySource } from "../../src/install/registry.js";
 import { installArtifacts } from "../../src/install/switch.js";
-import { artifactDir, fileKey, ociLayoutFrom } from "../helpers/artifacts.js";
+import { artifactDir, collectFiles, fileKey, ociLayoutFrom } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { pushLayout, type Registry, startRegistry, tokenFront } from "../helpers/registry.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";

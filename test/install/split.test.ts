@@ -1,15 +1,17 @@
 // `artifacts split`: a Kata release tarball (zstd, xz or gzip) becomes one image per artifact in an
 // OCI layout; installing from it gives the release's files; what no artifact claims is reported.
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { collectFiles, directorySource } from "../../src/install/artifacts.js";
+import { directorySource } from "../../src/install/artifacts.js";
+import { WORKER_THRESHOLD } from "../../src/install/blob-file.js";
 import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { RELEASE_MANIFEST, splitRelease } from "../../src/install/split.js";
-import { artifactDir, fileKey, linkKernelAsReleased } from "../helpers/artifacts.js";
+import { artifactDir, collectFiles, fileKey, linkKernelAsReleased } from "../helpers/artifacts.js";
 
 const catalogue = loadArtifactCatalogue();
 const made: string[] = [];
@@ -65,6 +67,41 @@ describe("artifacts split", () => {
       }
     },
   );
+
+  it("with --layers tar, writes uncompressed layers; large ones stream in whole, and a flipped byte is refused", async () => {
+    // Megabytes of random bytes in files of odd sizes: past the size where the blob is hashed on a
+    // second thread, and many read chunks long, so a reused chunk would show as changed bytes.
+    const big = tmp("kata-install-big-");
+    fs.cpSync(dir, big, { recursive: true, verbatimSymlinks: true });
+    const bin = path.join(big, "qemu/opt/kata/share/kata-qemu/qemu");
+    for (let i = 0; i < 12; i++)
+      fs.writeFileSync(path.join(bin, `rom-${i}.bin`), randomBytes((1 << 20) * 2 + i * 4099));
+    const layout = tmp("kata-install-split-tar-");
+    const report = await splitRelease(release(big, "gzip"), layout, catalogue, "x86_64", "tar");
+    const qemu = report.images.find((i) => i.artifact === "qemu");
+    expect(qemu?.layerBytes).toBeGreaterThan(WORKER_THRESHOLD);
+    const manifestOf = (artifact: string) => {
+      const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
+      const digest = index.manifests.find(
+        (m: { annotations: Record<string, string> }) =>
+          m.annotations["org.opencontainers.image.ref.name"] === artifact,
+      ).digest;
+      return JSON.parse(fs.readFileSync(path.join(layout, "blobs/sha256", digest.slice(7)), "utf8"));
+    };
+    expect(manifestOf("qemu").layers[0].mediaType).toBe("application/vnd.oci.image.layer.v1.tar");
+    const fromLayout = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), ["qemu"]);
+    const fromDir = await collectFiles(directorySource(big, catalogue), ["qemu"]);
+    expect(fromLayout.map(fileKey).sort()).toEqual(fromDir.map(fileKey).sort());
+
+    const layer = manifestOf("qemu").layers[0].digest as string;
+    const blob = path.join(layout, "blobs/sha256", layer.slice(7));
+    const bytes = fs.readFileSync(blob);
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 1;
+    fs.writeFileSync(blob, bytes);
+    await expect(collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), ["qemu"])).rejects.toThrow(
+      `qemu layer ${layer}: blob ${layer} does not match its digest`,
+    );
+  });
 
   it("is reproducible: the same tarball gives the same digests", async () => {
     const tarball = release(dir, "gzip");

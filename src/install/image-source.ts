@@ -1,0 +1,332 @@
+// Artifact images, wherever they are stored (an OCI layout on disk, a registry): the manifest for
+// the node's platform, then each layer streamed — blob → digest → gunzip → tar → staging — so a
+// 300 MB hypervisor is read once and never held in memory. A blob that does not hash to its digest
+// stops the install (the staged copy goes with it); so does any entry that would land outside the
+// prefix: "..", an absolute path, a link or hard link pointing out, a device.
+import { createHash } from "node:crypto";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { Parser, type ReadEntry } from "tar";
+import { ArtifactError } from "./artifact-error.js";
+import { type ArtifactSource, linkInside } from "./artifacts.js";
+import type { ArtifactSpec } from "./catalogue.js";
+import type { StagingDir } from "./staging.js";
+
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  annotations?: Record<string, string>;
+  platform?: { architecture: string; os: string };
+}
+
+/** Where manifests and blobs come from: a layout on disk, or a registry. */
+export interface ImageStore {
+  /** Human name of the store, for messages ("oci-layout:/srv/kata"). */
+  readonly where: string;
+  /** The manifest (or index) tagged for `artifact`, and its descriptor. */
+  tagged(artifact: string): Promise<{ descriptor: Descriptor; bytes: Buffer }>;
+  /** A manifest of `artifact`'s image; the caller checks it against the descriptor. */
+  fetch(artifact: string, descriptor: Descriptor, what: string): Promise<Buffer>;
+  /**
+   * A layer blob as a stream. With `digest`, the store hashes the blob itself (beside the stream,
+   * on another thread); without, the caller hashes what flows through.
+   */
+  open(artifact: string, descriptor: Descriptor, what: string): Promise<OpenedBlob>;
+}
+
+export interface OpenedBlob {
+  stream: Readable;
+  digest?: Promise<{ hex: string; size: number }>;
+}
+
+const INDEX_TYPES = new Set([
+  "application/vnd.oci.image.index.v1+json",
+  "application/vnd.docker.distribution.manifest.list.v2+json",
+]);
+/** OCI platform names for the kernel's architecture names. */
+const GO_ARCH: Record<string, string> = {
+  x86_64: "amd64",
+  aarch64: "arm64",
+  s390x: "s390x",
+  ppc64le: "ppc64le",
+};
+
+function hexOf(store: ImageStore, d: Descriptor, what: string): string {
+  const [algorithm, hex] = d.digest.split(":");
+  if (algorithm !== "sha256" || !/^[0-9a-f]{64}$/.test(hex ?? ""))
+    throw new ArtifactError(`${store.where}: ${what}: unsupported digest ${d.digest}`);
+  return hex as string;
+}
+
+function mismatch(
+  store: ImageStore,
+  d: Descriptor,
+  what: string,
+  actual: string,
+  size: number,
+): string | null {
+  if (actual !== hexOf(store, d, what))
+    return `${store.where}: ${what}: blob ${d.digest} does not match its digest (its content hashes to sha256:${actual})`;
+  if (typeof d.size === "number" && size !== d.size)
+    return `${store.where}: ${what}: blob ${d.digest} is ${size} bytes, not ${d.size}`;
+  return null;
+}
+
+/** Bytes that do not hash to their descriptor's digest (or size) stop everything. */
+export function verified(store: ImageStore, d: Descriptor, what: string, bytes: Buffer): Buffer {
+  const problem = mismatch(store, d, what, createHash("sha256").update(bytes).digest("hex"), bytes.length);
+  if (problem !== null) throw new ArtifactError(problem);
+  return bytes;
+}
+
+interface Manifest {
+  mediaType?: string;
+  manifests?: Descriptor[];
+  layers?: Descriptor[];
+}
+
+/** An artifact source reading images from a store: manifests, platform, layers, checked entries. */
+export function imageSource(
+  store: ImageStore,
+  catalogue: Map<string, ArtifactSpec>,
+  arch: string | null,
+): ArtifactSource {
+  const json = <T>(bytes: Buffer, what: string): T => {
+    try {
+      return JSON.parse(bytes.toString("utf8")) as T;
+    } catch (error) {
+      throw new ArtifactError(`${store.where}: ${what}: invalid JSON (${(error as Error).message})`);
+    }
+  };
+  const wanted = GO_ARCH[arch ?? ""] ?? arch;
+  /** The image manifest for this node's platform, checked against its digest; null if the index has none. */
+  const resolved = new Map<string, Promise<{ digest: string; manifest: Manifest } | null>>();
+  const resolve = (artifact: string) => {
+    let found = resolved.get(artifact);
+    if (!found) {
+      found = (async () => {
+        const tagged = await store.tagged(artifact);
+        let descriptor: Descriptor | undefined = tagged.descriptor;
+        let manifest = json<Manifest>(verified(store, descriptor, artifact, tagged.bytes), artifact);
+        if (INDEX_TYPES.has(manifest.mediaType ?? descriptor.mediaType)) {
+          descriptor = (manifest.manifests ?? []).find(
+            (m) => m.platform?.os === "linux" && m.platform.architecture === wanted,
+          );
+          if (!descriptor) return null;
+          manifest = json(
+            verified(store, descriptor, artifact, await store.fetch(artifact, descriptor, artifact)),
+            artifact,
+          );
+        }
+        return { digest: descriptor.digest, manifest };
+      })();
+      resolved.set(artifact, found);
+    }
+    return found;
+  };
+  const platformManifest = async (artifact: string) => {
+    const found = await resolve(artifact);
+    if (!found)
+      throw new ArtifactError(`${store.where}: image "${artifact}" has no linux/${wanted} manifest`);
+    return found;
+  };
+  return {
+    description: store.where,
+    /** Compressed layer bytes per image: what a pull of it moves. */
+    async sizes(artifacts) {
+      const out = new Map<string, number>();
+      for (const artifact of artifacts) {
+        const found = await resolve(artifact).catch(() => null); // not in this release
+        if (found)
+          out.set(
+            artifact,
+            (found.manifest.layers ?? []).reduce((n, l) => n + (l.size ?? 0), 0),
+          );
+      }
+      return out;
+    },
+    async identify(artifact) {
+      return (await platformManifest(artifact)).digest;
+    },
+    async extract(artifact, into) {
+      const spec = catalogue.get(artifact);
+      if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
+      const { manifest } = await platformManifest(artifact);
+      const ours = new Set<string>();
+      for (const layer of manifest.layers ?? []) {
+        const what = `${artifact} layer ${layer.digest}`;
+        hexOf(store, layer, what);
+        const { stream, digest } = await store.open(artifact, layer, what);
+        await extractLayer(stream, digest, {
+          where: `${store.where}: ${artifact} layer ${layer.digest.slice(0, 19)}`,
+          spec,
+          into,
+          ours,
+          check: (actual, size) => mismatch(store, layer, what, actual, size),
+        });
+      }
+    },
+  };
+}
+
+interface LayerContext {
+  where: string;
+  spec: ArtifactSpec;
+  into: StagingDir;
+  /** Files this artifact wrote so far: the only ones a hard link may repeat. */
+  ours: Set<string>;
+  /** The blob's digest check, given what the stream hashed to: null when it matches. */
+  check(actualHex: string, size: number): string | null;
+}
+
+/**
+ * One layer (a tar, gzipped or not) streamed into the staging directory. The blob is hashed as it
+ * flows; when it does not match, that is the error, whatever the tar reader made of the bad bytes.
+ */
+function extractLayer(
+  stream: Readable,
+  hashedElsewhere: OpenedBlob["digest"],
+  layer: LayerContext,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const digest = hashedElsewhere ? null : createHash("sha256");
+    let size = 0;
+    let refusal: string | null = null; // an entry refused: stop at once
+    let unreadable: string | null = null; // bad bytes: read on, the digest may say why
+    let streamDone = false;
+    let parserDone = false;
+    let settled = false;
+    const settle = () => {
+      if (settled || refusal !== null) return;
+      if (!streamDone || !(parserDone || unreadable !== null)) return;
+      settled = true;
+      const hashed = digest
+        ? Promise.resolve({ hex: digest.digest("hex"), size })
+        : (hashedElsewhere as Promise<{ hex: string; size: number }>);
+      hashed.then(
+        ({ hex, size }) => {
+          const problem = layer.check(hex, size);
+          if (problem !== null) return reject(new ArtifactError(problem));
+          if (unreadable !== null)
+            return reject(new ArtifactError(`${layer.where}: unreadable archive: ${unreadable}`));
+          resolve();
+        },
+        (error: Error) => reject(new ArtifactError(`${layer.where}: cannot hash the blob: ${error.message}`)),
+      );
+    };
+    const refuse = (message: string) => {
+      if (refusal !== null) return;
+      refusal = message;
+      stream.destroy();
+      reject(new ArtifactError(`${layer.where}: ${message}`));
+    };
+    const parser = new Parser({ strict: true });
+    parser.on("entry", (entry: ReadEntry) => {
+      if (refusal !== null || unreadable !== null) return entry.resume();
+      const placed = place(entry, layer);
+      if (typeof placed === "string") {
+        entry.resume();
+        return refuse(placed);
+      }
+      if (placed === null) return entry.resume();
+      const writer = placed;
+      entry.on("data", (chunk: Buffer) => {
+        if (refusal !== null) return;
+        try {
+          writer.write(chunk);
+        } catch (error) {
+          writer.abort();
+          refuse(`entry "${entry.path}": ${(error as Error).message}`);
+        }
+      });
+      entry.on("end", () => {
+        if (refusal === null) writer.close();
+        else writer.abort();
+      });
+    });
+    parser.on("error", (error: Error) => {
+      unreadable ??= error.message;
+      stream.resume(); // it may wait for a drain that will not come: read on for the digest
+      settle();
+    });
+    parser.on("end", () => {
+      parserDone = true;
+      settle();
+    });
+    stream.on("data", (chunk: Buffer) => {
+      digest?.update(chunk);
+      size += chunk.length;
+      // (A write may fail the parser: then the stream must not wait for a drain.)
+      if (unreadable === null && !parser.write(chunk) && unreadable === null) {
+        stream.pause();
+        parser.once("drain", () => stream.resume());
+      }
+    });
+    stream.on("end", () => {
+      streamDone = true;
+      if (unreadable === null) parser.end();
+      settle();
+    });
+    stream.on("error", (error: Error) => {
+      if (refusal === null) {
+        refusal = error.message;
+        reject(new ArtifactError(`${layer.where}: ${error.message}`));
+      }
+    });
+  });
+}
+
+type Placed = { write(chunk: Buffer): void; close(): void; abort(): void } | null | string;
+
+/**
+ * The entry checked and placed in the staging directory: a writer for a file's bytes, null when
+ * nothing more is to be read (directories, links), or why it is refused.
+ */
+function place(entry: ReadEntry, layer: LayerContext): Placed {
+  const raw = entry.path;
+  const name = `entry "${raw}"`;
+  if (raw.startsWith("/")) return `${name}: an absolute path is refused`;
+  if (raw.split("/").includes("..")) return `${name}: ".." would climb out of the image`;
+  const clean = path.posix.normalize(raw.replace(/^\.\//, "")).replace(/\/$/, "");
+  if (entry.type === "Directory") return null;
+  if (clean === "opt" || clean === "opt/kata") return null;
+  if (!clean.startsWith("opt/kata/")) return `${name}: outside opt/kata, where an artifact's files are`;
+  const file = clean.slice("opt/kata/".length);
+  const { spec, into, ours } = layer;
+  if (path.posix.basename(file).startsWith(".wh."))
+    return `${name}: layer whiteouts are not used by artifacts`;
+  if (!spec.matches(file)) return `${name}: not part of artifact "${spec.name}" (artifacts/catalogue.toml)`;
+  try {
+    switch (entry.type) {
+      case "File":
+      case "OldFile":
+      case "ContiguousFile": {
+        const writer = into.open(file, (entry.mode ?? 0o644) & 0o7777);
+        ours.add(file);
+        return writer;
+      }
+      case "SymbolicLink": {
+        const outside = linkInside(file, entry.linkpath ?? "");
+        if (outside !== null) return `${name}: ${outside}`;
+        into.link(file, entry.linkpath ?? "");
+        ours.delete(file);
+        return null;
+      }
+      case "Link": {
+        // A hard link may only repeat a file of this artifact that came before it.
+        const target = path.posix.normalize((entry.linkpath ?? "").replace(/^\.\//, ""));
+        const from = target.startsWith("opt/kata/") ? target.slice("opt/kata/".length) : null;
+        if (from === null || !ours.has(from))
+          return `${name}: a hard link to ${entry.linkpath}, which is not a file of this artifact`;
+        into.copy(file, from);
+        ours.add(file);
+        return null;
+      }
+      default:
+        return `${name}: a ${entry.type} entry is refused (only files, directories and links inside the prefix)`;
+    }
+  } catch (error) {
+    return `${name}: ${(error as Error).message}`;
+  }
+}

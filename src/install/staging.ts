@@ -1,0 +1,90 @@
+// A directory that artifact files stream into (a version being staged). Every file is written as
+// its bytes arrive — nothing holds a whole binary in memory — and every path is checked on the way:
+// it stays inside the directory and never goes through a link an earlier entry made, so a link that
+// is harmless on its own cannot carry a later file out of the prefix.
+import fs from "node:fs";
+import path from "node:path";
+import { ArtifactError } from "./artifact-error.js";
+
+/** A file being written: bytes in order, then close. */
+export interface FileWriter {
+  write(chunk: Buffer): void;
+  close(): void;
+  /** Give up on the file (the artifact was refused); the staging directory goes as a whole. */
+  abort(): void;
+}
+
+export class StagingDir {
+  files = 0;
+  bytes = 0;
+  /** Relative paths written, with what each was, for hard links that repeat an earlier file. */
+  private readonly written = new Map<string, "file" | "link">();
+
+  constructor(
+    /** Absolute path of the directory (already created). */
+    readonly root: string,
+  ) {}
+
+  /** Absolute path for a relative one, with its parent directories; what was there is replaced. */
+  private place(file: string): string {
+    const parts = file.split("/");
+    if (file === "" || file.startsWith("/") || parts.some((p) => p === ".." || p === "." || p === ""))
+      throw new ArtifactError(`${file}: not a plain relative path`);
+    for (let i = 1; i < parts.length; i++) {
+      const parent = parts.slice(0, i).join("/");
+      if (this.written.get(parent) === "link")
+        throw new ArtifactError(`${file}: would be written through the link ${parent}`);
+    }
+    const target = path.join(this.root, file);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.rmSync(target, { force: true });
+    return target;
+  }
+
+  open(file: string, mode: number): FileWriter {
+    const target = this.place(file);
+    const fd = fs.openSync(target, "w", mode);
+    let open = true;
+    const close = () => {
+      if (open) fs.closeSync(fd);
+      open = false;
+    };
+    return {
+      write: (chunk) => {
+        fs.writeSync(fd, chunk);
+        this.bytes += chunk.length;
+      },
+      close: () => {
+        fs.fchmodSync(fd, mode); // the umask must not narrow what the release says
+        close();
+        this.files++;
+        this.written.set(file, "file");
+      },
+      abort: close,
+    };
+  }
+
+  /** A symbolic link; the caller has checked that its target stays inside the prefix. */
+  link(file: string, target: string): void {
+    fs.symlinkSync(target, this.place(file));
+    this.files++;
+    this.written.set(file, "link");
+  }
+
+  /** A hard link in an archive: a copy of an earlier file of the same artifact. */
+  copy(file: string, from: string): void {
+    if (this.written.get(from) !== "file")
+      throw new ArtifactError(`${file}: ${from} is not a file written before it`);
+    const source = path.join(this.root, from);
+    const target = this.place(file);
+    fs.copyFileSync(source, target);
+    fs.chmodSync(target, fs.statSync(source).mode & 0o7777);
+    this.files++;
+    this.bytes += fs.statSync(target).size;
+    this.written.set(file, "file");
+  }
+
+  has(file: string): "file" | "link" | undefined {
+    return this.written.get(file);
+  }
+}
