@@ -7,8 +7,10 @@ import type { Decision } from "./decide/decision.js";
 import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
 import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
+import { ProbeCache } from "./detect/probe-cache.js";
 import type { Host } from "./host/host.js";
 import type { Changeset } from "./render/changeset.js";
+import { installDirFromEnv } from "./render/layout.js";
 import { render } from "./render/render.js";
 import { loadTemplates, type Templates } from "./render/templates.js";
 
@@ -24,7 +26,7 @@ export interface Planned {
 export async function planPipeline(
   options: DecideCommandOptions,
   env?: Readonly<Record<string, string | undefined>>,
-  given: { prepared?: Prepared; host?: Host } = {},
+  given: { prepared?: Prepared; host?: Host; probes?: ProbeCache } = {},
 ): Promise<Planned> {
   // Every input is validated before any stage runs: a bad overrides file stops here, whole.
   const prepared = given.prepared ?? prepare({ ...options, env });
@@ -35,7 +37,9 @@ export async function planPipeline(
     {
       title: options.facts ? `Load facts from ${options.facts}` : `Detect the node's facts (${host.root})`,
       task: async () => {
-        ctx.facts = options.facts ? await loadFacts(options.facts) : await detectFacts(host);
+        // What kata-install's own binaries answered before is read from its cache, not asked again.
+        const probes = given.probes ?? (await ProbeCache.load(host, installDirFromEnv(env ?? {})));
+        ctx.facts = options.facts ? await loadFacts(options.facts) : await detectFacts(host, { probes });
       },
     },
     {

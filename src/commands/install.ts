@@ -2,11 +2,15 @@
 // exactly what a fresh plan shows (or undo what the journal recorded).
 import { blocking } from "../decide/decision.js";
 import { prepare } from "../decide/prepare.js";
+import { probeInstalled } from "../detect/facts.js";
+import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import { recover } from "../install/apply.js";
 import { type ArtifactSource, directorySource } from "../install/artifacts.js";
 import { loadArtifactCatalogue } from "../install/catalogue.js";
+import { atomicWrite } from "../install/fs-ops.js";
 import { install, journalFor } from "../install/install.js";
+import type { JournalStore } from "../install/journal.js";
 import { acquireLock } from "../install/lock.js";
 import { ociLayoutSource } from "../install/oci-layout.js";
 import { previewUninstall } from "../install/preview.js";
@@ -73,9 +77,11 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
   const host = await openHost(options.hostRoot, options.hostExec);
   const lock = await acquireLock(host);
   try {
-    const store = journalFor(host, installDirFromEnv(env));
+    const prefix = installDirFromEnv(env);
+    const store = journalFor(host, prefix);
     const recovered = await recover(store);
-    const planned = await planPipeline(options, env, { prepared, host });
+    const probes = await ProbeCache.load(host, prefix);
+    const planned = await planPipeline(options, env, { prepared, host, probes });
     const blockers = blocking(planned.decision);
     if (blockers.length > 0) {
       throw new UserError(
@@ -87,6 +93,9 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
         ? null
         : artifactSource(specifier, planned.facts.arch, options.artifactsTag ?? "latest");
     const report = await install(host, planned, source, timeout);
+    const changed =
+      report.artifacts.switched || report.files.written.length + report.files.removed.length > 0;
+    if (changed) await rememberProbes(store, probes);
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
     if (report.artifacts.switched)
@@ -156,4 +165,19 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * After an install that changed the node, ask Kata's binaries now in place for their answers and
+ * keep them beside the journal, so the next no-op install starts none of them.
+ */
+async function rememberProbes(store: JournalStore, probes: ProbeCache): Promise<void> {
+  if (!(await store.host.exists(store.file))) return; // nothing of ours is installed
+  const renewed = probes.renewed();
+  await probeInstalled(store.host, renewed);
+  await atomicWrite(store.host, renewed.file, renewed.serialize(), {
+    mode: 0o644,
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
+  });
 }

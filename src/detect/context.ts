@@ -3,6 +3,7 @@
 // throwing or guessing.
 import { type CommandResult, DEFAULT_TIMEOUT_MS, type RunOptions } from "../host/command.js";
 import type { Host } from "../host/host.js";
+import type { ProbeCache } from "./probe-cache.js";
 import type { Problem } from "./problems.js";
 
 export interface ReadOptions {
@@ -13,6 +14,8 @@ export interface ReadOptions {
 export interface DetectOptions {
   /** How long any one host command may take (a hung hypervisor binary or preflight.d hook). */
   commandTimeoutMs?: number;
+  /** Answers of kata-install's own binaries, known from an earlier install. */
+  probes?: ProbeCache;
 }
 
 export class DetectContext {
@@ -20,12 +23,14 @@ export class DetectContext {
   private readonly memo = new Map<string, Promise<unknown>>();
 
   readonly commandTimeoutMs: number;
+  private readonly probes: ProbeCache | null;
 
   constructor(
     readonly host: Host,
     options: DetectOptions = {},
   ) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.probes = options.probes ?? null;
   }
 
   /** Run `compute` once per key for the whole detection; later callers share its result. */
@@ -75,8 +80,14 @@ export class DetectContext {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<CommandResult> {
-    return this.once(`run:${command}\0${args.join("\0")}`, async () => {
+    const key = `run:${command}\0${args.join("\0")}`;
+    return this.once(key, async () => {
+      const cache = this.probes?.covers(command, args) && options.input === undefined ? this.probes : null;
+      const identity = cache ? await cache.identity(command) : null;
+      const known = cache && identity ? cache.get(key, identity) : null;
+      if (known) return known;
       const result = await this.host.run(command, args, { timeoutMs: this.commandTimeoutMs, ...options });
+      if (cache && identity) cache.set(key, identity, result);
       if (!result.ok) this.problem(source, result.reason, { command: [command, ...args].join(" ") });
       return result;
     });

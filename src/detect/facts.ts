@@ -16,6 +16,7 @@ import { kvm } from "./kvm.js";
 import { local } from "./local.js";
 import { os } from "./os.js";
 import { pci } from "./pci.js";
+import type { ProbeCache } from "./probe-cache.js";
 import { Problem } from "./problems.js";
 import { runtime } from "./runtime/index.js";
 import { security } from "./security.js";
@@ -89,4 +90,13 @@ export async function detectFacts(host: Host, options: DetectOptions = {}): Prom
     byText(`${a.source}\0${a.path ?? a.command ?? ""}`, `${b.source}\0${b.path ?? b.command ?? ""}`),
   );
   return Facts.parse(document);
+}
+
+/**
+ * Ask Kata's installed binaries, the hypervisors and the runtime again (after an install changed
+ * the node), through `probes`, so that the next detection finds their answers there.
+ */
+export async function probeInstalled(host: Host, probes: ProbeCache): Promise<void> {
+  const ctx = new DetectContext(host, { probes });
+  await Promise.all([SOURCES.kata.detect(ctx), SOURCES.hypervisors.detect(ctx), SOURCES.runtime.detect(ctx)]);
 }

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { artifactDir, ociLayoutFrom } from "../helpers/artifacts.js";
+import { artifactDir, ociLayoutFrom, sampleContent } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { pushLayout, startRegistry } from "../helpers/registry.js";
@@ -47,7 +47,7 @@ describe("install, again, and uninstall", () => {
     );
     expect(calls()).toBe("restart containerd\n");
     expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
-      "base bin/containerd-shim-kata-v2 3.9.0\n",
+      sampleContent("base", "bin/containerd-shim-kata-v2", "3.9.0"),
     );
     expect(fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8")).toContain(
       "runtimes.kata-qemu]",
@@ -55,6 +55,11 @@ describe("install, again, and uninstall", () => {
   });
 
   it("a second install changes nothing and restarts nothing", () => {
+    // The first install kept what the binaries it installed answered: the second asks none of them.
+    const probes = JSON.parse(fs.readFileSync(path.join(host.root, "opt/kata/.install/probes.json"), "utf8"));
+    expect(probes["run:/opt/kata/bin/kata-runtime\0--version"].result.stdout).toBe(
+      "base bin/kata-runtime 3.9.0\n",
+    );
     const times = mtimes(host.root);
     const run = cli("install", "--artifacts", `dir:${artifacts}`);
     expect(run.status).toBe(0);
@@ -144,7 +149,7 @@ describe("install from an OCI layout", () => {
         /containerd after systemctl restart: no answer on \/run\/containerd\/containerd\.sock within 300 ms/,
       );
       expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/qemu-system-x86_64"), "utf8")).toBe(
-        "qemu bin/qemu-system-x86_64 3.9.0\n",
+        sampleContent("qemu", "bin/qemu-system-x86_64", "3.9.0"),
       );
       const undone = runCli(["uninstall", "--host-root", host.root, "--runtime-timeout", "0.3"]);
       expect(undone.stderr).toMatch(/no answer on/);
@@ -214,7 +219,7 @@ describe("install from a registry", () => {
       // Everything is in place; only the restarted runtime cannot answer on this test host.
       expect(run.stderr).toMatch(/no answer on \/run\/containerd\/containerd\.sock/);
       expect(fs.readFileSync(path.join(host.root, "opt/kata/libexec/virtiofsd"), "utf8")).toBe(
-        "virtiofsd libexec/virtiofsd 3.9.0\n",
+        sampleContent("virtiofsd", "libexec/virtiofsd", "3.9.0"),
       );
     } finally {
       await registry.stop();

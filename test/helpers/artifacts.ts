@@ -34,6 +34,18 @@ export const SAMPLE_FILES: Record<string, string[]> = {
   "se-boot-image": ["share/kata-containers/kata-containers-se.img"],
 };
 
+const executable = (file: string) =>
+  file.startsWith("bin/") || file.includes("/bin/") || file.startsWith("libexec/");
+
+/**
+ * A sample file's bytes: a binary is a script that answers `--version` with its line (as a real
+ * one would, so detection reads a version from it); anything else is the line itself.
+ */
+export function sampleContent(artifact: string, file: string, version = "3.9.0"): string {
+  const line = `${artifact} ${file} ${version}`;
+  return executable(file) ? `#!/bin/sh\necho "${line}"\n` : `${line}\n`;
+}
+
 /** A directory source holding every artifact; `version` changes every file's bytes. */
 export function artifactDir(version = "3.9.0"): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-artifacts-"));
@@ -41,8 +53,9 @@ export function artifactDir(version = "3.9.0"): string {
     for (const file of files) {
       const full = path.join(dir, artifact, "opt/kata", file);
       fs.mkdirSync(path.dirname(full), { recursive: true });
-      const executable = file.startsWith("bin/") || file.includes("/bin/") || file.startsWith("libexec/");
-      fs.writeFileSync(full, `${artifact} ${file} ${version}\n`, { mode: executable ? 0o755 : 0o644 });
+      fs.writeFileSync(full, sampleContent(artifact, file, version), {
+        mode: executable(file) ? 0o755 : 0o644,
+      });
     }
   }
   return dir;

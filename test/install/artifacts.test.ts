@@ -11,7 +11,7 @@ import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { installArtifacts } from "../../src/install/switch.js";
 import { uninstallFiles } from "../../src/install/uninstall.js";
-import { artifactDir, linkKernelAsReleased } from "../helpers/artifacts.js";
+import { artifactDir, linkKernelAsReleased, sampleContent } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
@@ -42,7 +42,7 @@ describe("artifacts from a directory", () => {
       fs.readFileSync(path.join(host.root, "opt/kata/share/kata-containers/vmlinux.container"), "utf8"),
     ).toBe("base share/kata-containers/vmlinux.container 3.9.0\n");
     const qemu = path.join(host.root, "opt/kata/bin/qemu-system-x86_64");
-    expect(fs.readFileSync(qemu, "utf8")).toBe("qemu bin/qemu-system-x86_64 3.9.0\n");
+    expect(fs.readFileSync(qemu, "utf8")).toBe(sampleContent("qemu", "bin/qemu-system-x86_64", "3.9.0"));
     expect(fs.statSync(qemu).mode & 0o777).toBe(0o755);
     expect(fs.readlinkSync(path.join(host.root, "opt/kata/current"))).toBe(`versions/${result.staged?.id}`);
     expect(fs.readlinkSync(path.join(host.root, "opt/kata/share/kata-containers"))).toBe(
@@ -78,7 +78,7 @@ describe("artifacts from a directory", () => {
     );
     expect(second.staged?.id).not.toBe(first.staged?.id);
     expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
-      "base bin/kata-runtime 3.10.0\n",
+      sampleContent("base", "bin/kata-runtime", "3.10.0"),
     );
     expect(fs.readdirSync(path.join(host.root, "opt/kata/versions"))).toEqual([second.staged?.id]);
   });
