@@ -56,7 +56,10 @@ export interface PendingSwitch {
 
 /** A version being staged: where, and the directories made for it, to remove if cut short. */
 export interface Staging {
+  /** The .partial directory the files stream into. */
   dir: string;
+  /** The version directory it becomes when complete. */
+  version: string;
   createdDirs: string[];
 }
 

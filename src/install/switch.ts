@@ -91,13 +91,19 @@ async function stageJournalled(
   names: string[],
 ): Promise<Staged> {
   const versions = `${prefix}/versions`;
-  journal.staging = { dir: stagingPath(prefix, id), createdDirs: await missingDirs(store.host, versions) };
+  journal.staging = {
+    dir: stagingPath(prefix, id),
+    version: `${versions}/${id}`,
+    createdDirs: await missingDirs(store.host, versions),
+  };
   await store.save(journal);
   await ensureParents(store.host, `${versions}/x`);
   crashPoint("stage:begin");
   try {
     const staged = await stageVersion(store.host, prefix, id, source, names);
     crashPoint("stage:end");
+    // From here the version is the switch's to keep or take back; the directories, the journal's.
+    journal.dirs.push(...journal.staging.createdDirs);
     journal.staging = null;
     return staged;
   } catch (error) {
@@ -112,6 +118,9 @@ export async function recoverStaging(store: JournalStore, journal: Journal): Pro
   const staging = journal.staging ?? null;
   if (staging === null) return false;
   fs.rmSync(await store.host.resolve(staging.dir), { recursive: true, force: true });
+  // Cut short after the rename: the complete version goes too, unless it is the one in use.
+  if (staging.version !== `${prefixOf(store)}/versions/${journal.artifacts.version}`)
+    fs.rmSync(await store.host.resolve(staging.version), { recursive: true, force: true });
   await removeEmptyDirs(store.host, staging.createdDirs);
   journal.staging = null;
   return true;
