@@ -1,20 +1,28 @@
-# The kata-deploy container's image: kata-install bundled into dist/ with its templates, rules and
-# artifact catalogue, on a small Node base. The full image (entrypoint, non-root build stage, CI
-# build with buildah) is the work of the container issue; this builds and runs `facts` today.
-FROM node:20-bookworm-slim AS build
+# The kata-deploy container's image: kata-install bundled into dist/ (esbuild: one entry file and its
+# lazily loaded chunks, every dependency inside) with its templates, rules and artifact catalogue,
+# on a small Node base. Built without a Docker engine by scripts/image.sh (buildah) in CI.
+
+# Build as an unprivileged user: npm's install scripts never run as root.
+FROM docker.io/library/node:20-bookworm-slim AS build
 WORKDIR /src
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json biome.json ./
-COPY scripts ./scripts
-COPY src ./src
+RUN chown node:node /src
+USER node
+COPY --chown=node:node package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY --chown=node:node tsconfig.json ./
+COPY --chown=node:node scripts/build.mjs ./scripts/
+COPY --chown=node:node src ./src
+COPY --chown=node:node templates ./templates
 RUN node scripts/build.mjs
 
-FROM node:20-bookworm-slim
+# The runtime image: the bundle and its data, no node_modules. It runs as root because it installs
+# on the host (mounted at /host), as kata-deploy does.
+FROM docker.io/library/node:20-bookworm-slim
 WORKDIR /opt/kata-install
 COPY --from=build /src/dist ./dist
+COPY package.json ./
 COPY templates ./templates
 COPY rules ./rules
 COPY artifacts ./artifacts
-ENTRYPOINT ["node", "/opt/kata-install/dist/cli.js"]
-CMD ["facts", "--host-root", "/host"]
+ENTRYPOINT ["node", "/opt/kata-install/dist/cli.js", "entrypoint"]
+CMD ["install"]

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Build the kata-deploy container image without a Docker engine, as CI does, then run kata-install
+# inside it. Debian's buildah builds the Dockerfile (chroot isolation, vfs storage: no daemon, no
+# overlay mounts, no user namespaces needed); the base image the Dockerfile names is made locally
+# with mmdebstrap — Debian bookworm, this machine's Node.js in /usr/local as the official node
+# image has it, and the unprivileged `node` user — since no image registry is reachable here.
+#
+#   scripts/image.sh [TAG]      (default localhost/kata-install:ci)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TAG="${1:-localhost/kata-install:ci}"
+BASE="docker.io/library/node:20-bookworm-slim"
+export STORAGE_DRIVER=vfs
+started=$(date +%s)
+elapsed() { echo "$(($(date +%s) - started)) s"; }
+
+if ! buildah images --quiet "$BASE" >/dev/null 2>&1; then
+  node_bin="$(readlink -f "$(command -v node)")"
+  npm_dir="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  echo "== base image $BASE: mmdebstrap bookworm + $("$node_bin" --version) ($(elapsed))"
+  mmdebstrap --quiet --variant=minbase --include=ca-certificates,libstdc++6 \
+    --customize-hook="copy-in $node_bin /usr/local/bin" \
+    --customize-hook="mkdir -p \"\$1/usr/local/lib/node_modules\"" \
+    --customize-hook="copy-in $npm_dir /usr/local/lib/node_modules" \
+    --customize-hook='ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm"' \
+    --customize-hook='chroot "$1" useradd --uid 1000 --create-home --shell /bin/sh node' \
+    bookworm "$work/base.tar"
+  ctr="$(buildah from scratch)"
+  buildah add --quiet "$ctr" "$work/base.tar" / >/dev/null
+  buildah config --env PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin --cmd node "$ctr"
+  buildah commit --quiet "$ctr" "$BASE" >/dev/null
+  buildah rm "$ctr" >/dev/null
+fi
+
+echo "== build $TAG ($(elapsed))"
+buildah bud --quiet --isolation chroot --layers=false -t "$TAG" . >/dev/null
+
+echo "== run kata-install inside $TAG ($(elapsed))"
+ctr="$(buildah from "$TAG")"
+cleanup() { buildah rm "$ctr" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+run() { buildah run --isolation chroot "$ctr" -- "$@"; }
+# The image holds the bundle and its data, and no development dependency.
+run node /opt/kata-install/dist/cli.js --help | head -3
+run node /opt/kata-install/dist/cli.js entrypoint --help | head -2
+test ! -e "$(buildah mount "$ctr")/opt/kata-install/node_modules" || { echo "node_modules in the image"; exit 1; }
+buildah umount "$ctr" >/dev/null
+echo "== image: $(buildah images --format '{{.Size}}' "$TAG"), done in $(elapsed)"

@@ -1,0 +1,112 @@
+// The few Kubernetes API calls kata-install makes, through @kubernetes/client-node: read and
+// merge-patch this node, list nodes (paged, for large clusters), read our DaemonSet. Loaded only by
+// the commands that talk to a cluster: the client alone takes longer to load than a no-op install.
+import type { MergePatch, NodeMeta } from "./node-labels.js";
+
+export interface KubeNode {
+  name: string;
+  meta: NodeMeta;
+  taints: Array<{ key: string; value?: string; effect: string }>;
+}
+
+/** What the entrypoint needs of the DaemonSet that runs it, to know whether it still wants this node. */
+export interface DaemonSetView {
+  deleting: boolean;
+  nodeSelector: Record<string, string>;
+  /** requiredDuringSchedulingIgnoredDuringExecution terms, as the API has them. */
+  nodeAffinityTerms: Array<{
+    matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+    matchFields?: Array<{ key: string; operator: string; values?: string[] }>;
+  }>;
+  tolerations: Array<{ key?: string; operator?: string; value?: string; effect?: string }>;
+}
+
+export interface KubeApi {
+  /** Where it talks to, for messages. */
+  readonly server: string;
+  getNode(name: string): Promise<KubeNode>;
+  patchNode(name: string, patch: MergePatch): Promise<KubeNode>;
+  listNodes(): Promise<KubeNode[]>;
+  /** Null when there is no such DaemonSet (it was deleted). */
+  getDaemonSet(namespace: string, name: string): Promise<DaemonSetView | null>;
+}
+
+export class KubeError extends Error {}
+
+/**
+ * A client from a kubeconfig file, or, without one, from the pod's service account (in-cluster) or
+ * $KUBECONFIG / ~/.kube/config, as kubectl does.
+ */
+export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
+  const k8s = await import("@kubernetes/client-node");
+  const config = new k8s.KubeConfig();
+  try {
+    if (kubeconfig) config.loadFromFile(kubeconfig);
+    else config.loadFromDefault();
+  } catch (error) {
+    throw new KubeError(`${kubeconfig ?? "kubeconfig"}: ${(error as Error).message}`);
+  }
+  const server = config.getCurrentCluster()?.server ?? "(no cluster)";
+  const core = config.makeApiClient(k8s.CoreV1Api);
+  const apps = config.makeApiClient(k8s.AppsV1Api);
+  const call = async <T>(what: string, request: () => Promise<T>): Promise<T> => {
+    try {
+      return await request();
+    } catch (error) {
+      const e = error as { code?: number; body?: string; message?: string };
+      const detail = e.body ? (safeMessage(e.body) ?? e.message) : e.message;
+      throw new KubeError(`${server}: ${what}: ${e.code ? `HTTP ${e.code}: ` : ""}${detail}`);
+    }
+  };
+  const view = (node: import("@kubernetes/client-node").V1Node): KubeNode => ({
+    name: node.metadata?.name ?? "",
+    meta: { labels: node.metadata?.labels ?? {}, annotations: node.metadata?.annotations ?? {} },
+    taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
+  });
+  return {
+    server,
+    async getNode(name) {
+      return view(await call(`get node ${name}`, () => core.readNode({ name })));
+    },
+    async patchNode(name, patch) {
+      const options = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+      return view(await call(`patch node ${name}`, () => core.patchNode({ name, body: patch }, options)));
+    },
+    async listNodes() {
+      const out: KubeNode[] = [];
+      let token: string | undefined;
+      do {
+        const page = await call("list nodes", () => core.listNode({ limit: 500, _continue: token }));
+        out.push(...page.items.map(view));
+        token = page.metadata?._continue || undefined;
+      } while (token);
+      return out;
+    },
+    async getDaemonSet(namespace, name) {
+      let ds: import("@kubernetes/client-node").V1DaemonSet;
+      try {
+        ds = await apps.readNamespacedDaemonSet({ namespace, name });
+      } catch (error) {
+        if ((error as { code?: number }).code === 404) return null;
+        return call(`get daemonset ${namespace}/${name}`, () => Promise.reject(error));
+      }
+      const pod = ds.spec?.template.spec;
+      return {
+        deleting: ds.metadata?.deletionTimestamp !== undefined,
+        nodeSelector: pod?.nodeSelector ?? {},
+        nodeAffinityTerms:
+          pod?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ??
+          [],
+        tolerations: pod?.tolerations ?? [],
+      };
+    },
+  };
+}
+
+function safeMessage(body: string): string | undefined {
+  try {
+    return (JSON.parse(body) as { message?: string }).message;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,74 @@
+// What a node publishes about itself (an annotation) and what `report` compares across nodes: the
+// facts that change a decision, and what was decided. Compact — an annotation is part of the Node
+// object every kubelet heartbeat and every `kubectl get nodes` moves — and versioned, so a report
+// reads the annotations of nodes that run an older kata-install.
+import * as z from "zod/mini";
+import "../schema.js";
+import type { Decision } from "../decide/decision.js";
+import type { Facts } from "../detect/facts.js";
+
+/** Kernel modules whose absence changes what a node can run. */
+export const SUMMARY_MODULES = ["virtiofs", "9p", "vhost_vsock", "vhost_net", "vfio_pci"] as const;
+
+export const NodeSummary = z.object({
+  v: z.literal(1),
+  arch: z.nullable(z.string()),
+  kernel: z.nullable(z.string()),
+  /** Module → whether the kernel can use it (loaded, built in, or loadable). */
+  modules: z.record(z.string(), z.boolean()),
+  /** vmx, svm, … or "none". */
+  cpu: z.string(),
+  kvm: z.boolean(),
+  /** Confidential-computing features usable on this node (cpu and KVM both), sorted. */
+  confidential: z.array(z.string()),
+  qemu: z.nullable(z.object({ origin: z.string(), version: z.nullable(z.string()) })),
+  runtime: z.object({ kind: z.nullable(z.string()), version: z.nullable(z.string()) }),
+  /** The Kata version installed, when it says. */
+  kata: z.nullable(z.string()),
+  shims: z.array(z.string()),
+  defaultShim: z.nullable(z.string()),
+  /** Checks that failed (errors and warnings), by id. */
+  failed: z.array(z.string()),
+  /** Configuration values this node's facts decided (by a rule): shim → key → value. */
+  ruled: z.record(z.string(), z.record(z.string(), z.unknown())),
+});
+export type NodeSummary = z.infer<typeof NodeSummary>;
+
+export function summarize(facts: Facts, decision: Decision): NodeSummary {
+  const modules: Record<string, boolean> = {};
+  for (const name of SUMMARY_MODULES) {
+    const state = facts.kernel.modules[name]?.state;
+    if (state !== undefined) modules[name] = state !== "missing";
+  }
+  const ruled: Record<string, Record<string, unknown>> = {};
+  for (const [shim, keys] of Object.entries(decision.config)) {
+    for (const [key, decided] of Object.entries(keys)) {
+      if (decided.source.kind !== "rule") continue;
+      ruled[shim] ??= {};
+      (ruled[shim] as Record<string, unknown>)[key] = decided.value;
+    }
+  }
+  const qemu = facts.hypervisors.qemu;
+  return {
+    v: 1,
+    arch: facts.arch,
+    kernel: facts.kernel.release,
+    modules,
+    cpu: facts.cpu.virtualization ?? "none",
+    kvm: facts.kvm.device,
+    confidential: Object.entries(facts.security)
+      .filter(([, f]) => f.usable)
+      .map(([name]) => name)
+      .sort(),
+    qemu: qemu ? { origin: qemu.origin, version: qemu.version } : null,
+    runtime: { kind: facts.runtime.kind, version: facts.runtime.version },
+    kata: facts.kata.version,
+    shims: decision.shims.map((s) => s.name).sort(),
+    defaultShim: decision.defaultShim?.value ?? null,
+    failed: decision.checks
+      .filter((c) => c.status === "fail")
+      .map((c) => c.id)
+      .sort(),
+    ruled,
+  };
+}

@@ -1,0 +1,205 @@
+// A small Kubernetes API server for tests (no real one can run here): nodes (get, list with
+// pages, merge-patch as RFC 7386 says: null removes a key), DaemonSets (get), and the discovery
+// documents kubectl reads before it acts — enough for @kubernetes/client-node and for the real
+// kubectl to be pointed at it. Every request is recorded.
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+type Json = Record<string, unknown>;
+
+export interface FakeKube {
+  url: string;
+  /** A kubeconfig file naming this server, for the client and for kubectl. */
+  kubeconfig: string;
+  /** The real kubectl against this server (asynchronously: the server runs in this process). */
+  kubectl(...args: string[]): Promise<string>;
+  nodes: Map<string, Json>;
+  daemonsets: Map<string, Json>;
+  requests: Array<{ method: string; path: string; contentType?: string }>;
+  close(): Promise<void>;
+}
+
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
+  const out: Json =
+    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as Json) } : {};
+  for (const [key, value] of Object.entries(patch as Json)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
+export function node(name: string, labels: Record<string, string> = {}, extra: Json = {}): Json {
+  return { apiVersion: "v1", kind: "Node", metadata: { name, labels, annotations: {} }, spec: {}, ...extra };
+}
+
+const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
+  "/api/v1": [
+    ["nodes", "Node", false],
+    ["namespaces", "Namespace", false],
+    ["serviceaccounts", "ServiceAccount", true],
+  ],
+  "/apis/apps/v1": [["daemonsets", "DaemonSet", true]],
+  "/apis/rbac.authorization.k8s.io/v1": [
+    ["clusterroles", "ClusterRole", false],
+    ["clusterrolebindings", "ClusterRoleBinding", false],
+    ["roles", "Role", true],
+    ["rolebindings", "RoleBinding", true],
+  ],
+  "/apis/node.k8s.io/v1": [["runtimeclasses", "RuntimeClass", false]],
+};
+
+function discovery(p: string): Json | null {
+  if (p === "/api") return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [] };
+  if (p === "/apis") {
+    const groups = Object.keys(RESOURCES)
+      .filter((g) => g.startsWith("/apis/"))
+      .map((g) => {
+        const [group, version] = g.slice("/apis/".length).split("/") as [string, string];
+        const gv = { groupVersion: `${group}/${version}`, version };
+        return { name: group, versions: [gv], preferredVersion: gv };
+      });
+    return { kind: "APIGroupList", apiVersion: "v1", groups };
+  }
+  const resources = RESOURCES[p];
+  if (!resources) return null;
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: p === "/api/v1" ? "v1" : p.slice("/apis/".length),
+    resources: resources.map(([name, kind, namespaced]) => ({
+      name,
+      singularName: kind.toLowerCase(),
+      namespaced,
+      kind,
+      verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+    })),
+  };
+}
+
+export async function startFakeKube(): Promise<FakeKube> {
+  const nodes = new Map<string, Json>();
+  const daemonsets = new Map<string, Json>();
+  const requests: FakeKube["requests"] = [];
+  let version = 1;
+  const notFound = (kind: string, name: string) => ({
+    status: 404,
+    body: {
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      message: `${kind} "${name}" not found`,
+      reason: "NotFound",
+      code: 404,
+    },
+  });
+  const handle = (method: string, url: URL, body: string): { status: number; body: Json } => {
+    const p = url.pathname;
+    const found = discovery(p);
+    if (method === "GET" && found) return { status: 200, body: found };
+    const nodeMatch = /^\/api\/v1\/nodes\/([^/]+)$/.exec(p);
+    if (nodeMatch) {
+      const name = decodeURIComponent(nodeMatch[1] as string);
+      const current = nodes.get(name);
+      if (!current) return notFound("nodes", name);
+      if (method === "GET") return { status: 200, body: current };
+      if (method === "PATCH") {
+        const patched = mergePatch(current, JSON.parse(body)) as Json;
+        (patched.metadata as Json).resourceVersion = String(++version);
+        nodes.set(name, patched);
+        return { status: 200, body: patched };
+      }
+    }
+    if (p === "/api/v1/nodes" && method === "GET") {
+      const all = [...nodes.keys()].sort();
+      const limit = Number(url.searchParams.get("limit") ?? 0) || all.length;
+      const start = Number(url.searchParams.get("continue") ?? 0);
+      const items = all.slice(start, start + limit).map((n) => nodes.get(n));
+      const next = start + limit < all.length ? String(start + limit) : undefined;
+      return {
+        status: 200,
+        body: {
+          kind: "NodeList",
+          apiVersion: "v1",
+          metadata: { resourceVersion: String(version), ...(next ? { continue: next } : {}) },
+          items,
+        },
+      };
+    }
+    const dsMatch = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/daemonsets\/([^/]+)$/.exec(p);
+    if (dsMatch && method === "GET") {
+      const key = `${dsMatch[1]}/${dsMatch[2]}`;
+      const ds = daemonsets.get(key);
+      return ds ? { status: 200, body: ds } : notFound("daemonsets.apps", dsMatch[2] as string);
+    }
+    // Anything else kubectl may look up (apply --dry-run=client reads each object first): absent.
+    if (method === "GET") return notFound("object", path.posix.basename(p));
+    return { status: 405, body: { kind: "Status", status: "Failure", code: 405, message: "not supported" } };
+  };
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      requests.push({
+        method: req.method ?? "",
+        path: url.pathname,
+        contentType: req.headers["content-type"],
+      });
+      const answer = handle(req.method ?? "GET", url, body);
+      res.writeHead(answer.status, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(answer.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-kube-"));
+  const kubeconfig = path.join(dir, "kubeconfig");
+  fs.writeFileSync(
+    kubeconfig,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: ${url}
+    insecure-skip-tls-verify: true
+users:
+- name: test
+  user: {}
+contexts:
+- name: test
+  context: {cluster: test, user: test}
+current-context: test
+`,
+  );
+  return {
+    url,
+    kubeconfig,
+    kubectl: async (...args) =>
+      (
+        await run("kubectl", ["--kubeconfig", kubeconfig, "--request-timeout=10s", ...args], {
+          encoding: "utf8",
+        })
+      ).stdout,
+    nodes,
+    daemonsets,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
