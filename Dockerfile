@@ -4,6 +4,8 @@
 
 # Build as an unprivileged user: npm's install scripts never run as root.
 FROM docker.io/library/node:20-bookworm-slim AS build
+# A CA file for npm where the registry is reached through a TLS-inspecting proxy (scripts/image.sh).
+ARG npm_config_cafile
 WORKDIR /src
 RUN chown node:node /src
 USER node

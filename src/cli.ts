@@ -249,6 +249,49 @@ place; both are listed. With nothing installed, it says so and exits 0.`,
       process.exitCode = await runUninstall(options, out);
     });
 
+  program
+    .command("entrypoint")
+    .argument("<action>", "install, cleanup or reset")
+    .description("the kata-deploy container's entrypoint: install and label the node, then wait; or clean up")
+    .addOption(new Option("--host-root <dir>", "the node's root directory (default: $HOST_ROOT, else /host)"))
+    .addOption(
+      new Option(
+        "--host-exec <strategy>",
+        "how host commands run (default: $HOST_EXEC, else chroot)",
+      ).choices(STRATEGIES),
+    )
+    .option("--kubeconfig <file>", "a kubeconfig (default: the pod's service account, else $KUBECONFIG)")
+    .option(
+      "--health-port <port>",
+      "port of /healthz and /readyz (default: $HEALTH_PORT, else 8090; 0 picks one)",
+    )
+    .addHelpText(
+      "after",
+      `
+Actions:
+  install   label the node katacontainers.io/kata-runtime=false; plan, print the plan, install it;
+            label the node =true with katacontainers.io/shim.<shim>=true per installed shim and a
+            summary annotation; then wait. On SIGTERM it cleans up only if its DaemonSet no longer
+            selects the node (deleted, or its nodeSelector, affinity or tolerations exclude it): a
+            rolling update or a restarted pod never uninstalls Kata from under running Kata pods.
+  cleanup   uninstall, restart the runtime if its configuration changed, remove the labels.
+  reset     roll back an install that was cut short and remove the labels; what is installed stays.
+
+Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
+  NODE_NAME                      this node (labels are written only when it is set)
+  POD_NAMESPACE, DAEMONSET_NAME  the DaemonSet to ask on SIGTERM (kube-system, kata-deploy)
+  SHIMS[_<ARCH>], DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY,
+  AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, INSTALLATION_PREFIX,
+  MULTI_INSTALL_SUFFIX           as for install (see kata-install explain)
+  ARTIFACTS, ARTIFACTS_TAG       where the artifacts come from (as --artifacts, --artifacts-tag)
+  HOST_ROOT, HOST_EXEC           the host mount and how host commands run
+  HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
+    )
+    .action(async (action: string, options) => {
+      const { runEntrypoint } = await import("./commands/entrypoint.js");
+      process.exitCode = await runEntrypoint(action, options, out);
+    });
+
   const artifacts = program
     .command("artifacts")
     .description("work with the artifact sub-containers: split Kata's release into them");

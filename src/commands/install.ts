@@ -17,7 +17,8 @@ import { previewUninstall } from "../install/preview.js";
 import { parseRegistry, registrySource } from "../install/registry.js";
 import { restartRuntime } from "../install/runtime.js";
 import { uninstallFiles } from "../install/uninstall.js";
-import { planPipeline } from "../pipeline.js";
+import { planDocument, renderPlan } from "../output/plan.js";
+import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
 import { installDirFromEnv } from "../render/layout.js";
 import type { DecideCommandOptions } from "./decide-run.js";
@@ -64,7 +65,19 @@ function timeoutOf(text: string | undefined): number | undefined {
   return seconds * 1000;
 }
 
-export async function runInstall(options: InstallOptions, out: (text: string) => void): Promise<number> {
+/** What a caller of runInstall (the container's entrypoint) wants besides the exit code. */
+export interface InstallHooks {
+  /** Print the plan about to be applied, as `plan` would, before applying it. */
+  showPlan?: boolean;
+  /** Called with what was planned, once the install succeeded. */
+  installed?(planned: Planned): void;
+}
+
+export async function runInstall(
+  options: InstallOptions,
+  out: (text: string) => void,
+  hooks: InstallHooks = {},
+): Promise<number> {
   if (options.dryRun) return runPlan(options, out);
   if (options.facts !== undefined)
     throw new UserError(
@@ -88,6 +101,7 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
+    if (hooks.showPlan) out(renderPlan(planDocument(planned.decision, planned.changeset)));
     const source =
       specifier === null
         ? null
@@ -117,6 +131,7 @@ export async function runInstall(options: InstallOptions, out: (text: string) =>
     if (!report.artifacts.switched && report.files.written.length + report.files.removed.length === 0)
       lines.push("Nothing to do: the node is as the plan wants it.");
     out(options.json ? `${JSON.stringify({ recovered, ...report }, null, 2)}\n` : `${lines.join("\n")}\n`);
+    hooks.installed?.(planned);
     return 0;
   } finally {
     await lock.release();

@@ -22,7 +22,7 @@ export interface FakeKube {
   kubectl(...args: string[]): Promise<string>;
   nodes: Map<string, Json>;
   daemonsets: Map<string, Json>;
-  requests: Array<{ method: string; path: string; contentType?: string }>;
+  requests: Array<{ method: string; path: string; contentType?: string; body?: unknown }>;
   close(): Promise<void>;
 }
 
@@ -155,6 +155,7 @@ export async function startFakeKube(): Promise<FakeKube> {
         method: req.method ?? "",
         path: url.pathname,
         contentType: req.headers["content-type"],
+        ...(body ? { body: JSON.parse(body) } : {}),
       });
       const answer = handle(req.method ?? "GET", url, body);
       res.writeHead(answer.status, { "Content-Type": "application/json" });
@@ -201,5 +202,21 @@ current-context: test
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A DaemonSet whose pods go to nodes matching `nodeSelector`. */
+export function daemonSet(namespace: string, name: string, nodeSelector: Record<string, string> = {}): Json {
+  return {
+    apiVersion: "apps/v1",
+    kind: "DaemonSet",
+    metadata: { name, namespace },
+    spec: {
+      selector: { matchLabels: { name } },
+      template: {
+        metadata: { labels: { name } },
+        spec: { nodeSelector, containers: [{ name, image: "kata-install" }] },
+      },
+    },
   };
 }

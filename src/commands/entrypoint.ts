@@ -1,0 +1,209 @@
+// `kata-install entrypoint install|cleanup|reset`: the kata-deploy container's entrypoint. It reads
+// kata-deploy's environment, works on the host mounted at /host (host commands through chroot or
+// nsenter), labels its node through the Kubernetes API, and serves /healthz and /readyz.
+//
+//   install   label the node kata-runtime=false; plan, print the plan, apply it; label the node
+//             with what is installed; then wait. On SIGTERM, clean up only if the DaemonSet no
+//             longer selects the node: a rolling update or a restarted pod leaves Kata in place.
+//   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
+//   reset     roll back an install that was cut short and remove the labels, leaving what is
+//             installed: the node claims nothing until the next install has checked it again.
+import { UserError } from "../errors.js";
+import type { StrategyName } from "../host/command.js";
+import { recover } from "../install/apply.js";
+import { journalFor } from "../install/install.js";
+import { acquireLock } from "../install/lock.js";
+import type { KubeApi } from "../kube/api.js";
+import { cleanupPatch, installedPatch, installingPatch } from "../kube/node-labels.js";
+import { daemonSetSelects } from "../kube/selects.js";
+import { summarize } from "../kube/summary.js";
+import type { Planned } from "../pipeline.js";
+import { installDirFromEnv } from "../render/layout.js";
+import { openHost } from "./facts.js";
+import { runInstall, runUninstall } from "./install.js";
+
+export const ACTIONS = ["install", "cleanup", "reset"] as const;
+export type Action = (typeof ACTIONS)[number];
+
+export interface EntrypointOptions {
+  hostRoot?: string;
+  hostExec?: StrategyName;
+  kubeconfig?: string;
+  healthPort?: string;
+}
+
+interface Settings {
+  nodeName: string | null;
+  namespace: string;
+  daemonSet: string;
+  hostRoot: string;
+  hostExec: StrategyName;
+  artifacts?: string;
+  artifactsTag?: string;
+  healthAddress: string;
+  healthPort: number;
+  kubeconfig?: string;
+}
+
+const STRATEGY_NAMES = new Set(["direct", "root-exec", "chroot", "nsenter"]);
+
+/** Flags first, then kata-deploy's (and the DaemonSet's) environment, then defaults. */
+export function settingsFrom(
+  options: EntrypointOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Settings {
+  const value = (name: string) => {
+    const v = env[name]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const hostExec = options.hostExec ?? value("HOST_EXEC") ?? "chroot";
+  if (!STRATEGY_NAMES.has(hostExec))
+    throw new UserError(`HOST_EXEC=${hostExec}: expected one of direct, root-exec, chroot, nsenter`);
+  const portText = options.healthPort ?? value("HEALTH_PORT") ?? "8090";
+  const healthPort = Number(portText);
+  if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535)
+    throw new UserError(`health port ${portText}: expected a port number (0 picks a free one)`);
+  return {
+    nodeName: value("NODE_NAME") ?? null,
+    namespace: value("POD_NAMESPACE") ?? "kube-system",
+    daemonSet: value("DAEMONSET_NAME") ?? "kata-deploy",
+    hostRoot: options.hostRoot ?? value("HOST_ROOT") ?? "/host",
+    hostExec: hostExec as StrategyName,
+    artifacts: value("ARTIFACTS"),
+    artifactsTag: value("ARTIFACTS_TAG"),
+    healthAddress: value("HEALTH_ADDRESS") ?? "0.0.0.0",
+    healthPort,
+    kubeconfig: options.kubeconfig ?? value("KUBECONFIG"),
+  };
+}
+
+/** The API client for labelling this node; null outside a cluster (no NODE_NAME), said so. */
+async function clusterFor(settings: Settings, log: (line: string) => void): Promise<KubeApi | null> {
+  if (settings.nodeName === null) {
+    log("NODE_NAME is not set: not in a cluster, so no node labels are written");
+    return null;
+  }
+  const { kubeApi } = await import("../kube/api.js");
+  return kubeApi(settings.kubeconfig);
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+      resolve(signal);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  });
+}
+
+export async function runEntrypoint(
+  action: string,
+  options: EntrypointOptions,
+  out: (text: string) => void,
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<number> {
+  if (!(ACTIONS as readonly string[]).includes(action))
+    throw new UserError(`entrypoint ${action}: expected one of ${ACTIONS.join(", ")}`);
+  const settings = settingsFrom(options, process.env);
+  const node = settings.nodeName;
+  if (action === "cleanup") return cleanup(settings, await clusterFor(settings, log), out, log);
+  if (action === "reset") {
+    const host = await openHost(settings.hostRoot, settings.hostExec);
+    const lock = await acquireLock(host);
+    try {
+      const rolledBack = await recover(journalFor(host, installDirFromEnv(process.env)));
+      log(rolledBack ? "An install cut short was rolled back." : "No install was cut short.");
+    } finally {
+      await lock.release();
+    }
+    const kube = await clusterFor(settings, log);
+    if (kube && node) await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta));
+    if (kube) log(`Node ${node}: kata-install's labels and annotation removed.`);
+    return 0;
+  }
+
+  const { startHealth } = await import("../entrypoint/health.js");
+  const health = await startHealth(settings.healthAddress, settings.healthPort);
+  log(`Health: /healthz and /readyz on ${health.address}`);
+  try {
+    const kube = await clusterFor(settings, log);
+    if (kube && node) {
+      await kube.patchNode(node, installingPatch((await kube.getNode(node)).meta));
+      log(`Node ${node}: katacontainers.io/kata-runtime=false while installing.`);
+    }
+    health.setReady(false, "installing");
+    let planned: Planned | null = null;
+    const status = await runInstall(
+      {
+        hostRoot: settings.hostRoot,
+        hostExec: settings.hostExec,
+        artifacts: settings.artifacts,
+        artifactsTag: settings.artifactsTag,
+      },
+      out,
+      { showPlan: true, installed: (p) => (planned = p) },
+    );
+    if (status !== 0 || planned === null) {
+      health.setReady(false, "install failed");
+      return status === 0 ? 1 : status;
+    }
+    const summary = summarize((planned as Planned).facts, (planned as Planned).decision);
+    if (kube && node) {
+      await kube.patchNode(node, installedPatch((await kube.getNode(node)).meta, summary));
+      log(
+        `Node ${node}: katacontainers.io/kata-runtime=true, shims ${summary.shims.join(", ") || "(none)"}.`,
+      );
+    }
+    health.setReady(true, `installed: ${summary.shims.join(", ") || "no shim"}`);
+    log("Installed. Waiting for SIGTERM.");
+    const signal = await waitForSignal();
+    health.setReady(false, "stopping");
+    if (!kube || !node) {
+      log(`${signal}: no cluster to ask whether this node is still wanted: Kata stays installed.`);
+      return 0;
+    }
+    let verdict: ReturnType<typeof daemonSetSelects>;
+    try {
+      const [ds, current] = await Promise.all([
+        kube.getDaemonSet(settings.namespace, settings.daemonSet),
+        kube.getNode(node),
+      ]);
+      verdict = daemonSetSelects(ds, current);
+    } catch (error) {
+      log(
+        `${signal}: cannot ask the API whether the DaemonSet still selects ${node} (${(error as Error).message}): Kata stays installed; run "kata-install entrypoint cleanup" to remove it.`,
+      );
+      return 0;
+    }
+    if (verdict.selects) {
+      log(
+        `${signal}: DaemonSet ${settings.namespace}/${settings.daemonSet} still selects ${node} (a rolling update or a restart): Kata stays installed.`,
+      );
+      return 0;
+    }
+    log(
+      `${signal}: DaemonSet ${settings.namespace}/${settings.daemonSet} no longer selects ${node} (${verdict.why}): cleaning up.`,
+    );
+    return await cleanup(settings, kube, out, log);
+  } finally {
+    await health.close();
+  }
+}
+
+async function cleanup(
+  settings: Settings,
+  kube: KubeApi | null,
+  out: (text: string) => void,
+  log: (line: string) => void,
+): Promise<number> {
+  const status = await runUninstall({ hostRoot: settings.hostRoot, hostExec: settings.hostExec }, out);
+  const node = settings.nodeName;
+  if (status === 0 && kube && node) {
+    await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta));
+    log(`Node ${node}: kata-install's labels and annotation removed.`);
+  }
+  return status;
+}

@@ -1,0 +1,144 @@
+// The container's entrypoint, run as the DaemonSet runs it: kata-deploy's environment, the host at
+// HOST_ROOT, a Kubernetes API (a small in-test server) for the node's labels and the DaemonSet.
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RUNTIME_LABEL, SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { CLI } from "../helpers/cli.js";
+import { daemonSet, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
+import { intelContainerd16 } from "../helpers/nodes.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir();
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+
+interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  health: string;
+  exited: Promise<number | null>;
+}
+
+describe("kata-install entrypoint install, in a cluster", () => {
+  let kube: FakeKube;
+  let socketServer: net.Server;
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+  spec.files = { ...spec.files, "/run/lock/.keep": "" };
+  const host = buildHost(spec);
+  let original: Record<string, string>;
+  beforeAll(async () => {
+    kube = await startFakeKube();
+    kube.nodes.set("n1", node("n1", { team: "infra" }));
+    kube.daemonsets.set("kube-system/kata-deploy", daemonSet("kube-system", "kata-deploy"));
+    const socket = path.join(host.root, "run/containerd/containerd.sock");
+    fs.rmSync(socket);
+    socketServer = net.createServer((c) => c.end());
+    await new Promise<void>((resolve) => socketServer.listen(socket, resolve));
+    original = snapshot(host.root);
+  });
+  afterAll(async () => {
+    socketServer.close();
+    await kube.close();
+  });
+
+  /** Start the entrypoint and wait until it says it is installed (or exits). */
+  async function start(): Promise<Running> {
+    const child = spawn(process.execPath, [CLI, "entrypoint", "install"], {
+      env: {
+        ...process.env,
+        NODE_NAME: "n1",
+        POD_NAMESPACE: "kube-system",
+        DAEMONSET_NAME: "kata-deploy",
+        KUBECONFIG: kube.kubeconfig,
+        HOST_ROOT: host.root,
+        HOST_EXEC: "root-exec",
+        ARTIFACTS: `dir:${artifacts}`,
+        HEALTH_ADDRESS: "127.0.0.1",
+        HEALTH_PORT: "0",
+        SHIMS_X86_64: "qemu clh",
+        DEFAULT_SHIM_X86_64: "qemu",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no "Waiting for SIGTERM" in 30 s:\n${stderr}`)),
+        30_000,
+      );
+      child.stderr?.on("data", (c: Buffer) => {
+        stderr += c.toString();
+        if (stderr.includes("Waiting for SIGTERM")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`exited ${code} before it was installed:\n${stderr}`));
+      });
+    });
+    const health = /Health: \/healthz and \/readyz on (\S+)/.exec(stderr)?.[1] as string;
+    return { child, stdout: () => stdout, stderr: () => stderr, health, exited };
+  }
+  const labels = () => (kube.nodes.get("n1")?.metadata as { labels: Record<string, string> }).labels;
+
+  it("labels the node false, prints the plan it applies, installs, labels it with its shims, and is ready", async () => {
+    const run = await start();
+    try {
+      const patches = kube.requests.filter((r) => r.method === "PATCH").map((r) => r.body);
+      expect(patches[0]).toEqual({ metadata: { labels: { [RUNTIME_LABEL]: "false" } } });
+      expect(run.stdout()).toContain("# modify /etc/containerd/config.toml");
+      expect(run.stdout()).toContain("Files: 3 written, 0 removed.");
+      expect(labels()).toEqual({
+        team: "infra",
+        [RUNTIME_LABEL]: "true",
+        "katacontainers.io/shim.clh": "true",
+        "katacontainers.io/shim.qemu": "true",
+      });
+      const annotations = (kube.nodes.get("n1")?.metadata as { annotations: Record<string, string> })
+        .annotations;
+      expect(JSON.parse(annotations[SUMMARY_ANNOTATION] as string)).toMatchObject({
+        shims: ["clh", "qemu"],
+        defaultShim: "qemu",
+        runtime: { kind: "containerd" },
+      });
+      const healthz = await fetch(`http://${run.health}/healthz`);
+      expect(healthz.status).toBe(200);
+      const readyz = await fetch(`http://${run.health}/readyz`);
+      expect([readyz.status, await readyz.text()]).toEqual([200, "installed: clh, qemu\n"]);
+    } finally {
+      run.child.kill("SIGTERM");
+      expect(await run.exited).toBe(0);
+    }
+    // The DaemonSet still selects the node: a restart or a rolling update, so nothing is removed.
+    expect(run.stderr()).toContain("DaemonSet kube-system/kata-deploy still selects n1");
+    expect(fs.existsSync(path.join(host.root, "opt/kata/.install/journal.json"))).toBe(true);
+    expect(labels()[RUNTIME_LABEL]).toBe("true");
+  });
+
+  it("restarted, it finds nothing to do; once the DaemonSet no longer selects the node, SIGTERM cleans up", async () => {
+    const run = await start();
+    expect(run.stdout()).toContain("Nothing to do: the node is as the plan wants it.");
+    kube.daemonsets.set("kube-system/kata-deploy", daemonSet("kube-system", "kata-deploy", { kata: "yes" }));
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).toContain(
+      "no longer selects n1 (its nodeSelector wants kata=yes, the node has no such label): cleaning up.",
+    );
+    expect(snapshot(host.root)).toEqual(original);
+    expect(labels()).toEqual({ team: "infra" });
+  });
+});
