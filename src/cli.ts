@@ -250,6 +250,35 @@ place; both are listed. With nothing installed, it says so and exits 0.`,
     });
 
   program
+    .command("manifests")
+    .description(
+      "print the Kubernetes objects that run kata-install on every node, as YAML for kubectl apply",
+    )
+    .option("-f, --values <file>", "a TOML values file (keys as in templates/k8s/values.toml)")
+    .option(
+      "--set <key=value>",
+      'set one value; VALUE is read as TOML when it can be (true, 8, ["qemu", "clh"]), else as a string; repeatable',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .addHelpText(
+      "after",
+      `
+Prints: the ServiceAccount and RBAC (nodes get/list/patch, daemonsets get), the DaemonSet running
+\`kata-install entrypoint install\` on every node with the host at /host, and one RuntimeClass per
+shim, handler kata-<shim>, whose nodeSelector is katacontainers.io/shim.<shim>=true: pods of a shim
+are scheduled only on nodes where kata-install installed that shim.
+
+Examples:
+  kata-install manifests | kubectl apply -f -
+  kata-install manifests --set image=registry.example/kata-install:0.1.0 --set 'shims=["qemu"]'
+  kata-install manifests -f cluster-values.toml > kata-install.yaml`,
+    )
+    .action(async (options) => {
+      const { runManifests } = await import("./commands/manifests.js");
+      process.exitCode = await runManifests(options, out);
+    });
+
+  program
     .command("entrypoint")
     .argument("<action>", "install, cleanup or reset")
     .description("the kata-deploy container's entrypoint: install and label the node, then wait; or clean up")

@@ -1,0 +1,124 @@
+// The values `manifests` renders from: the defaults beside the templates (templates/k8s/values.toml),
+// then a values file (-f), then --set KEY=VALUE, each checked against the defaults' keys and types.
+// Every problem is reported at once, with the file, line and key.
+import fs from "node:fs";
+import { parse } from "smol-toml";
+import { parseToml } from "../decide/catalog.js";
+import { InputError, type InputIssue } from "../decide/input-error.js";
+import { TomlLines } from "../toml-lines.js";
+
+export type Values = Record<string, unknown>;
+
+/** Tables whose keys are the user's (label names, shim names) and lists of any shape. */
+const FREE_FORM = new Set(["node_selector", "tolerations", "runtime_classes.overhead_by_shim"]);
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (value !== null && typeof value === "object") return "a table";
+  if (typeof value === "number") return "a number";
+  return `a ${typeof value}`;
+}
+
+function isTable(value: unknown): value is Values {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * `given` over `base`, key by key; a key the defaults do not have, or a value of another kind, is an
+ * issue (reported through `at`, which knows the file and its lines).
+ */
+function mergeChecked(
+  base: Values,
+  given: Values,
+  path: string[],
+  at: (path: string[]) => { file: string; line?: number },
+  issues: InputIssue[],
+): Values {
+  const out: Values = { ...base };
+  for (const [key, value] of Object.entries(given)) {
+    const keyPath = [...path, key];
+    const name = keyPath.join(".");
+    if (!(key in base) && !FREE_FORM.has(path.join("."))) {
+      const known = Object.keys(base).sort().join(", ");
+      issues.push({ ...at(keyPath), key: name, message: `unknown key (known here: ${known})` });
+      continue;
+    }
+    const current = base[key];
+    if (FREE_FORM.has(name) || FREE_FORM.has(path.join("."))) {
+      if (current !== undefined && kindOf(current) !== kindOf(value))
+        issues.push({
+          ...at(keyPath),
+          key: name,
+          message: `expected ${kindOf(current)}, got ${kindOf(value)}`,
+        });
+      else out[key] = value;
+      continue;
+    }
+    if (isTable(current) && isTable(value)) out[key] = mergeChecked(current, value, keyPath, at, issues);
+    else if (kindOf(current) !== kindOf(value))
+      issues.push({
+        ...at(keyPath),
+        key: name,
+        message: `expected ${kindOf(current)}, got ${kindOf(value)}`,
+      });
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** KEY=VALUE: VALUE as TOML when it reads as TOML (true, 3, ["a", "b"], { a = "b" }), else a string. */
+export function parseSet(assignment: string): { path: string[]; value: unknown } | string {
+  const eq = assignment.indexOf("=");
+  if (eq <= 0) return `--set ${assignment}: expected KEY=VALUE`;
+  const key = assignment.slice(0, eq).trim();
+  const raw = assignment.slice(eq + 1);
+  if (!/^[A-Za-z0-9_.-]+$/.test(key)) return `--set ${assignment}: a key is names joined by dots`;
+  let value: unknown = raw;
+  try {
+    value = (parse(`v = ${raw}`) as { v: unknown }).v;
+  } catch {
+    value = raw;
+  }
+  return { path: key.split("."), value };
+}
+
+/** A value set on the command line for a string key is that string, even when it reads as a number. */
+function coerce(current: unknown, value: unknown, raw: string): unknown {
+  return typeof current === "string" && typeof value !== "string" ? raw : value;
+}
+
+export function loadValues(defaultsFile: string, valuesFile: string | undefined, sets: string[]): Values {
+  const issues: InputIssue[] = [];
+  let values = parse(fs.readFileSync(defaultsFile, "utf8")) as Values;
+  if (valuesFile !== undefined) {
+    let text: string;
+    try {
+      text = fs.readFileSync(valuesFile, "utf8");
+    } catch (error) {
+      throw new InputError("the values file is unreadable", [
+        { file: valuesFile, message: (error as NodeJS.ErrnoException).code ?? (error as Error).message },
+      ]);
+    }
+    const table = parseToml(valuesFile, text, issues);
+    if (table !== undefined) {
+      const lines = new TomlLines(text);
+      values = mergeChecked(values, table, [], (p) => ({ file: valuesFile, line: lines.lineOf(p) }), issues);
+    }
+  }
+  for (const assignment of sets) {
+    const parsed = parseSet(assignment);
+    if (typeof parsed === "string") {
+      issues.push({ file: "--set", message: parsed });
+      continue;
+    }
+    // Build the nested table the assignment stands for, and merge it with the same checks.
+    let current: unknown = values;
+    for (const part of parsed.path) current = isTable(current) ? current[part] : undefined;
+    const raw = assignment.slice(assignment.indexOf("=") + 1);
+    let nested: unknown = coerce(current, parsed.value, raw);
+    for (const part of [...parsed.path].reverse()) nested = { [part]: nested };
+    values = mergeChecked(values, nested as Values, [], () => ({ file: "--set" }), issues);
+  }
+  if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
+  return values;
+}
