@@ -250,6 +250,41 @@ place; both are listed. With nothing installed, it says so and exits 0.`,
     });
 
   program
+    .command("report")
+    .description(
+      "many nodes at once: which shims each can run, where they disagree, one configuration for all",
+    )
+    .option("--facts-dir <dir>", "saved `kata-install facts --json` documents, one <node>.json per node")
+    .option(
+      "--kubeconfig <file>",
+      "read the summaries kata-install published in the cluster's node annotations",
+    )
+    .option(
+      "--overrides <file>",
+      "with --facts-dir: decide every node with this overrides file (check one before rolling it out)",
+    )
+    .option("--emit-overrides <file>", "write an overrides file that gives every node the same configuration")
+    .option("--json", "print one JSON document and nothing else on stdout")
+    .addHelpText(
+      "after",
+      `
+Nodes are compared on the facts that change a decision: architecture, CPU virtualisation, /dev/kvm,
+the kernel's virtio-fs, 9p, vhost_vsock, vhost_net and vfio_pci, confidential-computing features,
+the host's qemu and the container runtime (kind and version), and the shims that result. A node
+whose facts cannot be read is listed and left out. Exit status 1 when no node could be read.
+
+Examples:
+  kata-install report --facts-dir ./facts                     (facts/<node>.json from each node)
+  kata-install report --facts-dir ./facts --emit-overrides uniform.toml
+  kata-install report --facts-dir ./facts --overrides uniform.toml    (every node now alike?)
+  kata-install report --kubeconfig ~/.kube/config --json`,
+    )
+    .action(async (options) => {
+      const { runReport } = await import("./commands/report.js");
+      process.exitCode = await runReport(options, out);
+    });
+
+  program
     .command("manifests")
     .description(
       "print the Kubernetes objects that run kata-install on every node, as YAML for kubectl apply",

@@ -9,13 +9,21 @@ import { type Catalog, loadCatalog } from "./catalog.js";
 import { decide, ENGINE_CHECKS, type Flags } from "./decide.js";
 import type { Decision } from "./decision.js";
 import { type EnvSettings, parseEnv } from "./env.js";
-import { DEFAULT_OVERRIDES, loadOverrides, type Overrides, unknownCheck, unknownShim } from "./overrides.js";
+import {
+  DEFAULT_OVERRIDES,
+  emptyOverrides,
+  loadOverrides,
+  type Overrides,
+  unknownCheck,
+  unknownShim,
+} from "./overrides.js";
 import { loadRules, type RuleSet, ruleFilesIn } from "./rules.js";
 
 export interface DecideOptions {
   /** The node's root: the default overrides file is read under it. */
   hostRoot: string;
-  overrides?: string;
+  /** An overrides file; null for none at all (not even the node's default one). */
+  overrides?: string | null;
   shims?: string;
   defaultShim?: string;
   ignorePreflightErrors?: string;
@@ -41,7 +49,10 @@ export function prepare(options: DecideOptions): Prepared {
   parseEnv(env, null, catalog); // the plain variables, now; the arch-specific ones once the arch is known
   const checkIds = new Set([...rules.checkIds, ...ENGINE_CHECKS]);
   const overridesFile = options.overrides ?? path.join(options.hostRoot, DEFAULT_OVERRIDES);
-  const overrides = loadOverrides(overridesFile, options.overrides !== undefined, catalog, checkIds);
+  const overrides =
+    options.overrides === null
+      ? emptyOverrides()
+      : loadOverrides(overridesFile, options.overrides !== undefined, catalog, checkIds);
   return { catalog, rules, overrides, flags: parseFlags(options, catalog, checkIds), env };
 }
 

@@ -11,23 +11,7 @@ import {
 } from "../../src/kube/node-labels.js";
 import { NodeSummary } from "../../src/kube/summary.js";
 import { type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
-
-export const SUMMARY: NodeSummary = {
-  v: 1,
-  arch: "x86_64",
-  kernel: "6.8.0",
-  modules: { virtiofs: true, "9p": true, vhost_vsock: true },
-  cpu: "vmx",
-  kvm: true,
-  confidential: [],
-  qemu: null,
-  runtime: { kind: "containerd", version: "1.7.20" },
-  kata: "3.9.0",
-  shims: ["clh", "qemu"],
-  defaultShim: "qemu",
-  failed: [],
-  ruled: {},
-};
+import { SUMMARY } from "../helpers/summary.js";
 
 describe("node labels through the Kubernetes API", () => {
   let kube: FakeKube;

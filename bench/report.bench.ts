@@ -1,0 +1,35 @@
+// `kata-install report --facts-dir` over 5,000 nodes' saved facts (generated: a few kinds of node,
+// each copy with its own noise), timed whole — process start, reading, deciding, comparing,
+// printing — against `node -e 0` in the same run. Run: npm run bench   (target: under 2 s)
+import fs from "node:fs";
+import path from "node:path";
+import { containerd2, factsDir, withoutVirtiofs } from "../test/helpers/cluster.js";
+import { removeTestHosts } from "../test/helpers/test-host.js";
+import { median, time } from "./timing.js";
+
+const NODES = Number(process.env.BENCH_NODES ?? 5000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+// One node in fifty without virtio-fs, one in a hundred on containerd 2: the report has work to do.
+const variants: Record<number, Array<typeof withoutVirtiofs>> = {};
+for (let i = 0; i < NODES; i++) {
+  const v = [...(i % 50 === 7 ? [withoutVirtiofs] : []), ...(i % 100 === 3 ? [containerd2] : [])];
+  if (v.length > 0) variants[i] = v;
+}
+const dir = await factsDir(NODES, variants);
+const bytes = fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+const args = [path.resolve("dist/cli.js"), "report", "--facts-dir", dir, "--json"];
+time(args); // warm the file cache
+const baseline: number[] = [];
+const measured: number[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  baseline.push(time(["-e", "0"]));
+  measured.push(time(args));
+}
+fs.rmSync(dir, { recursive: true, force: true });
+removeTestHosts();
+console.log(`nodes: ${NODES} (${(bytes / 1e6).toFixed(0)} MB of facts), rounds: ${ROUNDS}`);
+console.log(`node -e 0: median ${median(baseline).toFixed(0)} ms`);
+console.log(
+  `kata-install report --facts-dir: median ${median(measured).toFixed(0)} ms, fastest ${Math.min(...measured).toFixed(0)} ms (target < 2000 ms)`,
+);
+console.log(`ratio: ${(median(measured) / median(baseline)).toFixed(1)}x of node -e 0`);

@@ -1,0 +1,34 @@
+// Which facts can change a decision: every fact a rule reads (rules are data, so this is read off
+// them, never listed by hand), and the few the decide stage reads itself. Nodes that agree on all
+// of them get the same decision, so a report decides once per distinct set, not once per node —
+// a cluster of 5,000 nodes is a handful of kinds of node.
+
+import { valueAt } from "../decide/fact-paths.js";
+import type { MatchNode } from "../decide/match.js";
+import type { RuleSet } from "../decide/rules.js";
+
+/** Read by decide.ts directly, besides the rules. */
+const ENGINE_FACTS = ["arch", "runtime", "hypervisors"];
+
+function collect(node: MatchNode, into: Set<string>): void {
+  if (node.kind === "expr") into.add(node.fact);
+  else if (node.kind === "some") into.add(node.fact);
+  else for (const child of node.nodes) collect(child, into);
+}
+
+export function decisionFacts(rules: RuleSet): string[] {
+  const paths = new Set(ENGINE_FACTS);
+  for (const rule of rules.rules) {
+    collect(rule.match, paths);
+    for (const keys of Object.values(rule.config))
+      for (const value of Object.values(keys)) if ("fact" in value) paths.add(value.fact);
+  }
+  // Variables are computed from facts; a path inside a `some` collection is read per element.
+  const plain = [...paths].filter((p) => !p.startsWith("vars."));
+  return plain.filter((p) => !plain.some((q) => q !== p && p.startsWith(`${q}.`))).sort();
+}
+
+/** The values of those facts on a node, as one comparable string. */
+export function fingerprint(facts: unknown, paths: string[]): string {
+  return JSON.stringify(paths.map((p) => valueAt(facts, p) ?? null));
+}

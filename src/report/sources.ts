@@ -1,0 +1,94 @@
+// Where a report's nodes come from: saved `facts --json` documents (one `<node>.json` per node),
+// decided here once per distinct set of decision facts; or the summaries nodes published in their
+// annotation. A file or node that cannot be read is reported and left out, never fatal: one broken
+// node must not hide the other 4,999.
+import fs from "node:fs";
+import path from "node:path";
+import { decideFor, type Prepared } from "../decide/prepare.js";
+import { type Facts, SCHEMA_VERSION } from "../detect/facts.js";
+import { parseFacts } from "../detect/load.js";
+import type { KubeApi } from "../kube/api.js";
+import { SUMMARY_ANNOTATION } from "../kube/node-labels.js";
+import { NodeSummary, summarize } from "../kube/summary.js";
+import { decisionFacts, fingerprint } from "./fingerprint.js";
+import type { ClusterReport, NodeEntry } from "./report.js";
+
+export interface Loaded {
+  nodes: NodeEntry[];
+  skipped: ClusterReport["skipped"];
+  /** How many decisions were made (one per distinct set of decision facts). */
+  decisions: number;
+}
+
+export function fromFactsDir(dir: string, prepared: Prepared): Loaded {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((f) => f.endsWith(".json"));
+  } catch (error) {
+    throw new Error(
+      `--facts-dir ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  const paths = decisionFacts(prepared.rules);
+  const decided = new Map<string, ReturnType<typeof decideFor>["decision"]>();
+  const nodes: NodeEntry[] = [];
+  const skipped: Loaded["skipped"] = [];
+  for (const file of names.sort()) {
+    const full = path.join(dir, file);
+    const name = file.slice(0, -".json".length);
+    let facts: Facts;
+    try {
+      facts = JSON.parse(fs.readFileSync(full, "utf8")) as Facts;
+      if (facts?.schemaVersion !== SCHEMA_VERSION)
+        throw new Error(`not a facts document of schema version ${SCHEMA_VERSION}`);
+    } catch (error) {
+      skipped.push({ source: full, reason: (error as Error).message });
+      continue;
+    }
+    const key = fingerprint(facts, paths);
+    let decision = decided.get(key);
+    try {
+      if (decision === undefined) {
+        // The first node of its kind is checked whole against the schema, then decided for all.
+        facts = parseFacts(full, JSON.stringify(facts));
+        decision = decideFor(prepared, facts).decision;
+        decided.set(key, decision);
+      }
+      nodes.push({ name, summary: summarize(facts, decision) });
+    } catch (error) {
+      skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });
+    }
+  }
+  return { nodes, skipped, decisions: decided.size };
+}
+
+export async function fromCluster(api: KubeApi): Promise<Loaded> {
+  const nodes: NodeEntry[] = [];
+  const skipped: Loaded["skipped"] = [];
+  for (const node of await api.listNodes()) {
+    const source = `node ${node.name}`;
+    const text = node.meta.annotations?.[SUMMARY_ANNOTATION];
+    if (text === undefined) {
+      skipped.push({
+        source,
+        reason: `no ${SUMMARY_ANNOTATION} annotation: kata-install has not installed it (yet)`,
+      });
+      continue;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      skipped.push({ source, reason: `its annotation is not JSON: ${(error as Error).message}` });
+      continue;
+    }
+    const parsed = NodeSummary.safeParse(json);
+    if (parsed.success) nodes.push({ name: node.name, summary: parsed.data });
+    else
+      skipped.push({
+        source,
+        reason: `its annotation is not a summary this kata-install reads: ${parsed.error.issues[0]?.message}`,
+      });
+  }
+  return { nodes, skipped, decisions: 0 };
+}
