@@ -87,7 +87,11 @@ async function clusterFor(settings: Settings, log: (line: string) => void): Prom
   return kubeApi(settings.kubeconfig);
 }
 
-function waitForSignal(): Promise<NodeJS.Signals> {
+/**
+ * SIGTERM and SIGINT caught from the start: one that comes while installing lets the install finish
+ * (the journal would recover a kill, but a finished install is better), and is answered after it.
+ */
+function trapSignals(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const on = (signal: NodeJS.Signals) => {
       process.off("SIGTERM", on);
@@ -125,6 +129,7 @@ export async function runEntrypoint(
     return 0;
   }
 
+  const stopped = trapSignals();
   const { startHealth } = await import("../entrypoint/health.js");
   const health = await startHealth(settings.healthAddress, settings.healthPort);
   log(`Health: /healthz and /readyz on ${health.address}`);
@@ -159,7 +164,7 @@ export async function runEntrypoint(
     }
     health.setReady(true, `installed: ${summary.shims.join(", ") || "no shim"}`);
     log("Installed. Waiting for SIGTERM.");
-    const signal = await waitForSignal();
+    const signal = await stopped;
     health.setReady(false, "stopping");
     if (!kube || !node) {
       log(`${signal}: no cluster to ask whether this node is still wanted: Kata stays installed.`);

@@ -49,14 +49,14 @@ describe("kata-install entrypoint install, in a cluster", () => {
   });
 
   /** Start the entrypoint and wait until it says it is installed (or exits). */
-  async function start(): Promise<Running> {
+  async function start(kubeconfig = kube.kubeconfig): Promise<Running> {
     const child = spawn(process.execPath, [CLI, "entrypoint", "install"], {
       env: {
         ...process.env,
         NODE_NAME: "n1",
         POD_NAMESPACE: "kube-system",
         DAEMONSET_NAME: "kata-deploy",
-        KUBECONFIG: kube.kubeconfig,
+        KUBECONFIG: kubeconfig,
         HOST_ROOT: host.root,
         HOST_EXEC: "root-exec",
         ARTIFACTS: `dir:${artifacts}`,
@@ -140,5 +140,18 @@ describe("kata-install entrypoint install, in a cluster", () => {
     );
     expect(snapshot(host.root)).toEqual(original);
     expect(labels()).toEqual({ team: "infra" });
+  });
+
+  it("SIGTERM when the API server cannot be asked: Kata stays, and it says how to remove it", async () => {
+    const other = await startFakeKube();
+    other.nodes.set("n1", node("n1"));
+    other.daemonsets.set("kube-system/kata-deploy", daemonSet("kube-system", "kata-deploy", { kata: "yes" }));
+    const run = await start(other.kubeconfig);
+    await other.close();
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).toContain("SIGTERM: cannot ask the API whether the DaemonSet still selects n1");
+    expect(run.stderr()).toContain('run "kata-install entrypoint cleanup" to remove it');
+    expect(fs.existsSync(path.join(host.root, "opt/kata/.install/journal.json"))).toBe(true);
   });
 });
