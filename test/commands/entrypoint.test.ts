@@ -93,7 +93,14 @@ describe("kata-install entrypoint install, in a cluster", () => {
     const health = /Health: \/healthz and \/readyz on (\S+)/.exec(stderr)?.[1] as string;
     return { child, stdout: () => stdout, stderr: () => stderr, health, exited };
   }
-  const labels = () => (kube.nodes.get("n1")?.metadata as { labels: Record<string, string> }).labels;
+  /** Node n1's metadata, as the API server holds it now. */
+  const meta = () =>
+    (
+      kube.nodes.get("n1") as {
+        metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      }
+    ).metadata;
+  const labels = () => meta().labels;
 
   it("labels the node false, prints the plan it applies, installs, labels it with its shims, and is ready", async () => {
     const run = await start();
@@ -108,8 +115,7 @@ describe("kata-install entrypoint install, in a cluster", () => {
         "katacontainers.io/shim.clh": "true",
         "katacontainers.io/shim.qemu": "true",
       });
-      const annotations = (kube.nodes.get("n1")?.metadata as { annotations: Record<string, string> })
-        .annotations;
+      const annotations = meta().annotations;
       expect(JSON.parse(annotations[SUMMARY_ANNOTATION] as string)).toMatchObject({
         shims: ["clh", "qemu"],
         defaultShim: "qemu",
