@@ -8,6 +8,8 @@
 //   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
 //             installed: the node claims nothing until the next install has checked it again.
+import { detectFacts } from "../detect/facts.js";
+import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import type { StrategyName } from "../host/command.js";
 import { recover } from "../install/apply.js";
@@ -18,6 +20,7 @@ import { cleanupPatch, installedPatch, installingPatch } from "../kube/node-labe
 import { daemonSetSelects } from "../kube/selects.js";
 import { summarize } from "../kube/summary.js";
 import type { Planned } from "../pipeline.js";
+import { defaultSharedFs } from "../render/kata-config.js";
 import { installDirFromEnv } from "../render/layout.js";
 import { openHost } from "./facts.js";
 import { runInstall, runUninstall } from "./install.js";
@@ -155,7 +158,12 @@ export async function runEntrypoint(
       health.setReady(false, "install failed");
       return status === 0 ? 1 : status;
     }
-    const summary = summarize((planned as Planned).facts, (planned as Planned).decision);
+    // The node as it is now, installed (the Kata version, its hypervisors), with the decision applied.
+    const host = await openHost(settings.hostRoot, settings.hostExec);
+    const probes = await ProbeCache.load(host, installDirFromEnv(process.env));
+    const after = await detectFacts(host, { probes });
+    const { templates, decision } = planned as Planned;
+    const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, shim));
     if (kube && node) {
       await kube.patchNode(node, installedPatch((await kube.getNode(node)).meta, summary));
       log(

@@ -4,6 +4,7 @@ import path from "node:path";
 import { prepare } from "../decide/prepare.js";
 import { UserError } from "../errors.js";
 import { renderOverrides, renderReport } from "../output/report.js";
+import { loadTemplates } from "../render/templates.js";
 import { buildReport } from "../report/report.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
 
@@ -29,7 +30,7 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
       throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
-    loaded = fromFactsDir(options.factsDir, prepared);
+    loaded = fromFactsDir(options.factsDir, prepared, await loadTemplates());
     from = `facts in ${options.factsDir}`;
   } else {
     const { kubeApi } = await import("../kube/api.js");

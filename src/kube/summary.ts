@@ -22,6 +22,8 @@ export const NodeSummary = z.object({
   /** Confidential-computing features usable on this node (cpu and KVM both), sorted. */
   confidential: z.array(z.string()),
   qemu: z.nullable(z.object({ origin: z.string(), version: z.nullable(z.string()) })),
+  /** Every hypervisor binary found: "qemu 8.2.2 (distro)". */
+  hypervisors: z.array(z.string()),
   runtime: z.object({ kind: z.nullable(z.string()), version: z.nullable(z.string()) }),
   /** The Kata version installed, when it says. */
   kata: z.nullable(z.string()),
@@ -29,12 +31,22 @@ export const NodeSummary = z.object({
   defaultShim: z.nullable(z.string()),
   /** Checks that failed (errors and warnings), by id. */
   failed: z.array(z.string()),
+  /** How each installed shim shares files with its guest (virtio-fs, virtio-9p, none). */
+  sharedFs: z.record(z.string(), z.string()),
   /** Configuration values this node's facts decided (by a rule): shim → key → value. */
   ruled: z.record(z.string(), z.record(z.string(), z.unknown())),
 });
 export type NodeSummary = z.infer<typeof NodeSummary>;
 
-export function summarize(facts: Facts, decision: Decision): NodeSummary {
+/**
+ * `defaultSharedFs` gives a shim's shared_fs when nothing decided it (the templates' default); the
+ * decision holds only what was decided.
+ */
+export function summarize(
+  facts: Facts,
+  decision: Decision,
+  defaultSharedFs: (shim: string) => string | undefined = () => undefined,
+): NodeSummary {
   const modules: Record<string, boolean> = {};
   for (const name of SUMMARY_MODULES) {
     const state = facts.kernel.modules[name]?.state;
@@ -49,6 +61,14 @@ export function summarize(facts: Facts, decision: Decision): NodeSummary {
     }
   }
   const qemu = facts.hypervisors.qemu;
+  const sharedFs: Record<string, string> = {};
+  for (const shim of decision.shims) {
+    const key = Object.keys(decision.config[shim.name] ?? {}).find((k) =>
+      /^hypervisor\.[^.]+\.shared_fs$/.test(k),
+    );
+    const value = key === undefined ? defaultSharedFs(shim.name) : decision.config[shim.name]?.[key]?.value;
+    if (typeof value === "string") sharedFs[shim.name] = value;
+  }
   return {
     v: 1,
     arch: facts.arch,
@@ -61,10 +81,14 @@ export function summarize(facts: Facts, decision: Decision): NodeSummary {
       .map(([name]) => name)
       .sort(),
     qemu: qemu ? { origin: qemu.origin, version: qemu.version } : null,
+    hypervisors: facts.hypervisors.found
+      .map((h) => `${h.name} ${h.version ?? "(version unknown)"} (${h.origin})`)
+      .sort(),
     runtime: { kind: facts.runtime.kind, version: facts.runtime.version },
     kata: facts.kata.version,
     shims: decision.shims.map((s) => s.name).sort(),
     defaultShim: decision.defaultShim?.value ?? null,
+    sharedFs,
     failed: decision.checks
       .filter((c) => c.status === "fail")
       .map((c) => c.id)

@@ -23,6 +23,16 @@ export interface RenderedFile {
 
 type Variant = Record<string, unknown>;
 
+/** The shared_fs a shim's configuration has when nothing decided otherwise (templates/kata/variants.toml). */
+export function defaultSharedFs(templates: Templates, shim: string): string | undefined {
+  const variants = templates.data("kata/variants.toml") as {
+    default: Variant;
+    shim: Record<string, Variant>;
+  };
+  const value = { ...variants.default, ...variants.shim[shim] }.shared_fs;
+  return typeof value === "string" ? value : undefined;
+}
+
 export function renderKataConfigs(
   decision: Decision,
   catalog: Catalog,

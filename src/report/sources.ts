@@ -10,6 +10,8 @@ import { parseFacts } from "../detect/load.js";
 import type { KubeApi } from "../kube/api.js";
 import { SUMMARY_ANNOTATION } from "../kube/node-labels.js";
 import { NodeSummary, summarize } from "../kube/summary.js";
+import { defaultSharedFs } from "../render/kata-config.js";
+import type { Templates } from "../render/templates.js";
 import { decisionFacts, fingerprint } from "./fingerprint.js";
 import type { ClusterReport, NodeEntry } from "./report.js";
 
@@ -20,7 +22,7 @@ export interface Loaded {
   decisions: number;
 }
 
-export function fromFactsDir(dir: string, prepared: Prepared): Loaded {
+export function fromFactsDir(dir: string, prepared: Prepared, templates: Templates): Loaded {
   let names: string[];
   try {
     names = fs.readdirSync(dir).filter((f) => f.endsWith(".json"));
@@ -54,7 +56,7 @@ export function fromFactsDir(dir: string, prepared: Prepared): Loaded {
         decision = decideFor(prepared, facts).decision;
         decided.set(key, decision);
       }
-      nodes.push({ name, summary: summarize(facts, decision) });
+      nodes.push({ name, summary: summarize(facts, decision, (shim) => defaultSharedFs(templates, shim)) });
     } catch (error) {
       skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });
     }

@@ -120,6 +120,8 @@ describe("kata-install entrypoint install, in a cluster", () => {
         shims: ["clh", "qemu"],
         defaultShim: "qemu",
         runtime: { kind: "containerd" },
+        sharedFs: { clh: "virtio-fs", qemu: "virtio-fs" },
+        hypervisors: ["cloudHypervisor 3.9.0 (kata)", "qemu 3.9.0 (kata)", "virtiofsd 3.9.0 (kata)"],
       });
       const healthz = await fetch(`http://${run.health}/healthz`);
       expect(healthz.status).toBe(200);

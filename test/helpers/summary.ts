@@ -10,10 +10,12 @@ export const SUMMARY: NodeSummary = {
   kvm: true,
   confidential: [],
   qemu: null,
+  hypervisors: [],
   runtime: { kind: "containerd", version: "1.7.20" },
   kata: "3.9.0",
   shims: ["clh", "qemu"],
   defaultShim: "qemu",
+  sharedFs: { clh: "virtio-fs", qemu: "virtio-fs" },
   failed: [],
   ruled: {},
 };
