@@ -40,6 +40,11 @@ Stages: detect → decide → render → install. Each command stops at a stage:
   uninstall   undo it, byte for byte
   artifacts   split Kata's release into the artifact sub-containers
 
+In a cluster:
+  manifests   the DaemonSet, RBAC and one RuntimeClass per shim, for kubectl apply
+  entrypoint  the container's entrypoint: install and label the node, clean up when deselected
+  report      which shims each node can run, where nodes differ, one configuration for all
+
 Examples:
   kata-install facts                       a readable summary of this node
   kata-install facts --json > node.json    the same as one JSON document, to save or replay
