@@ -31,8 +31,8 @@ export function parseRendered(content: string, template: string, what: string): 
 
 export interface Templates {
   render(name: string, context: Record<string, unknown>): string;
-  /** A TOML data file kept with the templates. */
-  data(name: string): Record<string, unknown>;
+  /** A TOML data file kept with the templates: read once, shared, frozen. */
+  data(name: string): Readonly<Record<string, unknown>>;
   readonly dir: string;
 }
 
@@ -52,6 +52,7 @@ export async function loadTemplates(dir = dataPath("templates")): Promise<Templa
   env.addFilter("comment", tomlComment);
   // YAML values as JSON, which YAML reads as it is: no value can break a manifest's structure.
   env.addFilter("json", (value: unknown) => JSON.stringify(value));
+  const data = new Map<string, Record<string, unknown>>();
   return {
     dir,
     render(name, context) {
@@ -62,7 +63,21 @@ export async function loadTemplates(dir = dataPath("templates")): Promise<Templa
       }
     },
     data(name) {
-      return parse(fs.readFileSync(`${dir}/${name}`, "utf8")) as Record<string, unknown>;
+      // Read once a run: a report asks for the same file for each of thousands of nodes.
+      let table = data.get(name);
+      if (table === undefined) {
+        table = deepFreeze(parse(fs.readFileSync(`${dir}/${name}`, "utf8")) as Record<string, unknown>);
+        data.set(name, table);
+      }
+      return table;
     },
   };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object") {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
