@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import { intelContainerd16 } from "./nodes.js";
-import { buildHost } from "./test-host.js";
+import { buildHost, type NodeSpec } from "./test-host.js";
 
 export type Variant = (facts: Facts) => void;
 
@@ -17,26 +17,40 @@ export const containerd2: Variant = (f) => {
   f.runtime.version = "2.0.4";
 };
 
-let base: Facts | null = null;
-/** The Intel/containerd 1.6 node's facts, detected once. */
-export async function intelFacts(): Promise<Facts> {
-  base ??= await detectFacts(buildHost(intelContainerd16()).host);
-  return structuredClone(base);
+const detected = new Map<() => NodeSpec, Facts>();
+/** A test node's facts, detected once. */
+export async function factsOf(spec: () => NodeSpec = intelContainerd16): Promise<Facts> {
+  let facts = detected.get(spec);
+  if (facts === undefined) {
+    facts = await detectFacts(buildHost(spec()).host);
+    detected.set(spec, facts);
+  }
+  return structuredClone(facts);
 }
 
-/** `count` nodes named n0000…; `variants` maps node indexes to what makes them differ. */
-export async function factsDir(count: number, variants: Record<number, Variant[]> = {}): Promise<string> {
+/**
+ * `count` nodes named n0000…, of the kinds given (in turn: node i is of kind i mod kinds.length),
+ * saved as `facts --json` saves them; `variants` maps node indexes to what makes them differ.
+ */
+export async function factsDir(
+  count: number,
+  variants: Record<number, Variant[]> = {},
+  kinds: Array<() => NodeSpec> = [intelContainerd16],
+): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-facts-"));
-  const facts = await intelFacts();
+  const bases = await Promise.all(kinds.map((kind) => factsOf(kind)));
   for (let i = 0; i < count; i++) {
-    const node = structuredClone(facts);
+    const node = structuredClone(bases[i % bases.length] as Facts);
     // Noise that never changes a decision.
     node.cpu.count = 4 + (i % 13);
     for (const device of node.storage.blockDevices) device.sizeBytes = 1e11 + i * 4096;
     node.problems =
       i % 7 === 0 ? [{ source: "storage", reason: `sdb${i}: unreadable`, path: "/sys/block/sdb" }] : [];
     for (const variant of variants[i] ?? []) variant(node);
-    fs.writeFileSync(path.join(dir, `n${String(i).padStart(4, "0")}.json`), JSON.stringify(node));
+    fs.writeFileSync(
+      path.join(dir, `n${String(i).padStart(4, "0")}.json`),
+      `${JSON.stringify(node, null, 2)}\n`,
+    );
   }
   return dir;
 }
