@@ -1,6 +1,7 @@
 // `kata-install report --facts-dir` over 5,000 nodes' saved facts (generated: four kinds of node,
-// each copy with its own noise, pretty-printed as `facts --json` writes them), timed whole — process start, reading, deciding, comparing,
-// printing — against `node -e 0` in the same run. Run: npm run bench   (target: under 2 s)
+// each copy with its own noise, pretty-printed as `facts --json` writes them), timed whole —
+// process start, reading, deciding, comparing, printing — against `node -e 0` in the same run.
+// Run: npm run bench   (target: under 2 s)
 import fs from "node:fs";
 import path from "node:path";
 import { containerd2, factsDir, withoutVirtiofs } from "../test/helpers/cluster.js";
