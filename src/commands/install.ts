@@ -17,6 +17,7 @@ import { previewUninstall } from "../install/preview.js";
 import { parseRegistry, registrySource } from "../install/registry.js";
 import { restartRuntime } from "../install/runtime.js";
 import { uninstallFiles } from "../install/uninstall.js";
+import { withArtifactUpgrade } from "../install/upgrade.js";
 import { planDocument, renderPlan } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
@@ -101,11 +102,12 @@ export async function runInstall(
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
-    if (hooks.showPlan) out(renderPlan(planDocument(planned.decision, planned.changeset)));
     const source =
       specifier === null
         ? null
         : artifactSource(specifier, planned.facts.arch, options.artifactsTag ?? "latest");
+    if (source) planned.changeset = await withArtifactUpgrade(planned, source, store);
+    if (hooks.showPlan) out(renderPlan(planDocument(planned.decision, planned.changeset)));
     const report = await install(host, planned, source, timeout);
     const changed =
       report.artifacts.switched || report.files.written.length + report.files.removed.length > 0;

@@ -100,6 +100,45 @@ describe("install, again, and uninstall", () => {
   });
 });
 
+describe("a new Kata release in the source, under the same artifact names", () => {
+  it("is shown in the plan, switched in without restarting the runtime, and then nothing more", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+    spec.files = { ...spec.files, "/var/log/.keep": "" };
+    const host = buildHost(spec);
+    const calls = () => fs.readFileSync(path.join(host.root, "var/log/systemctl.calls"), "utf8");
+    const newer = artifactDir("3.10.0");
+    const socket = path.join(host.root, "run/containerd/containerd.sock");
+    fs.rmSync(socket);
+    const server = net.createServer((c) => c.end());
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const first = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+      expect(first.status, first.stderr).toBe(0);
+      expect(calls()).toBe("restart containerd\n");
+      const dry = runCli(["install", "--dry-run", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
+      expect(dry.stdout).toMatch(
+        new RegExp(
+          `pull-artifact base: dir:${newer} holds another version \\(\\w{16}\\) than the one under /opt/kata \\(\\w{16}\\)`,
+        ),
+      );
+      const upgrade = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
+      expect(upgrade.status, upgrade.stderr).toBe(0);
+      expect(upgrade.stdout).toMatch(/^Artifacts: version \w{16} \(\d+ files, \d+ bytes\) switched in\.$/m);
+      expect(upgrade.stdout).toContain("Files: 0 written, 0 removed.");
+      expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
+        sampleContent("base", "bin/kata-runtime", "3.10.0"),
+      );
+      expect(calls()).toBe("restart containerd\n");
+      const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
+      expect(again.stdout).toContain("Nothing to do: the node is as the plan wants it.");
+    } finally {
+      server.close();
+      fs.rmSync(newer, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("install refuses, and writes nothing", () => {
   it("a node with preflight errors", () => {
     const host = buildHost(nestedVmWithoutVmx());

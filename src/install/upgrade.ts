@@ -1,0 +1,31 @@
+// A new Kata release in the artifact source, under the same artifact names: the plan alone cannot
+// see it (it reads only the node), so with a source at hand the installed version is compared with
+// the source's — named from its image digests, without pulling a layer — and a differing one is
+// added to the plan as pulls, to be shown before it is applied like every other change.
+import type { Decision } from "../decide/decision.js";
+import type { Changeset } from "../render/changeset.js";
+import { installDir } from "../render/layout.js";
+import { type ArtifactSource, versionId } from "./artifacts.js";
+import type { JournalStore } from "./journal.js";
+
+export async function withArtifactUpgrade(
+  planned: { decision: Decision; changeset: Changeset },
+  source: ArtifactSource,
+  store: JournalStore,
+): Promise<Changeset> {
+  const { decision, changeset } = planned;
+  const installed = (await store.load())?.artifacts.version ?? null;
+  const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  if (installed === null || names.length === 0) return changeset;
+  if (changeset.actions.some((a) => a.kind === "pull-artifact")) return changeset; // pulled anyway
+  const available = await versionId(source, names);
+  if (available === installed) return changeset;
+  const pulls = decision.artifacts
+    .filter((a) => a.from === "bundled")
+    .map((a) => ({
+      kind: "pull-artifact" as const,
+      target: a.name,
+      reason: `${source.description} holds another version (${available}) than the one under ${installDir(decision)} (${installed})`,
+    }));
+  return { ...changeset, actions: [...pulls, ...changeset.actions] };
+}
