@@ -6,11 +6,12 @@
 FROM docker.io/library/node:20-bookworm-slim AS build
 # A CA file for npm where the registry is reached through a TLS-inspecting proxy (scripts/image.sh).
 ARG npm_config_cafile
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
 RUN chown node:node /src
 USER node
 COPY --chown=node:node package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --ignore-scripts
+RUN npm ci --ignore-scripts
 COPY --chown=node:node tsconfig.json ./
 COPY --chown=node:node scripts/build.mjs ./scripts/
 COPY --chown=node:node src ./src
