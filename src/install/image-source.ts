@@ -189,8 +189,17 @@ function extractLayer(
   hashedElsewhere: OpenedBlob["digest"],
   layer: LayerContext,
 ): Promise<void> {
+  // Handled now: a hash that fails before the layer is read through must not be an unhandled
+  // rejection (it is reported when the layer settles).
+  hashedElsewhere?.catch(() => undefined);
   return new Promise((resolve, reject) => {
     const digest = hashedElsewhere ? null : createHash("sha256");
+    // Files being written: closed if the layer ends early (a refusal, bad bytes), not leaked.
+    const open = new Set<{ abort(): void }>();
+    const abortOpen = () => {
+      for (const writer of open) writer.abort();
+      open.clear();
+    };
     let size = 0;
     let refusal: string | null = null; // an entry refused: stop at once
     let unreadable: string | null = null; // bad bytes: read on, the digest may say why
@@ -201,6 +210,7 @@ function extractLayer(
       if (settled || refusal !== null) return;
       if (!streamDone || !(parserDone || unreadable !== null)) return;
       settled = true;
+      abortOpen();
       const hashed = digest
         ? Promise.resolve({ hex: digest.digest("hex"), size })
         : (hashedElsewhere as Promise<{ hex: string; size: number }>);
@@ -218,6 +228,7 @@ function extractLayer(
     const refuse = (message: string) => {
       if (refusal !== null) return;
       refusal = message;
+      abortOpen();
       stream.destroy();
       reject(new ArtifactError(`${layer.where}: ${message}`));
     };
@@ -231,6 +242,7 @@ function extractLayer(
       }
       if (placed === null) return entry.resume();
       const writer = placed;
+      open.add(writer);
       entry.on("data", (chunk: Buffer) => {
         if (refusal !== null) return;
         try {
@@ -241,6 +253,7 @@ function extractLayer(
         }
       });
       entry.on("end", () => {
+        open.delete(writer);
         if (refusal === null) writer.close();
         else writer.abort();
       });

@@ -51,10 +51,12 @@ export class StagingDir {
     };
     return {
       write: (chunk) => {
+        if (!open) return;
         fs.writeSync(fd, chunk);
         this.bytes += chunk.length;
       },
       close: () => {
+        if (!open) return; // aborted: the staging directory goes as a whole
         fs.fchmodSync(fd, mode); // the umask must not narrow what the release says
         close();
         this.files++;
