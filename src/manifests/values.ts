@@ -51,7 +51,8 @@ function mergeChecked(
           key: name,
           message: `expected ${kindOf(current)}, got ${kindOf(value)}`,
         });
-      else out[key] = value;
+      // A table the user keys adds to what is there (a file's labels and a --set's); a list replaces.
+      else out[key] = isTable(current) && isTable(value) ? { ...current, ...value } : value;
       continue;
     }
     if (isTable(current) && isTable(value)) out[key] = mergeChecked(current, value, keyPath, at, issues);

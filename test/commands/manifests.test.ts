@@ -116,7 +116,7 @@ describe("kata-install manifests", () => {
 
   it("values from a file and --set: shims pinned, a suffix, a default RuntimeClass", () => {
     const file = valuesFile(
-      'namespace = "kata-system"\ncreate_namespace = true\nmulti_install_suffix = "lts"\n',
+      'namespace = "kata-system"\ncreate_namespace = true\nmulti_install_suffix = "lts"\nnode_selector = { pool = "vm" }\n',
     );
     const set = runCli([
       "manifests",
@@ -148,7 +148,7 @@ describe("kata-install manifests", () => {
     };
     const container = ds.spec.template.spec.containers[0];
     expect(container?.image).toBe("registry.example/kata-install:1.0");
-    expect(ds.spec.template.spec.nodeSelector).toEqual({ kata: "yes" });
+    expect(ds.spec.template.spec.nodeSelector).toEqual({ pool: "vm", kata: "yes" });
     const env = Object.fromEntries(
       (container?.env ?? []).filter((e) => e.value).map((e) => [e.name, e.value]),
     );
