@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUNTIME_LABEL, SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
-import { CLI } from "../helpers/cli.js";
+import { CLI, runCliAsync } from "../helpers/cli.js";
 import { daemonSet, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
@@ -161,5 +161,96 @@ describe("kata-install entrypoint install, in a cluster", () => {
     expect(run.stderr()).toContain("SIGTERM: cannot ask the API whether the DaemonSet still selects n1");
     expect(run.stderr()).toContain('run "kata-install entrypoint cleanup" to remove it');
     expect(fs.existsSync(path.join(host.root, "opt/kata/.install/journal.json"))).toBe(true);
+  });
+});
+
+describe("kata-install entrypoint cleanup and reset", () => {
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+  spec.files = { ...spec.files, "/run/lock/.keep": "" };
+
+  async function cluster(): Promise<{
+    kube: FakeKube;
+    host: ReturnType<typeof buildHost>;
+    env: Record<string, string>;
+    done: () => Promise<void>;
+  }> {
+    const kube = await startFakeKube();
+    kube.nodes.set("n1", node("n1", { team: "infra" }));
+    const host = buildHost(spec);
+    const socket = path.join(host.root, "run/containerd/containerd.sock");
+    fs.rmSync(socket);
+    const server = net.createServer((c) => c.end());
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const env = {
+      NODE_NAME: "n1",
+      KUBECONFIG: kube.kubeconfig,
+      HOST_ROOT: host.root,
+      HOST_EXEC: "root-exec",
+    };
+    return {
+      kube,
+      host,
+      env,
+      done: async () => {
+        server.close();
+        await kube.close();
+      },
+    };
+  }
+  const labelsOf = (kube: FakeKube) =>
+    (kube.nodes.get("n1") as { metadata: { labels: Record<string, string> } }).metadata.labels;
+
+  it("cleanup: uninstalls, then takes the labels off", async () => {
+    const { kube, host, env, done } = await cluster();
+    try {
+      const original = snapshot(host.root);
+      const installed = await runCliAsync([
+        "install",
+        "--host-root",
+        host.root,
+        "--artifacts",
+        `dir:${artifacts}`,
+      ]);
+      expect(installed.status, installed.stderr).toBe(0);
+      kube.nodes.set(
+        "n1",
+        node("n1", { team: "infra", [RUNTIME_LABEL]: "true", "katacontainers.io/shim.qemu": "true" }),
+      );
+      const run = await runCliAsync(["entrypoint", "cleanup"], { env });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toContain("Restored 1 file(s), removed 5, and the artifacts.");
+      expect(run.stderr).toContain("Node n1: kata-install's labels and annotation removed.");
+      expect(snapshot(host.root)).toEqual(original);
+      expect(labelsOf(kube)).toEqual({ team: "infra" });
+    } finally {
+      await done();
+    }
+  });
+
+  it("reset: rolls back an install cut short, takes the labels off, leaves what was installed", async () => {
+    const { kube, host, env, done } = await cluster();
+    try {
+      const original = snapshot(host.root);
+      const cut = await runCliAsync(
+        ["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`],
+        {
+          env: { KATA_INSTALL_CRASH_AT: "step:0:after-write" },
+        },
+      );
+      expect(cut.status).toBeNull(); // killed
+      kube.nodes.set("n1", node("n1", { team: "infra", [RUNTIME_LABEL]: "false" }));
+      const run = await runCliAsync(["entrypoint", "reset"], { env });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).toContain("An install cut short was rolled back.");
+      expect(labelsOf(kube)).toEqual({ team: "infra" });
+      // The artifacts had been switched in before the files: they stay, as reset promises.
+      const visible = (tree: Record<string, string>) =>
+        Object.fromEntries(Object.entries(tree).filter(([p]) => p !== "opt" && !p.startsWith("opt/")));
+      expect(visible(snapshot(host.root))).toEqual(visible(original));
+      expect(fs.existsSync(path.join(host.root, "opt/kata/current"))).toBe(true);
+    } finally {
+      await done();
+    }
   });
 });
