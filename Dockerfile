@@ -6,6 +6,7 @@
 FROM docker.io/library/node:20-bookworm-slim AS build
 # A CA file for npm where the registry is reached through a TLS-inspecting proxy (scripts/image.sh).
 ARG npm_config_cafile
+ARG NODE_EXTRA_CA_CERTS
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
 RUN chown node:node /src

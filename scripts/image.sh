@@ -20,18 +20,21 @@ if ! buildah images --quiet "$BASE" >/dev/null 2>&1; then
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   echo "== base image $BASE: mmdebstrap bookworm + $("$node_bin" --version) ($(elapsed))"
-  mmdebstrap --quiet --variant=minbase --include=ca-certificates,libstdc++6 \
+  # Once more if the mirror hiccups: a flaky download must not fail CI.
+  debstrap() { mmdebstrap --quiet --variant=minbase --include=ca-certificates,libstdc++6 \
     --customize-hook="copy-in $node_bin /usr/local/bin" \
     --customize-hook="mkdir -p \"\$1/usr/local/lib/node_modules\"" \
     --customize-hook="copy-in $npm_dir /usr/local/lib/node_modules" \
     --customize-hook='ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm"' \
     --customize-hook='chroot "$1" useradd --uid 1000 --create-home --shell /bin/sh node' \
-    bookworm "$work/base.tar"
+    bookworm "$work/base.tar"; }
+  debstrap || { echo "mmdebstrap failed; once more"; rm -f "$work/base.tar"; debstrap; }
   ctr="$(buildah from scratch)"
   buildah add --quiet "$ctr" "$work/base.tar" / >/dev/null
   buildah config --env PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin --cmd node "$ctr"
   buildah commit --quiet "$ctr" "$BASE" >/dev/null
   buildah rm "$ctr" >/dev/null
+  rm -rf "$work"
 fi
 
 # Where npm is told to trust a CA of its own (a TLS-inspecting proxy, as on these machines), the
@@ -40,6 +43,8 @@ build_args=()
 cafile="$(npm config get cafile 2>/dev/null || true)"
 if [ -n "$cafile" ] && [ "$cafile" != "null" ] && [ -f "$cafile" ]; then
   build_args+=(--volume "$cafile:/run/build-ca.crt:ro" --build-arg npm_config_cafile=/run/build-ca.crt)
+elif [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  build_args+=(--volume "$NODE_EXTRA_CA_CERTS:/run/build-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/build-ca.crt)
 fi
 
 echo "== build $TAG ($(elapsed))"
