@@ -178,6 +178,15 @@ Examples:
       .description("show what an install would change, exactly, without changing anything"),
   )
     .option("--detailed-exitcode", "exit 2 when changes are pending, 0 when there are none")
+    .option(
+      "--artifacts <source>",
+      "also compare the artifacts installed with this source's (registry:HOST/REPOSITORY, oci-layout:DIR, dir:DIR): a new release shows as pulls",
+    )
+    .option(
+      "--artifacts-tag <tag>",
+      "with registry: the tag of the artifact images (Kata's version)",
+      "latest",
+    )
     .addHelpText("after", planHelp)
     .action(async (options) => {
       const { runPlan } = await import("./commands/plan.js");

@@ -116,7 +116,7 @@ describe("a new Kata release in the source, under the same artifact names", () =
       const first = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(first.status, first.stderr).toBe(0);
       expect(calls()).toBe("restart containerd\n");
-      const dry = runCli(["install", "--dry-run", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
+      const dry = runCli(["plan", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
       expect(dry.stdout).toMatch(
         new RegExp(
           `pull-artifact base: dir:${newer} holds another version \\(\\w{16}\\) than the one under /opt/kata \\(\\w{16}\\)`,
