@@ -195,6 +195,11 @@ describe("artifacts from an OCI layout", () => {
       /a hard link to etc\/passwd, which is not a file of this artifact/,
     ],
     [
+      "a file written through a link an earlier entry made",
+      'add("opt/kata/share/kata-qemu/qemu", type=tarfile.SYMTYPE, linkname="../../bin")\nadd("opt/kata/share/kata-qemu/qemu/kata-runtime")',
+      /entry "opt\/kata\/share\/kata-qemu\/qemu\/kata-runtime": share\/kata-qemu\/qemu\/kata-runtime: would be written through the link share\/kata-qemu\/qemu/,
+    ],
+    [
       "a device",
       'add("opt/kata/bin/qemu-system-x86_64", type=tarfile.CHRTYPE, devmajor=1, devminor=3)',
       /a CharacterDevice entry is refused/,
