@@ -1,8 +1,9 @@
 // The answers of binaries to detection's questions — anything asked of kata-install's own, the
 // version of any other — kept beside the journal and keyed by the file's identity (device, inode,
 // size, mtime). A node's no-op install (the DaemonSet pod restarting) then starts no process; a
-// binary that changed in any way (a package upgrade writes a new file) is asked again. Only kata-install writes the cache, and only
-// in an install that changed the node (a no-op install writes nothing).
+// binary that changed in any way (a package upgrade writes a new file) is asked again. Only
+// kata-install writes the cache, and only in an install that changed the node (a no-op install
+// writes nothing).
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
 
