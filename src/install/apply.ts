@@ -5,6 +5,7 @@
 
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import { UserError } from "../errors.js";
 import type { FileChange } from "../render/changeset.js";
 import { BLOCK_BEGIN } from "../render/toml-edit.js";
@@ -12,6 +13,7 @@ import {
   atomicWrite,
   ensureParents,
   type FileMeta,
+  missingDirs,
   readFile,
   removeEmptyDirs,
   removeFile,
@@ -76,8 +78,12 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
     }
     const pre: Saved =
       current === null ? "absent" : { backup: await store.keep("txn", current.bytes), ...current.meta };
-    const step = { path: c.path, pre, createdDirs: [] as string[] };
+    // The directories the write will make are journalled before they exist: a kill between making
+    // them and the next save must not leave them behind.
+    const createdDirs = c.after === null ? [] : await missingDirs(store.host, path.posix.dirname(c.path));
+    const step = { path: c.path, pre, createdDirs };
     journal.transaction.steps.push(step);
+    journal.dirs.push(...createdDirs);
     if (journal.files[c.path] === undefined && c.after !== null) {
       journal.files[c.path] = {
         original:
@@ -98,8 +104,7 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
       // A file of ours that goes leaves nothing to restore; one that was the node's stays recorded.
       if (journal.files[c.path]?.original === "absent") delete journal.files[c.path];
     } else {
-      step.createdDirs = await ensureParents(store.host, c.path);
-      journal.dirs.push(...step.createdDirs);
+      await ensureParents(store.host, c.path);
       const meta: FileMeta = current?.meta ?? {
         mode: c.mode,
         uid: process.getuid?.() ?? 0,
