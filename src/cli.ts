@@ -3,7 +3,7 @@
 // and a mistyped flag cost nothing but commander.
 import { Command, Option } from "commander";
 
-const STRATEGIES = ["direct", "root-exec", "chroot", "nsenter"] as const;
+import { STRATEGY_NAMES as STRATEGIES } from "./host/strategy-names.js";
 
 function hostRootOption(): Option {
   return new Option(

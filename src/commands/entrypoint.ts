@@ -11,7 +11,7 @@
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
-import type { StrategyName } from "../host/command.js";
+import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
 import { recover } from "../install/apply.js";
 import { journalFor } from "../install/install.js";
 import { acquireLock } from "../install/lock.js";
@@ -48,8 +48,6 @@ interface Settings {
   kubeconfig?: string;
 }
 
-const STRATEGY_NAMES = new Set(["direct", "root-exec", "chroot", "nsenter"]);
-
 /** Flags first, then kata-deploy's (and the DaemonSet's) environment, then defaults. */
 export function settingsFrom(
   options: EntrypointOptions,
@@ -60,8 +58,8 @@ export function settingsFrom(
     return v === undefined || v === "" ? undefined : v;
   };
   const hostExec = options.hostExec ?? value("HOST_EXEC") ?? "chroot";
-  if (!STRATEGY_NAMES.has(hostExec))
-    throw new UserError(`HOST_EXEC=${hostExec}: expected one of direct, root-exec, chroot, nsenter`);
+  if (!(STRATEGY_NAMES as readonly string[]).includes(hostExec))
+    throw new UserError(`HOST_EXEC=${hostExec}: expected one of ${STRATEGY_NAMES.join(", ")}`);
   const portText = options.healthPort ?? value("HEALTH_PORT") ?? "8090";
   const healthPort = Number(portText);
   if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535)

@@ -58,6 +58,22 @@ export function artifactSource(spec: ArtifactSpecifier, arch: string | null, tag
   return registrySource(parseRegistry(spec.where, tag), catalogue, arch);
 }
 
+/**
+ * The source `--artifacts` names, for the node `planned` is about; with it, the plan also shows a
+ * new release the source holds (as pulls). Null without --artifacts.
+ */
+export async function withArtifactSource(
+  planned: Planned,
+  specifier: ArtifactSpecifier | null,
+  tag: string | undefined,
+  store: JournalStore,
+): Promise<ArtifactSource | null> {
+  if (specifier === null) return null;
+  const source = artifactSource(specifier, planned.facts.arch, tag ?? "latest");
+  planned.changeset = await withArtifactUpgrade(planned, source, store);
+  return source;
+}
+
 function timeoutOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const seconds = Number(text);
@@ -102,11 +118,7 @@ export async function runInstall(
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
-    const source =
-      specifier === null
-        ? null
-        : artifactSource(specifier, planned.facts.arch, options.artifactsTag ?? "latest");
-    if (source) planned.changeset = await withArtifactUpgrade(planned, source, store);
+    const source = await withArtifactSource(planned, specifier, options.artifactsTag, store);
     if (hooks.showPlan) out(renderPlan(planDocument(planned.decision, planned.changeset)));
     const report = await install(host, planned, source, timeout);
     const changed =

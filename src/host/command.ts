@@ -3,7 +3,9 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 
-export type StrategyName = "direct" | "root-exec" | "chroot" | "nsenter";
+import type { StrategyName } from "./strategy-names.js";
+
+export type { StrategyName };
 
 export interface CommandResult {
   /** The process ran and exited 0. */

@@ -3,9 +3,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { detectFacts, type Facts } from "../../src/detect/facts.js";
+import type { Facts } from "../../src/detect/facts.js";
+import { factsOf } from "./decide.js";
 import { intelContainerd16 } from "./nodes.js";
-import { buildHost, type NodeSpec } from "./test-host.js";
+import type { NodeSpec } from "./test-host.js";
 
 export type Variant = (facts: Facts) => void;
 
@@ -17,15 +18,15 @@ export const containerd2: Variant = (f) => {
   f.runtime.version = "2.0.4";
 };
 
-const detected = new Map<() => NodeSpec, Facts>();
-/** A test node's facts, detected once. */
-export async function factsOf(spec: () => NodeSpec = intelContainerd16): Promise<Facts> {
-  let facts = detected.get(spec);
+const detected = new Map<() => NodeSpec, Promise<Facts>>();
+/** A kind of test node's facts, detected once for all the copies made of it. */
+function factsOfKind(kind: () => NodeSpec): Promise<Facts> {
+  let facts = detected.get(kind);
   if (facts === undefined) {
-    facts = await detectFacts(buildHost(spec()).host);
-    detected.set(spec, facts);
+    facts = factsOf(kind());
+    detected.set(kind, facts);
   }
-  return structuredClone(facts);
+  return facts;
 }
 
 /**
@@ -38,7 +39,7 @@ export async function factsDir(
   kinds: Array<() => NodeSpec> = [intelContainerd16],
 ): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-facts-"));
-  const bases = await Promise.all(kinds.map((kind) => factsOf(kind)));
+  const bases = await Promise.all(kinds.map(factsOfKind));
   for (let i = 0; i < count; i++) {
     const node = structuredClone(bases[i % bases.length] as Facts);
     // Noise that never changes a decision.
