@@ -18,7 +18,9 @@ import {
   removeEmptyDirs,
   removeFile,
   removeLeftoverTemps,
+  removeUnbornDirs,
 } from "./fs-ops.js";
+import { crashPoint } from "./crash-point.js";
 import type { JournalStore, Saved } from "./journal.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch } from "./switch.js";
 
@@ -35,9 +37,6 @@ export interface ApplyResult {
  * Test hook: KATA_INSTALL_CRASH_AT names a point ("step:2:before-write", "commit", …) at which
  * the process kills itself, as a power cut or kill -9 would. Only the crash-safety tests set it.
  */
-function crashPoint(name: string): void {
-  if (process.env.KATA_INSTALL_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
-}
 
 /** The node moved on since the plan was made: nothing of this plan is left applied. */
 export class StalePlanError extends UserError {}
@@ -130,6 +129,7 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
 
 /** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */
 export async function recover(store: JournalStore): Promise<boolean> {
+  await removeUnbornDirs(store.host, store.dir);
   const journal = await store.load();
   if (
     journal === null ||

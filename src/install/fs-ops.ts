@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Host } from "../host/host.js";
+import { crashPoint } from "./crash-point.js";
 
 export interface FileMeta {
   mode: number;
@@ -107,7 +108,7 @@ export async function removeEmptyDirs(host: Host, dirs: string[]): Promise<strin
   return left;
 }
 
-function syncDir(dir: string): void {
+export function syncDir(dir: string): void {
   // A rename is durable only once the directory that holds it is flushed.
   const fd = fs.openSync(dir, "r");
   try {
@@ -115,4 +116,44 @@ function syncDir(dir: string): void {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The name a directory chain has while it is being made (see createDirsWith). */
+const NEW_DIRS_PREFIX = ".kata-install-new-";
+
+/**
+ * Make the missing directories `dirs` (outermost first, as missingDirs() gives them) with `fill`
+ * writing into the innermost one, all by one rename: until it, they exist only under a temporary
+ * name beside the outermost, so a kill leaves either all of them with their content or none
+ * (bar that temporary, which removeUnbornDirs() takes away).
+ */
+export async function createDirsWith(
+  host: Host,
+  dirs: string[],
+  fill: (innermost: string) => Promise<void>,
+): Promise<void> {
+  const top = dirs[0] as string;
+  const inner = (dirs[dirs.length - 1] as string).slice(top.length);
+  const temp = `${path.posix.dirname(top)}/${NEW_DIRS_PREFIX}${process.pid}`;
+  fs.rmSync(await host.resolve(temp), { recursive: true, force: true });
+  for (const d of dirs) fs.mkdirSync(await host.resolve(temp + d.slice(top.length)), { mode: 0o755 });
+  await fill(temp + inner);
+  crashPoint("dirs:unborn");
+  fs.renameSync(await host.resolve(temp), await host.resolve(top));
+  syncDir(path.dirname(await host.resolve(top)));
+}
+
+/** Remove what a createDirsWith() cut short before its rename left beside `dir`'s nearest existing ancestor. */
+export async function removeUnbornDirs(host: Host, dir: string): Promise<void> {
+  let parent = dir;
+  while (parent !== "/" && !(await host.exists(parent))) parent = path.posix.dirname(parent);
+  const real = await host.resolve(parent);
+  let names: string[];
+  try {
+    names = fs.readdirSync(real);
+  } catch {
+    return;
+  }
+  for (const name of names)
+    if (name.startsWith(NEW_DIRS_PREFIX)) fs.rmSync(path.join(real, name), { recursive: true, force: true });
 }

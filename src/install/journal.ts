@@ -100,7 +100,12 @@ export class JournalStore {
   }
 
   async save(journal: Journal): Promise<void> {
-    await atomicWrite(this.host, this.file, `${JSON.stringify(journal, null, 2)}\n`, ROOT_ONLY);
+    await this.saveAt(this.dir, journal);
+  }
+
+  /** Write the journal into `dir` (a host path): its own directory, or the one it is born in. */
+  async saveAt(dir: string, journal: Journal): Promise<void> {
+    await atomicWrite(this.host, `${dir}/journal.json`, `${JSON.stringify(journal, null, 2)}\n`, ROOT_ONLY);
   }
 
   /** Save a file's bytes under original/ or txn/; returns the name to record. */

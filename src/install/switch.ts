@@ -13,7 +13,8 @@ import {
   switchCurrent,
   versionId,
 } from "./artifacts.js";
-import { ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
+import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
+import { crashPoint } from "./crash-point.js";
 import { emptyJournal, type Journal, type JournalStore } from "./journal.js";
 
 export interface SwitchResult {
@@ -21,16 +22,18 @@ export interface SwitchResult {
   switched: boolean;
 }
 
-function crashPoint(name: string): void {
-  if (process.env.KATA_INSTALL_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
-}
 
 /** The journal, created (with the directories it needs, recorded) when there is none yet. */
 export async function openJournal(store: JournalStore): Promise<Journal> {
   const journal = await store.load();
   if (journal !== null) return journal;
   const fresh = emptyJournal();
-  fresh.dirs.push(...(await ensureParents(store.host, store.file)));
+  const missing = await missingDirs(store.host, store.dir);
+  if (missing.length === 0) return fresh;
+  // The directories are born with the journal that records them inside: a kill between making
+  // them and writing it would otherwise leave directories no later run knows are ours.
+  fresh.dirs.push(...missing);
+  await createDirsWith(store.host, missing, (dir) => store.saveAt(dir, fresh));
   return fresh;
 }
 
