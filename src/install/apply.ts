@@ -9,6 +9,7 @@ import path from "node:path";
 import { UserError } from "../errors.js";
 import type { FileChange } from "../render/changeset.js";
 import { BLOCK_BEGIN } from "../render/toml-edit.js";
+import { crashPoint } from "./crash-point.js";
 import {
   atomicWrite,
   ensureParents,
@@ -20,7 +21,6 @@ import {
   removeLeftoverTemps,
   removeUnbornDirs,
 } from "./fs-ops.js";
-import { crashPoint } from "./crash-point.js";
 import type { JournalStore, Saved } from "./journal.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch } from "./switch.js";
 

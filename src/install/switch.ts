@@ -13,15 +13,14 @@ import {
   switchCurrent,
   versionId,
 } from "./artifacts.js";
-import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { crashPoint } from "./crash-point.js";
+import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore } from "./journal.js";
 
 export interface SwitchResult {
   staged: Staged | null;
   switched: boolean;
 }
-
 
 /** The journal, created (with the directories it needs, recorded) when there is none yet. */
 export async function openJournal(store: JournalStore): Promise<Journal> {
