@@ -46,6 +46,8 @@ In a cluster:
   report      which shims each node can run, where nodes differ, one configuration for all
 
 Examples:
+  kata-install --dry-run                   what an install would change on this node, as a diff
+                                           (install --dry-run; takes every option of install)
   kata-install facts                       a readable summary of this node
   kata-install facts --json > node.json    the same as one JSON document, to save or replay
   kata-install facts --host-root /host     a node mounted elsewhere (the kata-deploy container)
@@ -410,9 +412,22 @@ Example:
   return program;
 }
 
+/**
+ * `kata-install --dry-run [install's options]` is `kata-install install --dry-run …`: the review
+ * users are told to run. Only options come before a command here, so arguments that start with an
+ * option and hold --dry-run can only mean that; anything else (bare `kata-install`, a mistyped
+ * command) goes to commander unchanged, which prints help or an error, and never installs.
+ */
+export function impliedCommand(args: string[]): string[] {
+  const first = args[0];
+  if (first === undefined || !first.startsWith("-") || !args.includes("--dry-run")) return args;
+  return ["install", ...args];
+}
+
 async function main(): Promise<void> {
   try {
-    await buildProgram().parseAsync(process.argv);
+    const [node = "node", script = "kata-install", ...args] = process.argv;
+    await buildProgram().parseAsync([node, script, ...impliedCommand(args)]);
   } catch (error) {
     const { message, name } = error as Error;
     // Errors about the user's input are printed as they are; anything else is a bug: show its stack.

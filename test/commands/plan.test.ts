@@ -1,8 +1,11 @@
 // `plan` and `install --dry-run`, run as a user runs them.
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { snapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
 
@@ -69,5 +72,54 @@ describe("kata-install plan", () => {
       "+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
     );
     expect(run.stdout).toContain("An install would refuse this node");
+  });
+});
+
+describe("kata-install --dry-run, the review users are told to run", () => {
+  const amd = buildHost(amdSnpCrio());
+  const before = snapshot(amd.root);
+
+  it("is install --dry-run, with install's options beside it, in any order", () => {
+    const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
+    const short = runCli(["--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
+    expect(short.stderr).not.toContain("unknown option");
+    expect(short.status).toBe(2);
+    expect(short.stdout).toBe(dry.stdout);
+    const reordered = runCli(["--host-root", amd.root, "--dry-run", "--json"]);
+    expect(reordered.status).toBe(0);
+    expect(Object.keys(JSON.parse(reordered.stdout))).toEqual(
+      Object.keys(JSON.parse(runCli(["plan", "--host-root", amd.root, "--json"]).stdout)),
+    );
+    const overrides = path.join(amd.root, "..", `${path.basename(amd.root)}.overrides.toml`);
+    fs.writeFileSync(overrides, 'shims = ["qemu-snp"]\n');
+    const pinned = runCli(["--dry-run", "--host-root", amd.root, "--overrides", overrides]);
+    fs.rmSync(overrides);
+    expect(pinned.status).toBe(0);
+    expect(pinned.stdout).toContain("configuration-qemu-snp.toml");
+    expect(pinned.stdout).not.toContain("configuration-clh.toml");
+    expect(snapshot(amd.root)).toEqual(before);
+  });
+
+  it("an option install does not have is refused by name", () => {
+    const run = runCli(["--dry-run", "--host-root", amd.root, "--no-such-flag"]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("unknown option '--no-such-flag'");
+  });
+
+  it("bare kata-install only prints help, and a mistyped command is an error with a suggestion", () => {
+    const bare = runCli([]);
+    expect(bare.stdout + bare.stderr).toContain("Usage: kata-install");
+    expect(bare.stdout + bare.stderr).not.toContain("Preflight:");
+    const typo = runCli(["instal", "--host-root", amd.root]);
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toContain("unknown command 'instal'");
+    expect(typo.stderr).toContain("Did you mean install?");
+    const typoDry = runCli(["instal", "--dry-run", "--host-root", amd.root]);
+    expect(typoDry.status).toBe(1);
+    expect(typoDry.stderr).toContain("Did you mean install?");
+    // Without the word install, a flag alone never installs.
+    const noDry = runCli(["--host-root", amd.root]);
+    expect(noDry.status).toBe(1);
+    expect(snapshot(amd.root)).toEqual(before);
   });
 });
