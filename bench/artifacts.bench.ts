@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Host } from "../src/host/host.js";
-import { loadArtifactCatalogue } from "../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../src/artifacts/catalogue.js";
 import { journalFor } from "../src/install/install.js";
 import { ociLayoutSource } from "../src/install/oci-layout.js";
 import { splitRelease } from "../src/install/split.js";

@@ -377,9 +377,12 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
     .description("work with the artifact sub-containers: split Kata's release into them");
   artifacts
     .command("split")
-    .argument("<tarball>", "Kata's release: kata-static-<version>-<arch>.tar.zst, .tar.xz or .tar.gz")
+    .argument(
+      "<tarballs...>",
+      "all the tarballs of one Kata release (kata-static-, kata-go-static-, kata-tools-static-<version>-<arch>.tar.zst, .tar.xz or .tar.gz)",
+    )
     .description(
-      "write one OCI image per artifact of artifacts/catalogue.toml, and report what no artifact claims",
+      "write one OCI image per artifact of artifacts/catalogue.toml; every file of the release must have one owner",
     )
     .requiredOption(
       "--out <target>",
@@ -397,16 +400,28 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
     .addHelpText(
       "after",
       `
-The layout gets kata-release.json beside it with each image's digest; an install from that layout
-refuses an image that does not match. Push the images anywhere with skopeo
+Give every tarball of the release at once: since Kata 4.1.0 the Rust runtime (kata-static), the Go
+runtime (kata-go-static) and the tools (kata-tools-static) ship apart, and one path in two of them
+must be the same file. Each file and link goes to exactly one artifact, or to an [[ignore]] entry of
+the catalogue that says why a node does not need it (the release's own configuration files,
+developer tools, bash completion, build leftovers). An entry with no owner or two, a link whose
+target is in neither its artifact nor one it depends on, or a path that differs between tarballs
+stops the split (exit 1), each named; nothing is written. Ignored links that dangle in the tarballs
+given (4.1.0's kata-static has configuration.toml -> configuration-qemu.toml without the Go
+configurations) are listed as such.
+
+The layout gets kata-release.json beside it with each image's digest, file count and bytes; each
+image's manifest carries its file list, so a plan checks every path before pulling. An install from
+that layout refuses an image that does not match. Push the images anywhere with skopeo
 (skopeo copy oci:DIR:qemu docker://REGISTRY/REPO/qemu:VERSION).
 
 Example:
-  kata-install artifacts split kata-static-3.9.0-amd64.tar.zst --out oci-layout:/srv/kata-oci`,
+  kata-install artifacts split kata-static-4.1.0-amd64.tar.zst kata-go-static-4.1.0-amd64.tar.zst \\
+      kata-tools-static-4.1.0-amd64.tar.zst --out oci-layout:/srv/kata-oci`,
     )
-    .action(async (tarball: string, options) => {
+    .action(async (tarballs: string[], options) => {
       const { runSplit } = await import("./commands/artifacts.js");
-      process.exitCode = await runSplit(tarball, options, out);
+      process.exitCode = await runSplit(tarballs, options, out);
     });
 
   return program;

@@ -1,7 +1,7 @@
 import path from "node:path";
+import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UserError } from "../errors.js";
-import { loadArtifactCatalogue } from "../install/catalogue.js";
-import { splitRelease } from "../install/split.js";
+import { SplitError, splitRelease } from "../install/split.js";
 
 const ARCH_IN_NAME: Record<string, string> = {
   amd64: "x86_64",
@@ -12,8 +12,23 @@ const ARCH_IN_NAME: Record<string, string> = {
   ppc64le: "ppc64le",
 };
 
+/** The architecture a release's tarball names say, or undefined; two different ones are an error. */
+function archOfNames(tarballs: string[]): string | undefined {
+  const named = new Map<string, string>();
+  for (const t of tarballs) {
+    const found = /-(amd64|x86_64|arm64|aarch64|s390x|ppc64le)\.tar/.exec(path.basename(t))?.[1];
+    if (found) named.set(t, ARCH_IN_NAME[found] as string);
+  }
+  const arches = new Set(named.values());
+  if (arches.size > 1)
+    throw new UserError(
+      `the tarballs are of different architectures (${[...named].map(([t, a]) => `${path.basename(t)}: ${a}`).join(", ")}): split one release of one architecture at a time`,
+    );
+  return [...arches][0];
+}
+
 export async function runSplit(
-  tarball: string,
+  tarballs: string[],
   options: { out?: string; arch?: string; layers?: string; json?: boolean },
   out: (text: string) => void,
 ): Promise<number> {
@@ -21,31 +36,44 @@ export async function runSplit(
   if (!target.startsWith("oci-layout:") || target.length === "oci-layout:".length) {
     throw new UserError(`--out ${target || "(missing)"}: expected oci-layout:DIR`);
   }
-  const named = /-(amd64|x86_64|arm64|aarch64|s390x|ppc64le)\.tar/.exec(path.basename(tarball))?.[1];
-  const arch = options.arch ?? (named ? ARCH_IN_NAME[named] : undefined);
+  const arch = options.arch ?? archOfNames(tarballs);
   if (!arch)
     throw new UserError(
-      `${tarball}: the architecture is not in its name (kata-static-<version>-<arch>.tar.*): give --arch`,
+      `${tarballs.join(", ")}: the architecture is not in the names (kata-static-<version>-<arch>.tar.*): give --arch`,
     );
   const layers = options.layers ?? "gzip";
   if (layers !== "gzip" && layers !== "tar")
     throw new UserError(`--layers ${layers}: expected gzip (compressed, the default) or tar (uncompressed)`);
   const layout = target.slice("oci-layout:".length);
-  const report = await splitRelease(tarball, layout, loadArtifactCatalogue(), arch, layers);
+  let report: Awaited<ReturnType<typeof splitRelease>>;
+  try {
+    report = await splitRelease(tarballs, layout, loadArtifactCatalogue(), arch, layers);
+  } catch (error) {
+    if (!(error instanceof SplitError) || !options.json) throw error;
+    out(`${JSON.stringify({ problems: error.problems }, null, 2)}\n`);
+    return 1;
+  }
   if (options.json) {
     out(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
-  const lines = [`Images in ${layout} (${arch}), tagged by artifact name; digests in kata-release.json:`];
+  const owned = report.images.reduce((n, i) => n + i.files, 0);
+  const lines = [
+    `${report.entries} files and links in ${tarballs.length} tarball(s): ${owned} in ${report.images.length} artifacts, ${report.ignored.length} ignored; none unowned.`,
+    `Images in ${layout} (${arch}), tagged by artifact name; digests in kata-release.json:`,
+  ];
   const width = Math.max(...report.images.map((i) => i.artifact.length));
   for (const i of report.images)
     lines.push(
-      `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} files, ${i.layerBytes} bytes${layers === "gzip" ? " compressed" : ""}`,
+      `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} files, ${i.bytes} bytes (layer ${i.layerBytes}${layers === "gzip" ? " compressed" : ""})`,
     );
-  if (report.unclaimed.length > 0) {
-    lines.push(`Not in any artifact (${report.unclaimed.length}), left out:`);
-    for (const file of report.unclaimed) lines.push(`  ${file}`);
-  }
+  const byReason = new Map<string, string[]>();
+  for (const i of report.ignored) byReason.set(i.reason, [...(byReason.get(i.reason) ?? []), i.path]);
+  if (byReason.size > 0) lines.push("Ignored (artifacts/catalogue.toml says why):");
+  for (const [reason, paths] of byReason)
+    lines.push(`  ${paths.length} entr${paths.length === 1 ? "y" : "ies"}: ${reason}`);
+  for (const i of report.ignored.filter((e) => e.dangling))
+    lines.push(`  ${i.path}: a link that dangles in these tarballs, not installed`);
   out(`${lines.join("\n")}\n`);
   return 0;
 }

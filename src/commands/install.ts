@@ -1,27 +1,24 @@
 // `install` and `uninstall`: take the node's lock, roll back whatever a killed run left, then do
 // exactly what a fresh plan shows (or undo what the journal recorded).
+
 import { blocking } from "../decide/decision.js";
 import { prepare } from "../decide/prepare.js";
 import { probeInstalled } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import { recover } from "../install/apply.js";
-import { type ArtifactSource, directorySource } from "../install/artifacts.js";
-import { loadArtifactCatalogue } from "../install/catalogue.js";
 import { atomicWrite } from "../install/fs-ops.js";
 import { install, journalFor } from "../install/install.js";
 import type { JournalStore } from "../install/journal.js";
 import { acquireLock } from "../install/lock.js";
-import { ociLayoutSource } from "../install/oci-layout.js";
 import { previewUninstall } from "../install/preview.js";
-import { parseRegistry, registrySource } from "../install/registry.js";
 import { restartRuntime } from "../install/runtime.js";
 import { uninstallFiles } from "../install/uninstall.js";
-import { withArtifactUpgrade } from "../install/upgrade.js";
-import { planDocument, renderPlan } from "../output/plan.js";
+import { planDocument, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
 import { installDirFromEnv } from "../render/layout.js";
+import { parseArtifactSpecifier, withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
 import { openHost } from "./facts.js";
 import { type PlanOptions, runPlan } from "./plan.js";
@@ -31,47 +28,6 @@ export interface InstallOptions extends PlanOptions {
   artifacts?: string;
   artifactsTag?: string;
   runtimeTimeout?: string;
-}
-
-export interface ArtifactSpecifier {
-  kind: "dir" | "oci-layout" | "registry";
-  where: string;
-}
-
-/** `--artifacts`, checked before anything else runs. */
-export function parseArtifactSpecifier(spec: string | undefined): ArtifactSpecifier | null {
-  if (spec === undefined) return null;
-  const colon = spec.indexOf(":");
-  const kind = colon < 0 ? "" : spec.slice(0, colon);
-  const where = spec.slice(colon + 1);
-  if ((kind === "dir" || kind === "oci-layout" || kind === "registry") && where !== "")
-    return { kind, where };
-  throw new UserError(
-    `--artifacts ${spec}: expected registry:HOST/REPOSITORY (images <artifact>:<tag>), oci-layout:DIR (an OCI image layout, images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)`,
-  );
-}
-
-export function artifactSource(spec: ArtifactSpecifier, arch: string | null, tag: string): ArtifactSource {
-  const catalogue = loadArtifactCatalogue();
-  if (spec.kind === "dir") return directorySource(spec.where, catalogue);
-  if (spec.kind === "oci-layout") return ociLayoutSource(spec.where, catalogue, arch);
-  return registrySource(parseRegistry(spec.where, tag), catalogue, arch);
-}
-
-/**
- * The source `--artifacts` names, for the node `planned` is about; with it, the plan also shows a
- * new release the source holds (as pulls). Null without --artifacts.
- */
-export async function withArtifactSource(
-  planned: Planned,
-  specifier: ArtifactSpecifier | null,
-  tag: string | undefined,
-  store: JournalStore,
-): Promise<ArtifactSource | null> {
-  if (specifier === null) return null;
-  const source = artifactSource(specifier, planned.facts.arch, tag ?? "latest");
-  planned.changeset = await withArtifactUpgrade(planned, source, store);
-  return source;
 }
 
 function timeoutOf(text: string | undefined): number | undefined {
@@ -112,17 +68,19 @@ export async function runInstall(
     const recovered = await recover(store);
     const probes = await ProbeCache.load(host, prefix);
     const planned = await planPipeline(options, env, { prepared, host, probes });
+    const source = await withArtifactSource(planned, specifier, options.artifactsTag, store);
     const blockers = blocking(planned.decision);
     if (blockers.length > 0) {
       throw new UserError(
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
-    const source = await withArtifactSource(planned, specifier, options.artifactsTag, store);
     if (hooks.showPlan) out(renderPlan(planDocument(planned.decision, planned.changeset)));
-    const report = await install(host, planned, source, timeout);
+    const report = await install(host, { ...planned, catalog: planned.prepared.catalog }, source, timeout);
     const changed =
-      report.artifacts.switched || report.files.written.length + report.files.removed.length > 0;
+      report.artifacts.switched ||
+      report.artifacts.repaired > 0 ||
+      report.files.written.length + report.files.removed.length > 0;
     if (changed) await rememberProbes(store, probes);
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
@@ -130,19 +88,17 @@ export async function runInstall(
       lines.push(
         `Artifacts: version ${report.artifacts.staged?.id} (${report.artifacts.staged?.files} files, ${report.artifacts.staged?.bytes} bytes) switched in.`,
       );
-    if (report.pulled) {
-      const { bytes, releaseBytes, images, releaseImages } = report.pulled;
-      const share = releaseBytes > 0 ? ` (${Math.round((100 * bytes) / releaseBytes)}%)` : "";
+    if (report.artifacts.repaired > 0)
       lines.push(
-        `Pulled ${images} of the release's ${releaseImages} artifacts: ${bytes} of ${releaseBytes} bytes${share}.`,
+        `Artifacts: ${report.artifacts.repaired} file(s) of version ${report.artifacts.staged?.id} were not as installed: put back.`,
       );
-    }
+    if (report.pulled) lines.push(transferLine(report.pulled).replace(/^Pulls/, "Pulled"));
     lines.push(`Files: ${report.files.written.length} written, ${report.files.removed.length} removed.`);
     if (report.restarted)
       lines.push(
         `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, and it answers.`,
       );
-    if (!report.artifacts.switched && report.files.written.length + report.files.removed.length === 0)
+    if (!changed)
       lines.push("Nothing to do: the node is as the plan wants it.");
     out(options.json ? `${JSON.stringify({ recovered, ...report }, null, 2)}\n` : `${lines.join("\n")}\n`);
     hooks.installed?.(planned);

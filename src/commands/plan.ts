@@ -11,9 +11,9 @@ export interface PlanOptions extends DecideCommandOptions {
 
 export async function runPlan(options: PlanOptions, out: (text: string) => void): Promise<number> {
   const planned = await planPipeline(options);
-  if (options.artifacts !== undefined) {
-    // Only with a source: install's modules are not loaded for a plain plan.
-    const { parseArtifactSpecifier, withArtifactSource } = await import("./install.js");
+  if (options.facts === undefined) {
+    // The artifact source (if any) and the check of every path the configurations name.
+    const { parseArtifactSpecifier, withArtifactSource } = await import("./artifact-source.js");
     const { journalFor } = await import("../install/install.js");
     const { installDirFromEnv } = await import("../render/layout.js");
     const store = journalFor(planned.host, installDirFromEnv(process.env));

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse } from "smol-toml";
 import * as z from "zod/mini";
+import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { tomlErrorText } from "../detect/toml.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
@@ -31,6 +32,7 @@ const ShimSpec = z.strictObject({
   agent_transport: z.enum(["vsock", "hybrid-vsock", "remote"]),
   requires: z.array(z.string()),
   artifacts: z.array(z.string()),
+  arch_artifacts: z.optional(z.record(z.string(), z.array(z.string()))),
   distro_qemu: z.boolean(),
   opt_in: z.boolean(),
 });
@@ -49,14 +51,45 @@ const COMMON_SECTIONS = ["runtime", "agent.kata", "agent.kata.mem_agent", "facto
 
 export class Catalog {
   readonly shims: ReadonlyMap<string, ShimSpec>;
+  /** Every artifact some shim needs on some architecture, with what those depend on. */
   readonly artifacts: ReadonlySet<string>;
   /** Section ("hypervisor.qemu", "runtime", …) → key → type. */
   private readonly keys: ReadonlyMap<string, ReadonlyMap<string, KeyType>>;
 
-  constructor(shims: Record<string, z.infer<typeof ShimSpec>>, keys: Map<string, Map<string, KeyType>>) {
+  constructor(
+    shims: Record<string, z.infer<typeof ShimSpec>>,
+    keys: Map<string, Map<string, KeyType>>,
+    /** Artifact → the artifacts it depends on (artifacts/catalogue.toml). */
+    readonly artifactDepends: ReadonlyMap<string, readonly string[]> = new Map(),
+  ) {
     this.shims = new Map(Object.entries(shims).map(([name, spec]) => [name, { ...spec, name }]));
-    this.artifacts = new Set(Object.values(shims).flatMap((s) => s.artifacts));
     this.keys = keys;
+    this.artifacts = new Set(
+      Object.values(shims).flatMap((s) =>
+        [...s.artifacts, ...Object.values(s.arch_artifacts ?? {}).flat()].flatMap((a) => [
+          ...this.dependencies(a),
+        ]),
+      ),
+    );
+  }
+
+  /** An artifact and every one it depends on, directly or not. */
+  dependencies(artifact: string): Set<string> {
+    const out = new Set<string>();
+    const visit = (a: string) => {
+      if (out.has(a)) return;
+      out.add(a);
+      for (const d of this.artifactDepends.get(a) ?? []) visit(d);
+    };
+    visit(artifact);
+    return out;
+  }
+
+  /** The artifacts a shim names itself on `arch` (its dependencies not added). */
+  directArtifacts(shim: string, arch: string | null): string[] {
+    const spec = this.shims.get(shim);
+    if (!spec) return [];
+    return [...spec.artifacts, ...(spec.arch_artifacts?.[arch ?? ""] ?? [])];
   }
 
   /** The type of `key` ("hypervisor.qemu.shared_fs") for `shim`, or undefined when that shim has no such key. */
@@ -112,8 +145,25 @@ export function loadCatalog(dir: string): Catalog {
     const parsed = parseToml(keysFile, keysText, issues);
     if (parsed !== undefined) collectKeys(parsed, [], keys, keysFile, issues);
   }
+  const depends = artifactDepends(path.join(dir, "..", "artifacts", "catalogue.toml"), issues);
+  if (depends !== null) {
+    const lines = shimsText === null ? null : new TomlLines(shimsText);
+    for (const [name, spec] of Object.entries(shims))
+      for (const [key, names] of [
+        ["artifacts", spec.artifacts],
+        ...Object.entries(spec.arch_artifacts ?? {}).map(([arch, list]) => [`arch_artifacts.${arch}`, list]),
+      ] as Array<[string, string[]]>)
+        for (const artifact of names)
+          if (!depends.has(artifact))
+            issues.push({
+              file: shimsFile,
+              line: lines?.lineOf(["shim", name, ...key.split(".")]),
+              key: `shim.${name}.${key}`,
+              message: `no artifact "${artifact}" in artifacts/catalogue.toml`,
+            });
+  }
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
-  return new Catalog(shims, keys);
+  return new Catalog(shims, keys, depends ?? new Map());
 }
 
 function collectKeys(
@@ -140,6 +190,17 @@ function collectKeys(
         into.get(section)?.set(name, value as KeyType);
       }
     }
+  }
+}
+
+/** Each artifact's `depends`, from the artifact catalogue; its problems join the shims'. */
+function artifactDepends(file: string, issues: InputIssue[]): Map<string, string[]> | null {
+  try {
+    return new Map([...loadArtifactCatalogue(file)].map(([name, spec]) => [name, spec.depends]));
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    issues.push(...error.issues);
+    return null;
   }
 }
 

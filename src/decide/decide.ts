@@ -333,11 +333,23 @@ function chooseArtifacts(
   contradiction: (m: string, r: string) => void,
 ): { artifacts: ArtifactChoice[]; droppedArtifacts: Chosen[] } {
   const { catalog, facts } = input;
+  // Which shims need each artifact, and through which artifacts when not directly (a guest image
+  // extension needs its base image; every shim binary, the release's version files).
   const needs = new Map<string, string[]>();
+  const through = new Map<string, Set<string>>();
   for (const shim of shims) {
-    const spec = catalog.shims.get(shim.name) as ShimSpec;
-    for (const artifact of spec.artifacts) needs.set(artifact, [...(needs.get(artifact) ?? []), shim.name]);
+    for (const direct of catalog.directArtifacts(shim.name, facts.arch)) {
+      for (const artifact of catalog.dependencies(direct)) {
+        if (!(needs.get(artifact) ?? []).includes(shim.name))
+          needs.set(artifact, [...(needs.get(artifact) ?? []), shim.name]);
+        if (artifact !== direct) through.set(artifact, (through.get(artifact) ?? new Set()).add(direct));
+      }
+    }
   }
+  const via = (name: string) => {
+    const by = [...(through.get(name) ?? [])].sort(byText);
+    return by.length > 0 ? ` (what ${by.join(", ")} depend${by.length === 1 ? "s" : ""} on)` : "";
+  };
   const artifacts: ArtifactChoice[] = [];
   const droppedArtifacts: Chosen[] = [];
   for (const [name, neededBy] of [...needs].sort(([a], [b]) => byText(a, b))) {
@@ -380,7 +392,7 @@ function chooseArtifacts(
     }
     artifacts.push({
       name,
-      reason: `needed by ${neededBy.join(", ")}`,
+      reason: `needed by ${neededBy.join(", ")}${via(name)}`,
       source: source.source.kind === "default" ? CAPABILITY_TABLE : source.source,
       from: "bundled",
       neededBy,

@@ -45,11 +45,22 @@ export class StalePlanError extends UserError {}
  * Apply `changes`, which must have been planned after recover(): a plan made while a cut-short
  * transaction was still on the node would not know what its rollback changes.
  */
-export async function applyChanges(store: JournalStore, changes: FileChange[]): Promise<ApplyResult> {
+export interface ApplyOptions {
+  /** A switch of artifacts made by this same run: committed with the files, or rolled back with them. */
+  withSwitch?: boolean;
+  /** Run before the commit; if it throws, everything this run did is rolled back and the error stands. */
+  beforeCommit?: () => Promise<void>;
+}
+
+export async function applyChanges(
+  store: JournalStore,
+  changes: FileChange[],
+  options: ApplyOptions = {},
+): Promise<ApplyResult> {
   const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
   if (changes.length === 0) return result;
   const journal = await openJournal(store);
-  if (journal.transaction || journal.pendingSwitch) {
+  if (journal.transaction || (journal.pendingSwitch && !options.withSwitch)) {
     throw new StalePlanError(
       `an earlier install was cut short (${store.file}): roll it back (recover) and plan again`,
     );
@@ -120,7 +131,17 @@ export async function applyChanges(store: JournalStore, changes: FileChange[]): 
   }
 
   crashPoint("before-commit");
+  if (options.beforeCommit) {
+    try {
+      await options.beforeCommit();
+    } catch (error) {
+      await recover(store);
+      throw error;
+    }
+  }
+  // One save commits the files and the switch made for them.
   journal.transaction = null;
+  journal.pendingSwitch = null;
   await store.save(journal);
   await discardTxnCopies(store);
   crashPoint("after-commit");
@@ -137,7 +158,7 @@ export async function recover(store: JournalStore): Promise<boolean> {
   )
     return false;
   await recoverStaging(store, journal);
-  await recoverSwitch(store, prefixOf(store), journal);
+  // Backwards: the files first (they were written after the switch), then the switch.
   const transaction = journal.transaction ?? {
     steps: [],
     before: { files: journal.files, dirs: journal.dirs },
@@ -150,6 +171,7 @@ export async function recover(store: JournalStore): Promise<boolean> {
   journal.files = transaction.before.files;
   journal.dirs = transaction.before.dirs;
   journal.transaction = null;
+  await recoverSwitch(store, prefixOf(store), journal);
   // Nothing of ours left on the node: no journal either, and none of the directories it made.
   if (await discardIfEmpty(store, journal)) return true;
   await store.save(journal);

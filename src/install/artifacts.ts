@@ -9,10 +9,11 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import type { Host } from "../host/host.js";
 import { ArtifactError } from "./artifact-error.js";
-import type { ArtifactSpec } from "./catalogue.js";
 import { ensureParents } from "./fs-ops.js";
+import type { ListedEntry } from "./listing.js";
 import { StagingDir } from "./staging.js";
 
 /** Null when a link target (relative to the link's directory) stays inside the prefix; else why not. */
@@ -37,6 +38,8 @@ export interface ArtifactSource {
   extract(artifact: string, into: StagingDir): Promise<void>;
   /** Bytes each artifact of the release weighs in this source (absent: not in the source). */
   sizes(artifacts: string[]): Promise<Map<string, number>>;
+  /** The artifact's files and links, without their bytes: what a plan checks paths against. */
+  list(artifact: string): Promise<ListedEntry[]>;
 }
 
 /** Links from Kata's usual paths into `current`; created when the prefix has nothing there. */
@@ -46,7 +49,11 @@ export const LINKS = [
   "runtime-rs",
   "share/kata-containers",
   "share/kata-qemu",
+  "share/kata-qemu-no-shared-fs",
+  "share/kata-qemu-snp-experimental",
+  "share/kata-qemu-tdx-experimental",
   "share/ovmf",
+  "share/aavmf",
 ];
 
 export { ArtifactError };
@@ -98,6 +105,13 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
         out.set(artifact, total);
       }
       return out;
+    },
+    async list(artifact) {
+      return entries(artifact).map((e) =>
+        e.link !== undefined
+          ? { path: e.file, type: "link" as const, target: e.link }
+          : { path: e.file, type: "file" as const, mode: e.mode, size: fs.statSync(e.full).size },
+      );
     },
     async identify(artifact) {
       // A directory has no digest of its own: its content is hashed (read, nothing written).
@@ -163,6 +177,7 @@ export async function stageVersion(
   id: string,
   source: ArtifactSource,
   artifacts: string[],
+  options: { rename?: boolean } = {},
 ): Promise<Staged> {
   const dir = `${prefix}/versions/${id}`;
   const partial = await host.resolve(stagingPath(prefix, id));
@@ -175,6 +190,8 @@ export async function stageVersion(
     fs.rmSync(partial, { recursive: true, force: true });
     throw error;
   }
+  // Without the rename (a repair takes files from it), `dir` is the staging directory's real path.
+  if (options.rename === false) return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true };
   fs.renameSync(partial, await host.resolve(dir));
   return { id, dir, files: into.files, bytes: into.bytes, copied: true };
 }

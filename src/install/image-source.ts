@@ -7,9 +7,10 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { Parser, type ReadEntry } from "tar";
+import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
 import { type ArtifactSource, linkInside } from "./artifacts.js";
-import type { ArtifactSpec } from "./catalogue.js";
+import { FILES_ANNOTATION, type ListedEntry, Listing } from "./listing.js";
 import type { StagingDir } from "./staging.js";
 
 export interface Descriptor {
@@ -84,6 +85,7 @@ interface Manifest {
   mediaType?: string;
   manifests?: Descriptor[];
   layers?: Descriptor[];
+  annotations?: Record<string, string>;
 }
 
 /** An artifact source reading images from a store: manifests, platform, layers, checked entries. */
@@ -148,6 +150,26 @@ export function imageSource(
     },
     async identify(artifact) {
       return (await platformManifest(artifact)).digest;
+    },
+    async list(artifact) {
+      const { manifest } = await platformManifest(artifact);
+      const annotated = manifest.annotations?.[FILES_ANNOTATION];
+      if (annotated !== undefined) {
+        // Pinned with the manifest by its digest: as trustworthy as the layers it describes.
+        const parsed = Listing.safeParse(json<unknown>(Buffer.from(annotated), `${artifact} file list`));
+        if (!parsed.success)
+          throw new ArtifactError(`${store.where}: ${artifact}: the manifest's file list is malformed`);
+        return parsed.data;
+      }
+      // An image not made by \`artifacts split\`: its layers' headers are read (bytes skipped).
+      const out = new Map<string, ListedEntry>();
+      for (const layer of manifest.layers ?? []) {
+        const what = `${artifact} layer ${layer.digest}`;
+        hexOf(store, layer, what);
+        const { stream } = await store.open(artifact, layer, what);
+        await listLayer(stream, out, `${store.where}: ${what}`);
+      }
+      return [...out.values()];
     },
     async extract(artifact, into) {
       const spec = catalogue.get(artifact);
@@ -342,4 +364,38 @@ function place(entry: ReadEntry, layer: LayerContext): Placed {
   } catch (error) {
     return `${name}: ${(error as Error).message}`;
   }
+}
+
+/** A layer's entries under opt/kata, from its tar headers alone. */
+function listLayer(stream: Readable, out: Map<string, ListedEntry>, where: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const parser = new Parser({ strict: true });
+    parser.on("entry", (entry: ReadEntry) => {
+      const clean = path.posix.normalize(entry.path.replace(/^\.\//, "")).replace(/\/$/, "");
+      if (clean.startsWith("opt/kata/")) {
+        const file = clean.slice("opt/kata/".length);
+        if (entry.type === "SymbolicLink")
+          out.set(file, { path: file, type: "link", target: entry.linkpath ?? "" });
+        else if (
+          entry.type === "File" ||
+          entry.type === "OldFile" ||
+          entry.type === "ContiguousFile" ||
+          entry.type === "Link"
+        )
+          out.set(file, {
+            path: file,
+            type: "file",
+            mode: (entry.mode ?? 0o644) & 0o7777,
+            size: entry.size ?? 0,
+          });
+      }
+      entry.resume();
+    });
+    parser.on("error", (error: Error) =>
+      reject(new ArtifactError(`${where}: unreadable archive: ${error.message}`)),
+    );
+    parser.on("end", () => resolve());
+    stream.on("error", (error: Error) => reject(new ArtifactError(`${where}: ${error.message}`)));
+    stream.pipe(parser as unknown as NodeJS.WritableStream);
+  });
 }

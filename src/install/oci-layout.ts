@@ -2,10 +2,10 @@
 // artifact name, pinned by the release manifest `artifacts split` writes beside it.
 import fs from "node:fs";
 import path from "node:path";
+import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { fileStream, hashFileOnWorker, WORKER_THRESHOLD } from "./blob-file.js";
-import type { ArtifactSpec } from "./catalogue.js";
 import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
 
 const REF_NAME = "org.opencontainers.image.ref.name";

@@ -4,8 +4,8 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
+import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
-import type { ArtifactSpec } from "./catalogue.js";
 import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
 
 const MANIFEST_TYPES = [

@@ -1,7 +1,11 @@
-// `artifacts split`: Kata's release tarball (kata-static-<version>-<arch>.tar.zst/.xz/.gz, all under
-// opt/kata/) republished as one OCI image per artifact of the catalogue, in an OCI image layout,
-// with a release manifest (kata-release.json) recording each image's digest for installs to pin.
-// Whatever the tarball holds that no artifact claims is reported, not dropped silently.
+// `artifacts split`: one Kata release — all its tarballs at once (since 4.1.0: kata-static with the
+// Rust runtime, kata-go-static with the Go runtime, kata-tools-static; each .tar.zst/.xz/.gz, all
+// under opt/kata/) — republished as one OCI image per artifact of the catalogue, in an OCI image
+// layout, with a release manifest (kata-release.json) recording each image's digest, files and
+// bytes. Every file and link of the release has exactly one owner, an artifact or an ignore rule;
+// an entry with none or two, a link whose target is not in its artifact (or one it depends on), or
+// one path with different content in two tarballs fails the split, each named, and no layout is
+// written.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,8 +16,10 @@ import { Decompress } from "fzstd";
 import { create as createTar, Parser, type ReadEntry } from "tar";
 // A CommonJS module whose named exports Node cannot see from ESM: take them from the default.
 import xzDecompress from "xz-decompress";
-import { ArtifactError, linkInside } from "./artifacts.js";
-import { type ArtifactSpec, owner } from "./catalogue.js";
+import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
+import { ArtifactError } from "./artifact-error.js";
+import { linkInside } from "./artifacts.js";
+import { FILES_ANNOTATION, type ListedEntry } from "./listing.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";
 const GO_ARCH: Record<string, string> = {
@@ -27,12 +33,34 @@ export interface SplitImage {
   artifact: string;
   digest: string;
   files: number;
+  /** Uncompressed bytes of its regular files: what it takes on a node's disk. */
+  bytes: number;
   layerBytes: number;
+}
+
+export interface IgnoredEntry {
+  path: string;
+  reason: string;
+  /** A link whose target is in none of the tarballs given. */
+  dangling?: true;
 }
 
 export interface SplitReport {
   images: SplitImage[];
-  unclaimed: string[];
+  ignored: IgnoredEntry[];
+  /** Files and links read, each path once. */
+  entries: number;
+  /** Regular-file bytes of the whole release, owned or ignored. */
+  releaseBytes: number;
+}
+
+/** A split refused: every entry that has no owner, two owners, or a link with nowhere to go. */
+export class SplitError extends ArtifactError {
+  constructor(readonly problems: string[]) {
+    super(
+      `the release cannot be split: ${problems.length} problem(s):\n${problems.map((p) => `  ${p}`).join("\n")}\nNothing was written. Fix artifacts/catalogue.toml (or the release).`,
+    );
+  }
 }
 
 /** The tarball's bytes, decompressed by its name's suffix. */
@@ -69,17 +97,37 @@ function decompressed(file: string): Readable {
  */
 export type LayerFormat = "gzip" | "tar";
 
+/** One path of the release, as first read (later tarballs must agree with it). */
+interface ReleaseEntry {
+  file: string;
+  tarball: string;
+  type: "file" | "link";
+  mode: number;
+  size: number;
+  /** A symbolic link's target; for a hard link, the file it repeats. */
+  target?: string;
+  hardlink?: boolean;
+  /** sha256 of a file's bytes. */
+  hash?: string;
+  owner: string | null;
+}
+
 export async function splitRelease(
-  tarball: string,
+  tarballs: string | string[],
   layout: string,
-  catalogue: Map<string, ArtifactSpec>,
+  catalogue: ArtifactCatalogue,
   arch: string,
   layers: LayerFormat = "gzip",
 ): Promise<SplitReport> {
-  if (!fs.existsSync(tarball)) throw new ArtifactError(`${tarball}: no such file`);
+  const list = Array.isArray(tarballs) ? tarballs : [tarballs];
+  for (const t of list) if (!fs.existsSync(t)) throw new ArtifactError(`${t}: no such file`);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-split-"));
   try {
-    const unclaimed = await unpackByArtifact(tarball, staging, catalogue);
+    const entries = new Map<string, ReleaseEntry>();
+    const problems: string[] = [];
+    for (const tarball of list) await unpackByArtifact(tarball, staging, catalogue, entries, problems);
+    const ignored = checkOwnership(entries, catalogue, problems);
+    if (problems.length > 0) throw new SplitError(problems);
     fs.mkdirSync(path.join(layout, "blobs", "sha256"), { recursive: true });
     fs.writeFileSync(path.join(layout, "oci-layout"), '{"imageLayoutVersion":"1.0.0"}\n');
     const indexFile = path.join(layout, "index.json");
@@ -88,76 +136,244 @@ export async function splitRelease(
       : { schemaVersion: 2, manifests: [] };
     const images: SplitImage[] = [];
     for (const artifact of fs.readdirSync(staging).sort()) {
-      images.push(await writeImage(path.join(staging, artifact), layout, artifact, arch, index, layers));
+      const listing = [...entries.values()]
+        .filter((e) => e.owner === artifact)
+        .sort((a, b) => (a.file < b.file ? -1 : 1))
+        .map(listed);
+      images.push(
+        await writeImage(path.join(staging, artifact), layout, artifact, arch, index, layers, listing),
+      );
     }
     fs.writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
+    const version = readVersion(staging);
     const release = {
       arch,
-      artifacts: Object.fromEntries(images.map((i) => [i.artifact, { digest: i.digest }])),
+      ...(version ? { version } : {}),
+      artifacts: Object.fromEntries(
+        images.map((i) => [i.artifact, { digest: i.digest, files: i.files, bytes: i.bytes }]),
+      ),
     };
     fs.writeFileSync(path.join(layout, RELEASE_MANIFEST), `${JSON.stringify(release, null, 2)}\n`);
-    return { images, unclaimed };
+    let releaseBytes = 0;
+    for (const e of entries.values()) if (e.type === "file") releaseBytes += e.size;
+    return { images, ignored, entries: entries.size, releaseBytes };
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
 
-/** Every entry into staging/<artifact>/opt/kata/…; returns what no artifact claims. */
+function listed(e: ReleaseEntry): ListedEntry {
+  return e.type === "link"
+    ? { path: e.file, type: "link", target: e.target as string }
+    : { path: e.file, type: "file", mode: e.mode, size: e.size };
+}
+
+function readVersion(staging: string): string | undefined {
+  try {
+    return fs.readFileSync(path.join(staging, "meta", "opt", "kata", "VERSION"), "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Links, once every tarball is read: a link of an artifact must reach a file of that artifact or
+ * of one it depends on, within the release. Returns the ignored entries, dangling links marked.
+ */
+function checkOwnership(
+  entries: Map<string, ReleaseEntry>,
+  catalogue: ArtifactCatalogue,
+  problems: string[],
+): IgnoredEntry[] {
+  const ignored: IgnoredEntry[] = [];
+  for (const e of [...entries.values()].sort((a, b) => (a.file < b.file ? -1 : 1))) {
+    const target = e.type === "link" ? resolveLink(entries, e) : null;
+    if (e.owner === null) {
+      const own = catalogue.ownerOf(e.file);
+      const reason = own.kind === "ignored" ? own.reason : "";
+      ignored.push({ path: e.file, reason, ...(target?.kind === "dangling" ? { dangling: true } : {}) });
+      continue;
+    }
+    if (target === null) continue;
+    const where = `${e.file} (artifact ${e.owner}, in ${path.basename(e.tarball)})`;
+    if (target.kind === "dangling") {
+      problems.push(`${where}: a link to ${e.target}, which is in none of the tarballs given`);
+      continue;
+    }
+    if (target.kind === "loop") {
+      problems.push(`${where}: a link that never reaches a file (a loop)`);
+      continue;
+    }
+    const reached = target.entry;
+    const allowed = catalogue.dependencies(e.owner);
+    if (reached.owner === null)
+      problems.push(`${where}: links to ${reached.file}, which the catalogue ignores: the link would dangle`);
+    else if (!allowed.has(reached.owner))
+      problems.push(
+        `${where}: links to ${reached.file}, which is in artifact ${reached.owner}; give it to ${e.owner}, or make ${e.owner} depend on ${reached.owner}`,
+      );
+  }
+  return ignored;
+}
+
+type LinkEnd = { kind: "file"; entry: ReleaseEntry } | { kind: "dangling" } | { kind: "loop" };
+
+/** Follow a link (and links it reaches) through the release. */
+function resolveLink(entries: Map<string, ReleaseEntry>, link: ReleaseEntry): LinkEnd {
+  let at = link;
+  for (let hops = 0; hops < 40; hops++) {
+    const next = path.posix.normalize(path.posix.join(path.posix.dirname(at.file), at.target ?? ""));
+    const found = entries.get(next);
+    if (!found) return { kind: "dangling" };
+    if (found.type !== "link") return { kind: "file", entry: found };
+    at = found;
+  }
+  return { kind: "loop" };
+}
+
+/**
+ * Every entry of one tarball into staging/<artifact>/opt/kata/…, recorded in `entries`. A path an
+ * earlier tarball had must be the same entry (type, link, bytes): its bytes are hashed, not written.
+ */
 async function unpackByArtifact(
   tarball: string,
   staging: string,
-  catalogue: Map<string, ArtifactSpec>,
-): Promise<string[]> {
-  const unclaimed: string[] = [];
-  const where = new Map<string, string>(); // release path → artifact, for hard links
+  catalogue: ArtifactCatalogue,
+  entries: Map<string, ReleaseEntry>,
+  problems: string[],
+): Promise<void> {
+  const name = path.basename(tarball);
   const parser = new Parser({ strict: true });
   const pending: Promise<void>[] = [];
   const input = decompressed(tarball);
   let failure: Error | null = null;
   parser.on("entry", (entry: ReadEntry) => {
     const clean = path.posix.normalize(entry.path.replace(/^\.\//, "")).replace(/\/$/, "");
-    const bail = (message: string) => {
-      failure ??= new ArtifactError(`${tarball}: entry "${entry.path}": ${message}`);
-      entry.resume();
-    };
+    const at = `${name}: ${clean}`;
     if (failure) return entry.resume();
-    if (entry.path.startsWith("/") || clean.split("/").includes(".."))
-      return bail("escapes the release root");
-    if (entry.type === "Directory" || clean === "opt" || clean === "opt/kata") return entry.resume();
-    const file = clean.startsWith("opt/kata/") ? clean.slice("opt/kata/".length) : null;
-    const artifact = file === null ? undefined : owner(catalogue, file);
-    if (file === null || artifact === undefined) {
-      unclaimed.push(clean);
+    if (entry.path.startsWith("/") || clean.split("/").includes("..")) {
+      failure = new ArtifactError(`${name}: entry "${entry.path}": escapes the release root`);
       return entry.resume();
     }
-    const target = path.join(staging, artifact, "opt", "kata", file);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    where.set(file, artifact);
-    if (entry.type === "SymbolicLink") {
+    if (entry.type === "Directory" || clean === "." || clean === "opt" || clean === "opt/kata")
+      return entry.resume();
+    if (!clean.startsWith("opt/kata/")) {
+      problems.push(`${at}: outside opt/kata, where a Kata release's files are`);
+      return entry.resume();
+    }
+    const file = clean.slice("opt/kata/".length);
+    const isLink = entry.type === "SymbolicLink";
+    const isHard = entry.type === "Link";
+    if (
+      !isLink &&
+      !isHard &&
+      entry.type !== "File" &&
+      entry.type !== "OldFile" &&
+      entry.type !== "ContiguousFile"
+    ) {
+      problems.push(`${at}: a ${entry.type} entry (only files, directories and links are carried)`);
+      return entry.resume();
+    }
+    if (isLink) {
       const outside = linkInside(file, entry.linkpath ?? "");
-      if (outside !== null) return bail(outside);
-      fs.symlinkSync(entry.linkpath as string, target);
-      return entry.resume();
+      if (outside !== null) {
+        problems.push(`${at}: ${outside}`);
+        return entry.resume();
+      }
     }
-    if (entry.type === "Link") {
-      const linked = path.posix
-        .normalize((entry.linkpath ?? "").replace(/^\.\//, ""))
-        .replace(/^opt\/kata\//, "");
-      const from = where.get(linked);
-      if (!from) return bail(`a hard link to ${entry.linkpath}, which is not a file of the release`);
-      fs.copyFileSync(path.join(staging, from, "opt", "kata", linked), target);
-      return entry.resume();
-    }
-    if (entry.type !== "File" && entry.type !== "OldFile" && entry.type !== "ContiguousFile")
-      return bail(`a ${entry.type} entry is refused`);
     const mode = (entry.mode ?? 0o644) & 0o7777;
+    const linkTarget = isHard
+      ? path.posix.normalize((entry.linkpath ?? "").replace(/^\.\//, "")).replace(/^opt\/kata\//, "")
+      : (entry.linkpath ?? "");
+    const earlier = entries.get(file);
+    if (earlier) {
+      // The same path in two tarballs of one release: it must be the same entry.
+      const differs = (what: string) =>
+        problems.push(`${file}: ${what} in ${name} than in ${path.basename(earlier.tarball)}`);
+      if (isLink) {
+        if (earlier.type !== "link" || earlier.target !== linkTarget) differs("another link");
+        return entry.resume();
+      }
+      if (earlier.type !== "file") {
+        differs("another kind of entry");
+        return entry.resume();
+      }
+      const digest = createHash("sha256");
+      let size = 0;
+      entry.on("data", (c: Buffer) => {
+        digest.update(c);
+        size += c.length;
+      });
+      pending.push(
+        new Promise<void>((resolve) =>
+          entry.on("end", () => {
+            const copyOf = isHard ? entries.get(linkTarget) : undefined;
+            const hash = copyOf ? copyOf.hash : digest.digest("hex");
+            if (hash !== earlier.hash || (!isHard && size !== earlier.size)) differs("other bytes");
+            resolve();
+          }),
+        ),
+      );
+      return;
+    }
+    const own = catalogue.ownerOf(file);
+    const record: ReleaseEntry = {
+      file,
+      tarball,
+      type: isLink ? "link" : "file",
+      mode,
+      size: 0,
+      owner: own.kind === "artifact" ? own.artifact : null,
+      ...(isLink ? { target: linkTarget } : {}),
+    };
+    if (own.kind === "unowned")
+      problems.push(`${at}: in no artifact and not ignored (artifacts/catalogue.toml)`);
+    if (own.kind === "conflict") problems.push(`${at}: claimed twice, by ${own.owners.join(" and by ")}`);
+    entries.set(file, record);
+    if (record.owner === null) {
+      // Ignored (or refused): only its size and hash are kept, for the report and other tarballs.
+      const digest = createHash("sha256");
+      entry.on("data", (c: Buffer) => {
+        digest.update(c);
+        record.size += c.length;
+      });
+      entry.on("end", () => {
+        record.hash = digest.digest("hex");
+      });
+      return;
+    }
+    const target = path.join(staging, record.owner, "opt", "kata", file);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    if (isLink) {
+      fs.symlinkSync(linkTarget, target);
+      return entry.resume();
+    }
+    if (isHard) {
+      const from = entries.get(linkTarget);
+      if (from?.type !== "file" || from.owner === null) {
+        problems.push(`${at}: a hard link to ${entry.linkpath}, which is not a file carried before it`);
+        return entry.resume();
+      }
+      fs.copyFileSync(path.join(staging, from.owner, "opt", "kata", linkTarget), target);
+      fs.chmodSync(target, from.mode);
+      Object.assign(record, { mode: from.mode, size: from.size, hash: from.hash });
+      return entry.resume();
+    }
+    const digest = createHash("sha256");
     const out = fs.createWriteStream(target, { mode });
+    entry.on("data", (c: Buffer) => {
+      digest.update(c);
+      record.size += c.length;
+    });
     pending.push(
       new Promise<void>((resolve, reject) => {
         out.on("finish", () => resolve());
         out.on("error", reject);
         entry.pipe(out);
-      }).then(() => fs.chmodSync(target, mode)),
+      }).then(() => {
+        record.hash = digest.digest("hex");
+        fs.chmodSync(target, mode);
+      }),
     );
   });
   await new Promise<void>((resolve, reject) => {
@@ -170,7 +386,6 @@ async function unpackByArtifact(
   });
   await Promise.all(pending);
   if (failure) throw failure;
-  return unclaimed.sort();
 }
 
 async function writeImage(
@@ -180,6 +395,7 @@ async function writeImage(
   arch: string,
   index: { manifests: Array<Record<string, unknown>> },
   layers: LayerFormat,
+  listing: ListedEntry[],
 ): Promise<SplitImage> {
   const blob = (bytes: Buffer, mediaType: string) => {
     const hex = createHash("sha256").update(bytes).digest("hex");
@@ -188,10 +404,6 @@ async function writeImage(
   };
   // Reproducible layers: sorted entries, no owners or times of the machine that split.
   const chunks: Buffer[] = [];
-  const files = fs
-    .readdirSync(root, { recursive: true })
-    .map(String)
-    .filter((p) => !fs.lstatSync(path.join(root, p)).isDirectory());
   for await (const chunk of createTar({ cwd: root, portable: true, mtime: new Date(0) }, ["opt"]))
     chunks.push(chunk as Buffer);
   const tarBytes = Buffer.concat(chunks);
@@ -212,6 +424,8 @@ async function writeImage(
     ),
     "application/vnd.oci.image.config.v1+json",
   );
+  // The image's file list rides in its manifest, so a plan can check every path a configuration
+  // names without pulling a layer (the manifest is pinned by its digest, and so is the list).
   const manifest = blob(
     Buffer.from(
       JSON.stringify({
@@ -219,6 +433,7 @@ async function writeImage(
         mediaType: "application/vnd.oci.image.manifest.v1+json",
         config,
         layers: [layer],
+        annotations: { [FILES_ANNOTATION]: JSON.stringify(listing) },
       }),
     ),
     "application/vnd.oci.image.manifest.v1+json",
@@ -229,5 +444,6 @@ async function writeImage(
       artifact,
   );
   index.manifests.push({ ...manifest, annotations: { "org.opencontainers.image.ref.name": artifact } });
-  return { artifact, digest: manifest.digest, files: files.length, layerBytes: layer.size };
+  const bytes = listing.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0);
+  return { artifact, digest: manifest.digest, files: listing.length, bytes, layerBytes: layer.size };
 }

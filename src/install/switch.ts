@@ -1,6 +1,7 @@
 // Artifacts into place as a journalled step: stage the version, then switch `current` to it and
 // create the links, recording beforehand what to put back if the switch is cut short.
 import fs from "node:fs";
+import path from "node:path";
 import {
   type ArtifactSource,
   createLinks,
@@ -16,10 +17,13 @@ import {
 import { crashPoint } from "./crash-point.js";
 import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore } from "./journal.js";
+import type { ListedEntry } from "./listing.js";
 
 export interface SwitchResult {
   staged: Staged | null;
   switched: boolean;
+  /** Entries of the installed version put back (removed or changed by hand since). */
+  repaired: number;
 }
 
 /** The journal, created (with the directories it needs, recorded) when there is none yet. */
@@ -44,15 +48,20 @@ export async function installArtifacts(
 ): Promise<SwitchResult> {
   const known = await store.load();
   if (names.length === 0 && (known?.artifacts.version ?? null) === null)
-    return { staged: null, switched: false };
+    return { staged: null, switched: false, repaired: 0 };
   // The version is named from the source (image digests) before the node is touched: a node that
   // has it already writes nothing, and a tag or manifest refused here leaves no trace.
   const id = await versionId(source, names);
   const journal = await openJournal(store);
   let staged = await existingVersion(store.host, prefix, id);
-  if (id === journal.artifacts.version && staged !== null) return { staged, switched: false };
+  if (id === journal.artifacts.version && staged !== null) {
+    const repaired = await repairVersion(store, prefix, journal, id, source, names);
+    return { staged, switched: false, repaired };
+  }
   if (staged === null) staged = await stageJournalled(store, prefix, journal, id, source, names);
-  // What the switch will create is journalled before it exists, so a cut-short switch is undone whole.
+  // What the switch will create is journalled before it exists, so a cut-short switch is undone
+  // whole; so is a switch whose install fails later in the run (recoverSwitch puts the previous
+  // version back), until commitSwitch().
   const { links, dirs } = await missingLinks(store.host, prefix);
   journal.pendingSwitch = {
     previous: journal.artifacts.version,
@@ -61,22 +70,77 @@ export async function installArtifacts(
     createdLinks: links,
     createdDirs: dirs,
   };
-  await store.save(journal);
-  crashPoint("switch:before");
-  await switchCurrent(store.host, prefix, staged.id);
-  await createLinks(store.host, prefix, links);
   journal.dirs.push(...dirs);
   journal.artifacts = {
     version: staged.id,
     names: [...names].sort(),
     links: [...journal.artifacts.links, ...links],
   };
-  journal.pendingSwitch = null;
   await store.save(journal);
+  crashPoint("switch:before");
+  await switchCurrent(store.host, prefix, staged.id);
+  await createLinks(store.host, prefix, links);
   crashPoint("switch:after");
-  // The old version goes only now: VMs started from it keep their open files until they stop.
-  await removeOtherVersions(store.host, prefix, staged.id);
-  return { staged, switched: true };
+  return { staged, switched: true, repaired: 0 };
+}
+
+/**
+ * The switch stands: the previous version goes (VMs started from it keep their open files until
+ * they stop). applyChanges() commits a pending switch with its files; this does it when no file
+ * changed, and removes the old version in both cases.
+ */
+export async function commitSwitch(store: JournalStore, prefix: string): Promise<void> {
+  const journal = await store.load();
+  if (journal === null) return;
+  if (journal.pendingSwitch !== null) {
+    journal.pendingSwitch = null;
+    await store.save(journal);
+  }
+  crashPoint("switch:committed");
+  await removeOtherVersions(store.host, prefix, journal.artifacts.version);
+}
+
+/**
+ * Put back what was taken from the installed version (a file removed or changed by hand): the
+ * artifacts are staged whole beside it, and each entry the version lacks, or holds otherwise than
+ * the source lists it, is renamed into place. Returns how many entries were put back.
+ */
+async function repairVersion(
+  store: JournalStore,
+  prefix: string,
+  journal: Journal,
+  id: string,
+  source: ArtifactSource,
+  names: string[],
+): Promise<number> {
+  const version = await store.host.resolve(`${prefix}/versions/${id}`);
+  const wrong: string[] = [];
+  for (const name of names)
+    for (const entry of await source.list(name)) if (!holds(version, entry)) wrong.push(entry.path);
+  if (wrong.length === 0) return 0;
+  journal.staging = { dir: stagingPath(prefix, id), version: `${prefix}/versions/${id}`, createdDirs: [] };
+  await store.save(journal);
+  try {
+    const partial = (await stageVersion(store.host, prefix, id, source, names, { rename: false })).dir;
+    for (const file of wrong) {
+      const to = path.join(version, file);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.rmSync(to, { force: true });
+      fs.renameSync(path.join(partial, file), to);
+    }
+  } finally {
+    await recoverStaging(store, journal);
+    await store.save(journal);
+  }
+  return wrong.length;
+}
+
+/** Whether the version directory holds `entry` as listed (a file of that size, or that link). */
+function holds(version: string, entry: ListedEntry): boolean {
+  const st = fs.lstatSync(path.join(version, entry.path), { throwIfNoEntry: false });
+  if (!st) return false;
+  if (entry.type === "link") return st.isSymbolicLink() && fs.readlinkSync(path.join(version, entry.path)) === entry.target;
+  return st.isFile() && st.size === entry.size;
 }
 
 /**
@@ -154,6 +218,13 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
       recursive: true,
       force: true,
     });
+  // The record goes back with the node: the previous version, without the links the switch made.
+  journal.artifacts = {
+    version: pending.previous,
+    names: pending.previousNames,
+    links: journal.artifacts.links.filter((l) => !pending.createdLinks.includes(l)),
+  };
+  journal.dirs = journal.dirs.filter((d) => !pending.createdDirs.includes(d));
   journal.pendingSwitch = null;
   return true;
 }

@@ -15,6 +15,8 @@ export interface PlanDocument extends PreflightDocument {
     afterHash: string | null;
   }>;
   actions: Array<{ kind: string; target: string; reason: string }>;
+  /** Present with an artifact source and pulls: bytes this node pulls, against the whole release. */
+  transfer?: Changeset["transfer"];
 }
 
 /** The preflight document, plus what an install would change. */
@@ -30,6 +32,7 @@ export function planDocument(decision: Decision, changeset: Changeset): PlanDocu
       afterHash: sha256(c.after),
     })),
     actions: changeset.actions.map(({ kind, target, reason }) => ({ kind, target, reason })),
+    ...(changeset.transfer ? { transfer: changeset.transfer } : {}),
   };
 }
 
@@ -55,6 +58,7 @@ export function renderPlan(doc: PlanDocument): string {
   lines.push("Actions:");
   for (const a of doc.actions) lines.push(`  ${a.kind} ${a.target}: ${a.reason}`);
   if (doc.actions.length === 0) lines.push("  (none)");
+  if (doc.transfer) lines.push(`  ${transferLine(doc.transfer)}`);
   const count = (action: string) => doc.changes.filter((c) => c.action === action).length;
   lines.push(
     "",
@@ -72,4 +76,10 @@ export function renderPlan(doc: PlanDocument): string {
 export function planExitCode(decision: Decision, doc: PlanDocument, detailed: boolean): number {
   if (blocking(decision).length > 0) return 1;
   return detailed && doc.changes.length + doc.actions.length > 0 ? 2 : 0;
+}
+
+/** "Pulls 6 of the release's 31 artifacts: 1200 of 9000 bytes (13%)." */
+export function transferLine(t: NonNullable<Changeset["transfer"]>): string {
+  const share = t.releaseBytes > 0 ? ` (${Math.round((100 * t.bytes) / t.releaseBytes)}%)` : "";
+  return `Pulls ${t.images} of the release's ${t.releaseImages} artifacts: ${t.bytes} of ${t.releaseBytes} bytes${share}.`;
 }

@@ -28,6 +28,8 @@ export interface PlanAction {
 export interface Changeset {
   changes: FileChange[];
   actions: PlanAction[];
+  /** With an artifact source: what this node pulls, against the whole release there (bytes of layers). */
+  transfer?: { bytes: number; releaseBytes: number; images: number; releaseImages: number };
 }
 
 export function sha256(text: string | null): string | null {

@@ -68,8 +68,12 @@ function renderBase(
   const dir = installDir(decision);
   const share = `${dir}/share/kata-containers`;
   const file = (name: unknown) => (name ? `${share}/${name}` : "");
+  // qemu's firmware: the shim's own (TEE, GPU), else the architecture's (aarch64 boots UEFI).
+  const qemuOnly = spec.hypervisor === "qemu";
+  const firmware = v.firmware || (qemuOnly ? arch.qemu_firmware : "");
+  const firmwareVolume = v.firmware_volume || (qemuOnly && !v.firmware ? arch.qemu_firmware_volume : "");
   const paths = {
-    qemu: `${dir}/bin/${arch.qemu_binary}`,
+    qemu: `${dir}/bin/${arch.qemu_binary}${v.qemu_suffix ?? ""}`,
     clh: `${dir}/bin/cloud-hypervisor`,
     firecracker: `${dir}/bin/firecracker`,
     jailer: `${dir}/bin/jailer`,
@@ -77,7 +81,8 @@ function renderBase(
     kernel: file(v.kernel),
     image: file(v.image),
     initrd: file(v.initrd),
-    firmware: v.firmware ? `${dir}/share/${v.firmware}` : "",
+    firmware: firmware ? `${dir}/share/${firmware}` : "",
+    firmware_volume: firmwareVolume ? `${dir}/share/${firmwareVolume}` : "",
   };
   const template = "kata/configuration.toml.njk";
   const content = templates.render(template, {

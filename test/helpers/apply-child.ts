@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { Host } from "../../src/host/host.js";
 import { applyChanges } from "../../src/install/apply.js";
 import { directorySource } from "../../src/install/artifacts.js";
-import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { JournalStore } from "../../src/install/journal.js";
 import { installArtifacts } from "../../src/install/switch.js";
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { recover } from "../../src/install/apply.js";
 import { ArtifactError, directorySource } from "../../src/install/artifacts.js";
-import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { installArtifacts } from "../../src/install/switch.js";
 import { uninstallFiles } from "../../src/install/uninstall.js";

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { directorySource } from "../../src/install/artifacts.js";
-import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { installArtifacts } from "../../src/install/switch.js";

@@ -3,7 +3,7 @@
 // blob does not match its digest.
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { parseRegistry, registrySource } from "../../src/install/registry.js";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { directorySource } from "../../src/install/artifacts.js";
 import { WORKER_THRESHOLD } from "../../src/install/blob-file.js";
-import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { RELEASE_MANIFEST, splitRelease } from "../../src/install/split.js";
 import { artifactDir, collectFiles, fileKey, linkKernelAsReleased } from "../helpers/artifacts.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { applyChanges } from "../../src/install/apply.js";
 import { directorySource } from "../../src/install/artifacts.js";
-import { loadArtifactCatalogue } from "../../src/install/catalogue.js";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { journalFor } from "../../src/install/install.js";
 import { installArtifacts } from "../../src/install/switch.js";
 import { planDocument } from "../../src/output/plan.js";

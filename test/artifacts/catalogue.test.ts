@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { globToRegExp, loadArtifactCatalogue, owner } from "../../src/install/catalogue.js";
+import { globToRegExp, loadArtifactCatalogue, owner } from "../../src/artifacts/catalogue.js";
 import { catalog } from "../helpers/decide.js";
 
 describe("the artifact catalogue", () => {

@@ -1,0 +1,156 @@
+// The artifact catalogue (artifacts/catalogue.toml): which files of Kata's release each artifact
+// sub-container holds, what each artifact needs besides itself, and which release files no node
+// needs (and why). Ownership is exact: a file matched by two entries, or by none, is an error
+// where it is found (`artifacts split`), never resolved by the order of the patterns.
+import fs from "node:fs";
+import { parse } from "smol-toml";
+import * as z from "zod/mini";
+import { InputError, type InputIssue } from "../decide/input-error.js";
+import { tomlErrorText } from "../detect/toml.js";
+import { dataPath } from "../package-root.js";
+import "../schema.js";
+
+const CatalogueFile = z.strictObject({
+  tokens: z.optional(z.record(z.string(), z.string())),
+  artifact: z.record(
+    z.string(),
+    z.strictObject({
+      description: z.string(),
+      paths: z.array(z.string()),
+      depends: z.optional(z.array(z.string())),
+    }),
+  ),
+  ignore: z.optional(z.array(z.strictObject({ reason: z.string(), paths: z.array(z.string()) }))),
+});
+
+export interface ArtifactSpec {
+  name: string;
+  description: string;
+  paths: string[];
+  /** Artifacts this one needs on the node too. */
+  depends: string[];
+  matches(file: string): boolean;
+}
+
+export interface IgnoreRule {
+  reason: string;
+  paths: string[];
+  matches(file: string): boolean;
+}
+
+/** Who owns a release file (relative to /opt/kata). */
+export type Ownership =
+  | { kind: "artifact"; artifact: string }
+  | { kind: "ignored"; reason: string }
+  | { kind: "unowned" }
+  | { kind: "conflict"; owners: string[] };
+
+export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
+  constructor(
+    specs: ArtifactSpec[],
+    readonly ignored: IgnoreRule[],
+  ) {
+    super(specs.map((s) => [s.name, s]));
+  }
+
+  /** The one owner of `file`, or why there is none. */
+  ownerOf(file: string): Ownership {
+    const owners = [
+      ...[...this.values()].filter((a) => a.matches(file)).map((a) => `artifact ${a.name}`),
+      ...this.ignored.filter((i) => i.matches(file)).map((i) => `ignore ("${i.reason.slice(0, 40)}…")`),
+    ];
+    if (owners.length > 1) return { kind: "conflict", owners };
+    const artifact = [...this.values()].find((a) => a.matches(file));
+    if (artifact) return { kind: "artifact", artifact: artifact.name };
+    const ignore = this.ignored.find((i) => i.matches(file));
+    if (ignore) return { kind: "ignored", reason: ignore.reason };
+    return { kind: "unowned" };
+  }
+
+  /** `name` and every artifact it depends on, directly or not. */
+  dependencies(name: string): Set<string> {
+    const out = new Set<string>();
+    const visit = (n: string) => {
+      if (out.has(n)) return;
+      out.add(n);
+      for (const d of this.get(n)?.depends ?? []) visit(d);
+    };
+    visit(name);
+    return out;
+  }
+}
+
+export function loadArtifactCatalogue(file = dataPath("artifacts", "catalogue.toml")): ArtifactCatalogue {
+  return parseArtifactCatalogue(file, fs.readFileSync(file, "utf8"));
+}
+
+export function parseArtifactCatalogue(file: string, text: string): ArtifactCatalogue {
+  const issues: InputIssue[] = [];
+  let table: Record<string, unknown> | undefined;
+  try {
+    table = parse(text) as Record<string, unknown>;
+  } catch (error) {
+    issues.push({ file, line: (error as { line?: number }).line, message: tomlErrorText(error) });
+  }
+  const parsed = table === undefined ? undefined : CatalogueFile.safeParse(table);
+  if (parsed && !parsed.success)
+    for (const i of parsed.error.issues) issues.push({ file, key: i.path.join("."), message: i.message });
+  if (issues.length > 0 || !parsed?.success)
+    throw new InputError("the artifact catalogue is invalid", issues);
+  const { tokens = {}, artifact, ignore = [] } = parsed.data;
+  const compile = (key: string, globs: string[]) => {
+    const patterns: RegExp[] = [];
+    for (const glob of globs) {
+      try {
+        patterns.push(globToRegExp(glob, tokens));
+      } catch (error) {
+        issues.push({ file, key, message: `${glob}: ${(error as Error).message}` });
+      }
+    }
+    return (f: string) => patterns.some((p) => p.test(f));
+  };
+  const specs = Object.entries(artifact).map(([name, spec]) => ({
+    name,
+    description: spec.description,
+    paths: spec.paths,
+    depends: spec.depends ?? [],
+    matches: compile(`artifact.${name}.paths`, spec.paths),
+  }));
+  for (const spec of specs)
+    for (const d of spec.depends)
+      if (!(d in artifact))
+        issues.push({ file, key: `artifact.${spec.name}.depends`, message: `no artifact "${d}"` });
+  const ignored = ignore.map((rule, i) => ({ ...rule, matches: compile(`ignore[${i}].paths`, rule.paths) }));
+  if (issues.length > 0) throw new InputError("the artifact catalogue is invalid", issues);
+  return new ArtifactCatalogue(specs, ignored);
+}
+
+/**
+ * "share/kata-containers/vmlinux-{kver}", "runtime-rs/bin/**": * stays within a name, ** crosses
+ * "/", {token} is the catalogue's regular expression of that name.
+ */
+export function globToRegExp(glob: string, tokens: Record<string, string> = {}): RegExp {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === "*" && glob[i + 1] === "*") {
+      out += ".*";
+      i++;
+    } else if (c === "*") out += "[^/]*";
+    else if (c === "?") out += "[^/]";
+    else if (c === "[") {
+      const end = glob.indexOf("]", i);
+      if (end < 0) throw new Error(`"[" without "]"`);
+      out += glob.slice(i, end + 1);
+      i = end;
+    } else if (c === "{") {
+      const end = glob.indexOf("}", i);
+      const name = end < 0 ? "" : glob.slice(i + 1, end);
+      const token = tokens[name];
+      if (token === undefined) throw new Error(`no token "{${name}}" in [tokens]`);
+      out += `(?:${token})`;
+      i = end;
+    } else out += c.replace(/[.+^$()|\\]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`);
+}

@@ -1,0 +1,64 @@
+// `--artifacts`: where the artifact sub-containers come from, and what the plan learns from it (a
+// new release there, shown as pulls; the check of every path the configurations name). Shared by
+// `plan`, `install --dry-run` and `install`.
+import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import { UserError } from "../errors.js";
+import { type ArtifactSource, directorySource } from "../install/artifacts.js";
+import type { JournalStore } from "../install/journal.js";
+import { withArtifactUpgrade } from "../install/upgrade.js";
+import { verifyPlanned } from "../install/verify.js";
+import type { Planned } from "../pipeline.js";
+
+export interface ArtifactSpecifier {
+  kind: "dir" | "oci-layout" | "registry";
+  where: string;
+}
+
+/** `--artifacts`, checked before anything else runs. */
+export function parseArtifactSpecifier(spec: string | undefined): ArtifactSpecifier | null {
+  if (spec === undefined) return null;
+  const colon = spec.indexOf(":");
+  const kind = colon < 0 ? "" : spec.slice(0, colon);
+  const where = spec.slice(colon + 1);
+  if ((kind === "dir" || kind === "oci-layout" || kind === "registry") && where !== "")
+    return { kind, where };
+  throw new UserError(
+    `--artifacts ${spec}: expected registry:HOST/REPOSITORY (images <artifact>:<tag>), oci-layout:DIR (an OCI image layout, images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)`,
+  );
+}
+
+export async function artifactSource(
+  spec: ArtifactSpecifier,
+  arch: string | null,
+  tag: string,
+): Promise<ArtifactSource> {
+  const catalogue = loadArtifactCatalogue();
+  if (spec.kind === "dir") return directorySource(spec.where, catalogue);
+  // The image readers load only when asked for: a plain plan does without them.
+  if (spec.kind === "oci-layout") {
+    const { ociLayoutSource } = await import("../install/oci-layout.js");
+    return ociLayoutSource(spec.where, catalogue, arch);
+  }
+  const { parseRegistry, registrySource } = await import("../install/registry.js");
+  return registrySource(parseRegistry(spec.where, tag), catalogue, arch);
+}
+
+/**
+ * The source `--artifacts` names, for the node `planned` is about; with it, the plan also shows a
+ * new release the source holds (as pulls). Null without --artifacts.
+ */
+export async function withArtifactSource(
+  planned: Planned,
+  specifier: ArtifactSpecifier | null,
+  tag: string | undefined,
+  store: JournalStore,
+): Promise<ArtifactSource | null> {
+  const source =
+    specifier === null ? null : await artifactSource(specifier, planned.facts.arch, tag ?? "latest");
+  if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store);
+  // Every file the configurations name, checked before anything is pulled or written.
+  await verifyPlanned({ ...planned, catalog: planned.prepared.catalog }, source, [
+    ...loadArtifactCatalogue().keys(),
+  ]);
+  return source;
+}

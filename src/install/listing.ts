@@ -1,0 +1,67 @@
+// What an artifact holds, without its bytes: each file (mode, size) and link (target), relative to
+// /opt/kata. `artifacts split` writes it into each image's manifest; a plan reads it to check every
+// path a configuration names before anything is pulled.
+import path from "node:path";
+import * as z from "zod/mini";
+
+/** The manifest annotation that carries an image's file list (JSON). */
+export const FILES_ANNOTATION = "io.katacontainers.kata-install.files";
+
+export const ListedEntry = z.union([
+  z.strictObject({ path: z.string(), type: z.literal("file"), mode: z.number(), size: z.number() }),
+  z.strictObject({ path: z.string(), type: z.literal("link"), target: z.string() }),
+]);
+export type ListedEntry = z.infer<typeof ListedEntry>;
+export const Listing = z.array(ListedEntry);
+
+/** Where a path of the release ends, links followed inside it. */
+export type Reached =
+  | { kind: "file"; mode: number; size: number; path: string }
+  | { kind: "missing"; path: string }
+  | { kind: "loop" };
+
+/** The files of several artifacts as one tree, as the version directory will hold them. */
+export class ReleaseTree {
+  private readonly entries = new Map<string, ListedEntry>();
+
+  constructor(listings: Iterable<ListedEntry[]>) {
+    for (const listing of listings) for (const e of listing) this.entries.set(e.path, e);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  paths(): string[] {
+    return [...this.entries.keys()].sort();
+  }
+
+  get(file: string): ListedEntry | undefined {
+    return this.entries.get(file);
+  }
+
+  /** Follow `file` (relative to /opt/kata) through links to what it reaches. */
+  reach(file: string): Reached {
+    let at = path.posix.normalize(file);
+    for (let hops = 0; hops < 40; hops++) {
+      // A link in a parent directory counts too (share/kata-containers/x through a linked dir).
+      const parts = at.split("/");
+      let moved = false;
+      for (let i = 1; i < parts.length; i++) {
+        const parent = this.entries.get(parts.slice(0, i).join("/"));
+        if (parent?.type === "link") {
+          const base = path.posix.join(path.posix.dirname(parent.path), parent.target);
+          at = path.posix.normalize(path.posix.join(base, ...parts.slice(i)));
+          moved = true;
+          break;
+        }
+      }
+      if (moved) continue;
+      const entry = this.entries.get(at);
+      if (entry === undefined) return { kind: "missing", path: at };
+      if (entry.type === "file") return { kind: "file", mode: entry.mode, size: entry.size, path: at };
+      at = path.posix.normalize(path.posix.join(path.posix.dirname(at), entry.target));
+    }
+    return { kind: "loop" };
+  }
+}

@@ -1,0 +1,365 @@
+// Every file a shim's configuration names is there: the check that stops an install from calling a
+// Kata that cannot boot a success. For each shim, the configuration is read as Kata reads it (the
+// base file, then config.d/ in order, later files winning) and each path it names — hypervisor,
+// kernel, image or initrd, firmware, virtiofsd, jailer, guest extension images — with the runtime
+// handler's shim binary and ConfigPath, must reach a regular file inside the host root (links
+// followed inside it), executable where it is a program. Checked twice: in the plan, against the
+// files the artifacts being installed hold (their listings, nothing pulled) or the node's; and
+// after the switch, against the node itself.
+import fs from "node:fs";
+import path from "node:path";
+import { parse } from "smol-toml";
+import type { Catalog } from "../decide/catalog.js";
+import type { Check, Decision } from "../decide/decision.js";
+import type { Host } from "../host/host.js";
+import type { Changeset } from "../render/changeset.js";
+import { installDir, shimBinary, shimConfigDir, shimConfigPath } from "../render/layout.js";
+import { type ArtifactSource, LINKS } from "./artifacts.js";
+import { type ListedEntry, ReleaseTree } from "./listing.js";
+
+export const CHECK_ID = "artifact-paths";
+
+/** A path a shim's configuration (or its handler) names. */
+export interface NamedPath {
+  shim: string;
+  /** The key that names it ("hypervisor.qemu.kernel"), or "handler shim binary" / "handler ConfigPath". */
+  key: string;
+  path: string;
+  program: boolean;
+}
+
+/** What a host path reaches: a regular file and its mode, or why not. */
+export type Found = { ok: true; mode: number } | { ok: false; why: string };
+
+export interface PathWorld {
+  find(hostPath: string): Promise<Found>;
+}
+
+/** Keys of a [hypervisor.*] table that name a file, and whether it is run. */
+const PATH_KEYS: Record<string, boolean> = {
+  path: true,
+  ctlpath: true,
+  jailer_path: true,
+  virtio_fs_daemon: true,
+  kernel: false,
+  image: false,
+  initrd: false,
+  firmware: false,
+  firmware_volume: false,
+};
+/** shared_fs values that start virtiofsd: otherwise virtio_fs_daemon names a file never used. */
+const VIRTIOFS = new Set(["virtio-fs", "virtio-fs-nydus"]);
+
+function deepMerge(into: Record<string, unknown>, from: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(from)) {
+    const here = into[key];
+    if (isTable(here) && isTable(value)) deepMerge(here, value);
+    else into[key] = value;
+  }
+  return into;
+}
+
+const isTable = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date);
+
+/** The paths one effective configuration names. */
+export function pathsIn(shim: string, config: Record<string, unknown>): NamedPath[] {
+  const out: NamedPath[] = [];
+  const hypervisors = isTable(config.hypervisor) ? config.hypervisor : {};
+  for (const [section, table] of Object.entries(hypervisors)) {
+    if (!isTable(table)) continue;
+    const sharedFs = typeof table.shared_fs === "string" ? table.shared_fs : "";
+    for (const [key, program] of Object.entries(PATH_KEYS)) {
+      const value = table[key];
+      if (typeof value !== "string" || value === "") continue;
+      if (key === "virtio_fs_daemon" && !VIRTIOFS.has(sharedFs)) continue;
+      out.push({ shim, key: `hypervisor.${section}.${key}`, path: value, program });
+    }
+    const extensions = table.guest_extension_images;
+    if (Array.isArray(extensions))
+      for (const [i, ext] of extensions.entries())
+        if (isTable(ext) && typeof ext.path === "string" && ext.path !== "")
+          out.push({
+            shim,
+            key: `hypervisor.${section}.guest_extension_images[${i}].path`,
+            path: ext.path,
+            program: false,
+          });
+  }
+  return out;
+}
+
+/**
+ * Each shim's configuration as Kata will read it once the plan is applied: the files the plan
+ * writes, and the node's own for the rest (an admin's config.d drop-ins count too).
+ */
+export async function effectiveConfigs(
+  host: Host,
+  decision: Decision,
+  changeset: Changeset,
+): Promise<{ configs: Map<string, Record<string, unknown>>; problems: string[] }> {
+  const planned = new Map(changeset.changes.map((c) => [c.path, c.after]));
+  const read = async (file: string): Promise<string | null> => {
+    if (planned.has(file)) return planned.get(file) ?? null;
+    const got = await host.readText(file);
+    return got.ok ? got.text : null;
+  };
+  const configs = new Map<string, Record<string, unknown>>();
+  const problems: string[] = [];
+  for (const { name } of decision.shims) {
+    const base = shimConfigPath(decision, name);
+    const dropIns = `${shimConfigDir(decision, name)}/config.d`;
+    const listing = await host.readDir(dropIns);
+    const names = new Set(listing.ok ? listing.entries : []);
+    for (const file of planned.keys())
+      if (path.posix.dirname(file) === dropIns) names.add(path.posix.basename(file));
+    const files = [
+      base,
+      ...[...names]
+        .filter((n) => n.endsWith(".toml"))
+        .sort()
+        .map((n) => `${dropIns}/${n}`),
+    ];
+    const merged: Record<string, unknown> = {};
+    for (const file of files) {
+      const text = await read(file);
+      if (text === null) continue;
+      try {
+        deepMerge(merged, parse(text) as Record<string, unknown>);
+      } catch (error) {
+        problems.push(`${name}: ${file} does not parse: ${(error as Error).message.split("\n")[0]}`);
+      }
+    }
+    configs.set(name, merged);
+  }
+  return { configs, problems };
+}
+
+/** Every path the decision's shims and handlers name. */
+export async function namedPaths(
+  host: Host,
+  decision: Decision,
+  changeset: Changeset,
+  catalog: Catalog,
+): Promise<{ paths: NamedPath[]; problems: string[] }> {
+  const { configs, problems } = await effectiveConfigs(host, decision, changeset);
+  const paths: NamedPath[] = [];
+  for (const { name } of decision.shims) {
+    paths.push(...pathsIn(name, configs.get(name) ?? {}));
+    const runtime = catalog.shims.get(name)?.runtime ?? "go";
+    paths.push({
+      shim: name,
+      key: "handler shim binary",
+      path: shimBinary(decision, runtime),
+      program: true,
+    });
+    paths.push({
+      shim: name,
+      key: "handler ConfigPath",
+      path: shimConfigPath(decision, name),
+      program: false,
+    });
+  }
+  return { paths, problems };
+}
+
+/** The node as it is: a path followed through links inside the host root. */
+export function nodeWorld(host: Host): PathWorld {
+  return {
+    async find(hostPath) {
+      let real: string;
+      try {
+        real = await host.resolve(hostPath);
+      } catch (error) {
+        return { ok: false, why: (error as Error).message };
+      }
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(real);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        return {
+          ok: false,
+          why: code === "ENOENT" ? "not on the node (or a link to nothing)" : `cannot be read (${code})`,
+        };
+      }
+      if (!st.isFile()) return { ok: false, why: "not a regular file" };
+      return { ok: true, mode: st.mode & 0o7777 };
+    },
+  };
+}
+
+/**
+ * The node once the plan is applied: files the plan writes; under the prefix's links into
+ * `current`, the files of the version being installed (`tree`, from the artifacts' listings);
+ * anything else as the node has it (a distro qemu, the admin's files).
+ */
+export function plannedWorld(
+  host: Host,
+  decision: Decision,
+  changeset: Changeset,
+  tree: ReleaseTree,
+): PathWorld {
+  const node = nodeWorld(host);
+  const prefix = installDir(decision);
+  const planned = new Map(changeset.changes.map((c) => [c.path, c]));
+  return {
+    async find(hostPath) {
+      const change = planned.get(hostPath);
+      if (change)
+        return change.after === null
+          ? { ok: false, why: "removed by the plan" }
+          : { ok: true, mode: change.mode };
+      if (hostPath.startsWith(`${prefix}/`)) {
+        const rel = path.posix.normalize(hostPath.slice(prefix.length + 1));
+        if (LINKS.some((l) => rel === l || rel.startsWith(`${l}/`))) {
+          const reached = tree.reach(rel);
+          if (reached.kind === "file") return { ok: true, mode: reached.mode };
+          if (reached.kind === "loop") return { ok: false, why: "a loop of links in the artifacts" };
+          return { ok: false, why: `in none of the artifacts being installed (${reached.path} is missing)` };
+        }
+      }
+      return node.find(hostPath);
+    },
+  };
+}
+
+export interface PathFailure extends NamedPath {
+  why: string;
+}
+
+export async function findFailures(paths: NamedPath[], world: PathWorld): Promise<PathFailure[]> {
+  const out: PathFailure[] = [];
+  for (const p of paths) {
+    const found = await world.find(p.path);
+    if (!found.ok) out.push({ ...p, why: found.why });
+    else if (p.program && (found.mode & 0o111) === 0) out.push({ ...p, why: "not executable" });
+  }
+  return out;
+}
+
+export function describeFailures(failures: PathFailure[]): string {
+  return failures.map((f) => `${f.shim}: ${f.key} = ${f.path}: ${f.why}`).join("; ");
+}
+
+/** The plan's check: passed, or failed naming each path and its shim. */
+export function pathsCheck(
+  failures: PathFailure[],
+  problems: string[],
+  checked: number,
+  where: string,
+): Check {
+  const all = [...problems, ...failures.map((f) => `${f.shim}: ${f.key} = ${f.path}: ${f.why}`)];
+  return all.length === 0
+    ? {
+        id: CHECK_ID,
+        severity: "error",
+        status: "pass",
+        message: `every file the shims' configurations name is there (${checked} paths, ${where})`,
+        rule: "verify",
+      }
+    : {
+        id: CHECK_ID,
+        severity: "error",
+        status: "fail",
+        message: `${all.length} path(s) the shims' configurations name would not be there (${where}): ${all.join("; ")}`,
+        hint: "a Kata that cannot find its kernel, image or hypervisor cannot start a pod: install the missing artifact, or fix the overrides that name the file",
+        rule: "verify",
+      };
+}
+
+/** How many bytes a node pulls, against the whole release the source holds. */
+export interface Transfer {
+  bytes: number;
+  releaseBytes: number;
+  images: number;
+  releaseImages: number;
+}
+
+export async function transferOf(source: ArtifactSource, names: string[], all: string[]): Promise<Transfer> {
+  const sizes = await source.sizes(all);
+  const mine = names.filter((n) => sizes.has(n));
+  return {
+    bytes: mine.reduce((n, a) => n + (sizes.get(a) ?? 0), 0),
+    releaseBytes: [...sizes.values()].reduce((n, b) => n + b, 0),
+    images: mine.length,
+    releaseImages: sizes.size,
+  };
+}
+
+/**
+ * The plan's `artifact-paths` check, added to the decision. With pulls planned, paths under the
+ * prefix are checked against the listings of the artifacts to install (needs the source; without
+ * one an install refuses anyway). With none, against the node: a file removed by hand that the
+ * source still has becomes a repair pull of its artifact, shown in the plan like any other.
+ */
+export async function verifyPlanned(
+  planned: { decision: Decision; changeset: Changeset; host: Host; catalog: Catalog },
+  source: ArtifactSource | null,
+  allArtifacts: string[],
+): Promise<void> {
+  const { decision, changeset, host, catalog } = planned;
+  if (decision.shims.length === 0) return;
+  const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  const pulls = changeset.actions.filter((a) => a.kind === "pull-artifact");
+  const { paths, problems } = await namedPaths(host, decision, changeset, catalog);
+  const listings = async () => {
+    const byArtifact = new Map<string, ListedEntry[]>();
+    for (const name of names) byArtifact.set(name, await (source as ArtifactSource).list(name));
+    return byArtifact;
+  };
+  if (pulls.length > 0) {
+    if (source === null) return;
+    const tree = new ReleaseTree((await listings()).values());
+    const failures = await findFailures(paths, plannedWorld(host, decision, changeset, tree));
+    decision.checks.push(
+      pathsCheck(
+        failures,
+        problems,
+        paths.length,
+        `against the files of ${names.length} artifacts in ${source.description}`,
+      ),
+    );
+    changeset.transfer = await transferOf(source, names, allArtifacts);
+    return;
+  }
+  let failures = await findFailures(paths, nodeWorld(host));
+  if (failures.length > 0 && source !== null) {
+    // What the source's copy of this version holds can be put back: a repair, not a refusal.
+    const byArtifact = await listings();
+    const tree = new ReleaseTree(byArtifact.values());
+    const prefix = installDir(decision);
+    const repairs = new Map<string, string[]>();
+    failures = failures.filter((f) => {
+      if (!f.path.startsWith(`${prefix}/`)) return true;
+      const rel = f.path.slice(prefix.length + 1);
+      if (!LINKS.some((l) => rel === l || rel.startsWith(`${l}/`)) || tree.reach(rel).kind !== "file")
+        return true;
+      const owners = [...byArtifact]
+        .filter(([, list]) => list.some((e) => chainHas(tree, rel, e.path)))
+        .map(([n]) => n);
+      for (const owner of owners) repairs.set(owner, [...(repairs.get(owner) ?? []), f.path]);
+      return owners.length === 0;
+    });
+    for (const [artifact, missing] of repairs)
+      changeset.actions.unshift({
+        kind: "pull-artifact",
+        target: artifact,
+        reason: `repair: ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not as installed (${failures.length === 0 ? "put back" : "put back in part"} from ${source.description})`,
+      });
+    if (repairs.size > 0) changeset.transfer = await transferOf(source, [...repairs.keys()], allArtifacts);
+  }
+  decision.checks.push(pathsCheck(failures, problems, paths.length, "on the node as installed"));
+}
+
+/** Whether following `rel` through the tree's links passes through `entry`. */
+function chainHas(tree: ReleaseTree, rel: string, entry: string): boolean {
+  let at = path.posix.normalize(rel);
+  for (let hops = 0; hops < 40; hops++) {
+    if (at === entry) return true;
+    const e = tree.get(at);
+    if (e === undefined || e.type === "file") return false;
+    at = path.posix.normalize(path.posix.join(path.posix.dirname(at), e.target));
+  }
+  return false;
+}
