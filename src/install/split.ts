@@ -207,7 +207,7 @@ function checkOwnership(
     const reached = target.entry;
     const allowed = catalogue.dependencies(e.owner);
     if (reached.owner === null)
-      problems.push(`${where}: links to ${reached.file}, which the catalogue ignores: the link would dangle`);
+      problems.push(`${where}: links to ${reached.file}, which no artifact holds: the link would dangle`);
     else if (!allowed.has(reached.owner))
       problems.push(
         `${where}: links to ${reached.file}, which is in artifact ${reached.owner}; give it to ${e.owner}, or make ${e.owner} depend on ${reached.owner}`,

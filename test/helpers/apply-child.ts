@@ -2,10 +2,10 @@
 // KATA_INSTALL_CRASH_AT can kill it at a chosen point. Arguments: host root, changes JSON file, and
 // optionally an artifact directory source and the artifact names (comma-separated).
 import fs from "node:fs";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { Host } from "../../src/host/host.js";
 import { applyChanges } from "../../src/install/apply.js";
 import { directorySource } from "../../src/install/artifacts.js";
-import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { JournalStore } from "../../src/install/journal.js";
 import { installArtifacts } from "../../src/install/switch.js";
 

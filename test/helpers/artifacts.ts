@@ -1,38 +1,43 @@
-// Artifact sub-containers as a directory source (DIR/<artifact>/opt/kata/…), with a few small files
-// each at the paths Kata's release uses.
+// Artifact sub-containers as a directory source (DIR/<artifact>/opt/kata/…): Kata's real release
+// layout (every path and link of the 4.1.0 lists) with small stand-in bytes.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import type { ArtifactSource } from "../../src/install/artifacts.js";
 import { StagingDir } from "../../src/install/staging.js";
+import { type ListEntry, RELEASES, readList } from "./release.js";
 
-export const SAMPLE_FILES: Record<string, string[]> = {
-  base: [
-    "bin/containerd-shim-kata-v2",
-    "bin/kata-runtime",
-    "share/kata-containers/vmlinux.container",
-    "share/kata-containers/kata-containers.img",
-  ],
-  "base-rust": ["runtime-rs/bin/containerd-shim-kata-v2"],
-  qemu: ["bin/qemu-system-x86_64", "share/kata-qemu/qemu/bios-256k.bin"],
-  virtiofsd: ["libexec/virtiofsd"],
-  "cloud-hypervisor": ["bin/cloud-hypervisor"],
-  firecracker: ["bin/firecracker", "bin/jailer"],
-  "dragonball-kernel": ["share/kata-containers/vmlinux-dragonball-experimental.container"],
-  "coco-guest": [
-    "share/kata-containers/vmlinuz-confidential.container",
-    "share/kata-containers/kata-containers-confidential.img",
-  ],
-  "ovmf-sev": ["share/ovmf/AMDSEV.fd"],
-  "ovmf-tdx": ["share/ovmf/OVMF.inteltdx.fd"],
-  "nvidia-gpu-guest": [
-    "share/kata-containers/vmlinux-nvidia-gpu.container",
-    "share/kata-containers/kata-containers-nvidia-gpu.img",
-    "share/ovmf/OVMF.fd",
-  ],
-  "se-boot-image": ["share/kata-containers/kata-containers-se.img"],
-};
+/**
+ * Kata's real release (4.1.0 for x86_64, from test/fixtures/release/), each path given to its owner
+ * by the catalogue: artifact → its files and links, relative to /opt/kata. The same paths, names
+ * and links as a real release, so that tests install what a node would.
+ */
+export function releaseByArtifact(arch: keyof typeof RELEASES = "x86_64"): Map<string, ListEntry[]> {
+  const catalogue = loadArtifactCatalogue();
+  const out = new Map<string, ListEntry[]>();
+  const seen = new Set<string>();
+  for (const name of RELEASES[arch]) {
+    for (const e of readList(name)) {
+      if (e.type === "d" || seen.has(e.path)) continue;
+      seen.add(e.path);
+      const file = e.path.replace(/^opt\/kata\//, "");
+      const own = catalogue.ownerOf(file);
+      if (own.kind !== "artifact") continue;
+      out.set(own.artifact, [...(out.get(own.artifact) ?? []), { ...e, path: file }]);
+    }
+  }
+  return out;
+}
+
+/** The regular files of each artifact of the x86_64 release. */
+export const SAMPLE_FILES: Record<string, string[]> = Object.fromEntries(
+  [...releaseByArtifact()].map(([artifact, entries]) => [
+    artifact,
+    entries.filter((e) => e.type === "f").map((e) => e.path),
+  ]),
+);
 
 const executable = (file: string) =>
   file.startsWith("bin/") || file.includes("/bin/") || file.startsWith("libexec/");
@@ -46,16 +51,21 @@ export function sampleContent(artifact: string, file: string, version = "3.9.0")
   return executable(file) ? `#!/bin/sh\necho "${line}"\n` : `${line}\n`;
 }
 
-/** A directory source holding every artifact; `version` changes every file's bytes. */
-export function artifactDir(version = "3.9.0"): string {
+/**
+ * A directory source holding every artifact of a real release's layout (links as released);
+ * `version` changes every file's bytes.
+ */
+export function artifactDir(version = "3.9.0", arch: keyof typeof RELEASES = "x86_64"): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-artifacts-"));
-  for (const [artifact, files] of Object.entries(SAMPLE_FILES)) {
-    for (const file of files) {
-      const full = path.join(dir, artifact, "opt/kata", file);
+  for (const [artifact, entries] of releaseByArtifact(arch)) {
+    for (const e of entries) {
+      const full = path.join(dir, artifact, "opt/kata", e.path);
       fs.mkdirSync(path.dirname(full), { recursive: true });
-      fs.writeFileSync(full, sampleContent(artifact, file, version), {
-        mode: executable(file) ? 0o755 : 0o644,
-      });
+      if (e.type === "l") fs.symlinkSync(e.target, full);
+      else
+        fs.writeFileSync(full, sampleContent(artifact, e.path, version), {
+          mode: executable(e.path) ? 0o755 : 0o644,
+        });
     }
   }
   return dir;
@@ -83,13 +93,6 @@ export function ociLayoutFrom(dir: string): string {
   }
   fs.rmSync(work, { recursive: true, force: true });
   return layout;
-}
-
-/** As Kata's release does: the kernel under a versioned name, with vmlinux.container a link to it. */
-export function linkKernelAsReleased(dir: string): void {
-  const share = path.join(dir, "base/opt/kata/share/kata-containers");
-  fs.renameSync(path.join(share, "vmlinux.container"), path.join(share, "vmlinux-6.12.8-146"));
-  fs.symlinkSync("vmlinux-6.12.8-146", path.join(share, "vmlinux.container"));
 }
 
 /** One artifact file as a comparable line: path, mode, and link target or content. */

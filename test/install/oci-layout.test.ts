@@ -7,18 +7,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { directorySource } from "../../src/install/artifacts.js";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
+import { directorySource } from "../../src/install/artifacts.js";
 import { journalFor } from "../../src/install/install.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { installArtifacts } from "../../src/install/switch.js";
-import {
-  artifactDir,
-  collectFiles,
-  fileKey,
-  linkKernelAsReleased,
-  ociLayoutFrom,
-} from "../helpers/artifacts.js";
+import { artifactDir, collectFiles, fileKey, ociLayoutFrom } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -26,7 +20,6 @@ import { snapshot } from "../helpers/tree.js";
 afterAll(removeTestHosts);
 const catalogue = loadArtifactCatalogue();
 const dir = artifactDir();
-linkKernelAsReleased(dir);
 const layout = ociLayoutFrom(dir);
 const made: string[] = [dir, layout];
 afterAll(() => {

@@ -6,12 +6,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { loadArtifactCatalogue, parseArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { directorySource } from "../../src/install/artifacts.js";
 import { WORKER_THRESHOLD } from "../../src/install/blob-file.js";
-import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
-import { RELEASE_MANIFEST, splitRelease } from "../../src/install/split.js";
-import { artifactDir, collectFiles, fileKey, linkKernelAsReleased } from "../helpers/artifacts.js";
+import { RELEASE_MANIFEST, SplitError, splitRelease } from "../../src/install/split.js";
+import { artifactDir, collectFiles, fileKey } from "../helpers/artifacts.js";
+import { buildRelease, RELEASES, readList } from "../helpers/release.js";
 
 const catalogue = loadArtifactCatalogue();
 const made: string[] = [];
@@ -24,13 +25,11 @@ const tmp = (prefix: string) => {
   return d;
 };
 
-/** A release tarball as Kata publishes one: everything under opt/kata/, compressed by `tool`. */
+/** A release tarball as Kata publishes one (from a dir: source): everything under opt/kata/, compressed by `tool`. */
 function release(dir: string, tool: "zstd" | "xz" | "gzip"): string {
   const tree = tmp("kata-install-release-");
   for (const artifact of fs.readdirSync(dir))
     fs.cpSync(path.join(dir, artifact), tree, { recursive: true, verbatimSymlinks: true });
-  fs.mkdirSync(path.join(tree, "opt/kata/share/doc"), { recursive: true });
-  fs.writeFileSync(path.join(tree, "opt/kata/share/doc/README"), "not an artifact's\n");
   const tar = path.join(tmp("kata-install-tarball-"), "kata-static-3.9.0-amd64.tar");
   execFileSync("tar", ["-C", tree, "-cf", tar, "opt"]);
   const suffix = { zstd: "zst", xz: "xz", gzip: "gz" }[tool];
@@ -41,16 +40,15 @@ function release(dir: string, tool: "zstd" | "xz" | "gzip"): string {
 describe("artifacts split", () => {
   const dir = artifactDir();
   made.push(dir);
-  linkKernelAsReleased(dir);
 
   it.each(["zstd", "xz", "gzip"] as const)(
     "splits a %s tarball into images that install the release's files",
     async (tool) => {
       const layout = tmp("kata-install-split-layout-");
       const report = await splitRelease(release(dir, tool), layout, catalogue, "x86_64");
-      expect(report.images.map((i) => i.artifact)).toEqual([...catalogue.keys()].sort());
-      expect(report.unclaimed).toEqual(["opt/kata/share/doc/README"]);
-      const names = [...catalogue.keys()];
+      const names = fs.readdirSync(dir).sort();
+      expect(report.images.map((i) => i.artifact)).toEqual(names);
+      expect(report.ignored).toEqual([]);
       const fromLayout = await collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), names);
       const fromDir = await collectFiles(directorySource(dir, catalogue), names);
       expect(fromLayout.map(fileKey).sort()).toEqual(fromDir.map(fileKey).sort());
@@ -124,6 +122,123 @@ describe("artifacts split", () => {
     fs.writeFileSync(path.join(layout, "index.json"), JSON.stringify(index));
     await expect(collectFiles(ociLayoutSource(layout, catalogue, "x86_64"), ["qemu"])).rejects.toThrow(
       /the image tagged "qemu" is sha256:[0-9a-f]+, but kata-release\.json pins sha256:/,
+    );
+  });
+});
+
+describe("artifacts split of Kata's real release (4.1.0, every tarball at once)", () => {
+  const entriesOf = (arch: keyof typeof RELEASES) => {
+    const unique = new Map<string, ReturnType<typeof readList>[number]>();
+    for (const name of RELEASES[arch])
+      for (const e of readList(name)) if (e.type !== "d") unique.set(e.path, e);
+    return unique;
+  };
+
+  it.each(["x86_64", "aarch64"] as const)(
+    "%s: every file and link goes to one artifact or is ignored with a reason",
+    async (arch) => {
+      const { dir, tarballs } = buildRelease(arch);
+      made.push(dir);
+      const layout = tmp("kata-install-split-real-");
+      const report = await splitRelease(tarballs, layout, catalogue, arch, "tar");
+      const entries = entriesOf(arch);
+      expect(report.entries).toBe(entries.size);
+      const owned = report.images.reduce((n, i) => n + i.files, 0);
+      expect(owned + report.ignored.length).toBe(entries.size);
+      for (const i of report.ignored) expect(i.reason.length, i.path).toBeGreaterThan(20);
+      // The guest image goes with the link that names it: the bug that left Kata unbootable.
+      const image = await ociLayoutSource(layout, catalogue, arch).list("guest-image");
+      expect(image.map((e) => e.path).sort()).toEqual([
+        "share/kata-containers/kata-containers.img",
+        "share/kata-containers/kata-ubuntu-noble.image",
+        "share/kata-containers/root_hash_base.txt",
+      ]);
+      // The release manifest records what the README's bytes table is made of.
+      const release = JSON.parse(fs.readFileSync(path.join(layout, RELEASE_MANIFEST), "utf8"));
+      expect(release.version).toBe("4.1.0");
+      expect(release.artifacts["guest-image"].files).toBe(3);
+      // Nothing of the Go configurations is dangling once kata-go-static is given too.
+      expect(report.ignored.filter((i) => i.dangling)).toEqual([]);
+    },
+  );
+
+  it("kata-static alone: its configuration.toml link dangles, and is said to, on purpose (ignored, not installed)", async () => {
+    const { dir, tarballs } = buildRelease("x86_64");
+    made.push(dir);
+    const layout = tmp("kata-install-split-static-");
+    const report = await splitRelease([tarballs[0] as string], layout, catalogue, "x86_64", "tar");
+    expect(report.ignored.filter((i) => i.dangling).map((i) => i.path)).toEqual([
+      "share/defaults/kata-containers/configuration.toml",
+    ]);
+  });
+
+  /** The split of an edited release fails naming each of `problems`, and writes no layout. */
+  async function refused(edit: (name: string, tree: string) => void, problems: RegExp[], cat = catalogue) {
+    const { dir, tarballs } = buildRelease("x86_64", edit);
+    made.push(dir);
+    const layout = path.join(tmp("kata-install-split-refused-"), "layout");
+    const error = await splitRelease(tarballs, layout, cat, "x86_64").then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(SplitError);
+    for (const p of problems)
+      expect(
+        (error as SplitError).problems.some((x) => p.test(x)),
+        `${p}\n${error?.message}`,
+      ).toBe(true);
+    expect(fs.existsSync(layout)).toBe(false);
+  }
+
+  it("an unowned file, a dangling link, a path two tarballs disagree on: each named, nothing written", async () => {
+    await refused(
+      (name, tree) => {
+        const share = path.join(tree, "opt/kata/share/kata-containers");
+        // Gone from every tarball: kata-containers-initrd.img dangles.
+        fs.rmSync(path.join(share, "kata-ubuntu-noble.initrd"), { force: true });
+        if (name.startsWith("kata-static-")) {
+          fs.writeFileSync(path.join(tree, "opt/kata/bin/kata-surprise"), "#!/bin/sh\n");
+          fs.rmSync(path.join(share, "vmlinuz-6.18.35-202"));
+          fs.writeFileSync(path.join(share, "vmlinuz-6.18.35-202"), "other bytes\n");
+        }
+      },
+      [
+        /kata-static-4\.1\.0-amd64\.tar\.zst: opt\/kata\/bin\/kata-surprise: in no artifact and not ignored/,
+        /share\/kata-containers\/kata-containers-initrd\.img \(artifact guest-initrd, .*\): a link to kata-ubuntu-noble\.initrd, which is in none of the tarballs given/,
+        /share\/kata-containers\/vmlinuz-6\.18\.35-202: other bytes in kata-go-static-4\.1\.0-amd64\.tar\.zst than in kata-static-4\.1\.0-amd64\.tar\.zst/,
+      ],
+    );
+  });
+
+  it("the guest image removed from its artifact (the catalogue's old mistake): the image and its link are named", async () => {
+    const text = fs
+      .readFileSync(path.resolve("artifacts/catalogue.toml"), "utf8")
+      .replace('  "share/kata-containers/kata-{os}.image",\n', "");
+    await refused(
+      () => {},
+      [
+        /opt\/kata\/share\/kata-containers\/kata-ubuntu-noble\.image: in no artifact and not ignored/,
+        /share\/kata-containers\/kata-containers\.img \(artifact guest-image, .*\): links to share\/kata-containers\/kata-ubuntu-noble\.image, which no artifact holds/,
+      ],
+      parseArtifactCatalogue("catalogue.toml", text),
+    );
+  });
+
+  it("a link whose target is in another artifact, and an entry claimed twice", async () => {
+    const text = fs
+      .readFileSync(path.resolve("artifacts/catalogue.toml"), "utf8")
+      .replace('  "share/kata-containers/vmlinux-{kver}",\n', "")
+      .replace(
+        'paths = ["bin/openvmm"]',
+        'paths = ["bin/openvmm", "share/kata-containers/vmlinux-{kver}", "bin/jailer"]',
+      );
+    await refused(
+      () => {},
+      [
+        /share\/kata-containers\/vmlinux\.container \(artifact guest-kernel, .*\): links to share\/kata-containers\/vmlinux-6\.18\.35-202, which is in artifact openvmm; give it to guest-kernel, or make guest-kernel depend on openvmm/,
+        /opt\/kata\/bin\/jailer: claimed twice, by artifact firecracker and by artifact openvmm/,
+      ],
+      parseArtifactCatalogue("catalogue.toml", text),
     );
   });
 });
