@@ -98,8 +98,7 @@ export async function runInstall(
       lines.push(
         `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, and it answers.`,
       );
-    if (!changed)
-      lines.push("Nothing to do: the node is as the plan wants it.");
+    if (!changed) lines.push("Nothing to do: the node is as the plan wants it.");
     out(options.json ? `${JSON.stringify({ recovered, ...report }, null, 2)}\n` : `${lines.join("\n")}\n`);
     hooks.installed?.(planned);
     return 0;

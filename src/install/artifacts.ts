@@ -191,7 +191,8 @@ export async function stageVersion(
     throw error;
   }
   // Without the rename (a repair takes files from it), `dir` is the staging directory's real path.
-  if (options.rename === false) return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true };
+  if (options.rename === false)
+    return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true };
   fs.renameSync(partial, await host.resolve(dir));
   return { id, dir, files: into.files, bytes: into.bytes, copied: true };
 }

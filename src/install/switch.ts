@@ -139,7 +139,8 @@ async function repairVersion(
 function holds(version: string, entry: ListedEntry): boolean {
   const st = fs.lstatSync(path.join(version, entry.path), { throwIfNoEntry: false });
   if (!st) return false;
-  if (entry.type === "link") return st.isSymbolicLink() && fs.readlinkSync(path.join(version, entry.path)) === entry.target;
+  if (entry.type === "link")
+    return st.isSymbolicLink() && fs.readlinkSync(path.join(version, entry.path)) === entry.target;
   return st.isFile() && st.size === entry.size;
 }
 

@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
+// `kata-install artifacts split`, run as a user runs it, on a stand-in of Kata's real 4.1.0 release
+// (every path and link of its three tarballs).
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
+import { buildRelease } from "../helpers/release.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -12,32 +12,58 @@ afterAll(() => {
 });
 
 describe("kata-install artifacts split", () => {
-  it("splits a zstd release into a layout, naming what it left out", () => {
-    const dir = artifactDir();
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-cli-split-"));
-    made.push(dir, work);
-    const tree = path.join(work, "tree");
-    for (const artifact of fs.readdirSync(dir))
-      fs.cpSync(path.join(dir, artifact), tree, { recursive: true });
-    fs.writeFileSync(path.join(tree, "opt/kata/bin/kata-unknown-helper"), "?");
-    const tar = path.join(work, "kata-static-3.9.0-amd64.tar");
-    execFileSync("tar", ["-C", tree, "-cf", tar, "opt"]);
-    execFileSync("zstd", ["-q", "--rm", tar]);
-    const layout = path.join(work, "layout");
-    const run = runCli(["artifacts", "split", `${tar}.zst`, "--out", `oci-layout:${layout}`]);
+  it("splits all the tarballs of a release at once; every entry owned, the ignored ones by reason", () => {
+    const { dir, tarballs } = buildRelease("x86_64");
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    const run = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(
-      new RegExp(
-        `^Images in ${layout} \\(x86_64\\), tagged by artifact name; digests in kata-release\\.json:\\n`,
-      ),
+      /^\d+ files and links in 3 tarball\(s\): \d+ in \d+ artifacts, \d+ ignored; none unowned\.\n/,
     );
-    expect(run.stdout).toMatch(/\n {2}qemu +sha256:[0-9a-f]{12}… {2}2 files, \d+ bytes compressed\n/);
+    expect(run.stdout).toContain(
+      `Images in ${layout} (x86_64), tagged by artifact name; digests in kata-release.json:\n`,
+    );
     expect(run.stdout).toMatch(
-      /Not in any artifact \(1\), left out:\n {2}opt\/kata\/bin\/kata-unknown-helper\n$/,
+      /\n {2}guest-image +sha256:[0-9a-f]{12}… {2}3 files, \d+ bytes \(layer \d+ compressed\)\n/,
     );
-    expect(runCli(["artifacts", "split", `${tar}.zst`, "--out", layout]).stderr).toMatch(
-      /--out .*: expected oci-layout:DIR/,
+    expect(run.stdout).toMatch(/\n {2}1 entry: bash completion for kata-runtime/);
+    expect(fs.existsSync(path.join(layout, "kata-release.json"))).toBe(true);
+  });
+
+  it("names every unowned entry and exits 1, writing nothing; --json lists the problems", () => {
+    const { dir, tarballs } = buildRelease("x86_64", (name, tree) => {
+      if (name.startsWith("kata-static-"))
+        fs.writeFileSync(path.join(tree, "opt/kata/bin/kata-unknown-helper"), "?");
+    });
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    const run = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      "kata-static-4.1.0-amd64.tar.zst: opt/kata/bin/kata-unknown-helper: in no artifact and not ignored",
     );
+    expect(run.stderr).toContain("Nothing was written.");
+    expect(fs.existsSync(layout)).toBe(false);
+    const json = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`, "--json"]);
+    expect(json.status).toBe(1);
+    expect(JSON.parse(json.stdout).problems).toHaveLength(1);
+  });
+
+  it("refuses a bad --out, and tarballs of two architectures", () => {
+    expect(runCli(["artifacts", "split", "x.tar.zst", "--out", "/tmp/x"]).stderr).toMatch(
+      /--out \/tmp\/x: expected oci-layout:DIR/,
+    );
+    const mixed = runCli([
+      "artifacts",
+      "split",
+      "kata-static-4.1.0-amd64.tar.zst",
+      "kata-go-static-4.1.0-arm64.tar.zst",
+      "--out",
+      "oci-layout:/tmp/x",
+    ]);
+    expect(mixed.status).toBe(1);
+    expect(mixed.stderr).toMatch(/the tarballs are of different architectures/);
   });
 });

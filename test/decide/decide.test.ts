@@ -148,7 +148,9 @@ describe("firecracker, confidential and GPU shims", () => {
     expect(droppedReason(decision, "qemu-tdx")?.reason).toBe(
       "needs tdx: the host runs Intel TDX (CPU and KVM) — not the case here",
     );
-    expect(decision.artifacts.map((a) => a.name)).toEqual(expect.arrayContaining(["coco-guest", "ovmf-sev"]));
+    expect(decision.artifacts.map((a) => a.name)).toEqual(
+      expect.arrayContaining(["guest-image-confidential", "guest-kernel", "ovmf-sev"]),
+    );
     expect(decision.artifacts.map((a) => a.name)).not.toContain("ovmf-tdx");
   });
 

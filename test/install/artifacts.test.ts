@@ -9,9 +9,9 @@ import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { recover } from "../../src/install/apply.js";
 import { ArtifactError, directorySource } from "../../src/install/artifacts.js";
 import { journalFor } from "../../src/install/install.js";
-import { installArtifacts } from "../../src/install/switch.js";
+import { commitSwitch, installArtifacts } from "../../src/install/switch.js";
 import { uninstallFiles } from "../../src/install/uninstall.js";
-import { artifactDir, sampleContent } from "../helpers/artifacts.js";
+import { artifactDir, SAMPLE_FILES, sampleContent } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
@@ -27,18 +27,25 @@ const dirSource = (version?: string) => {
   sources.push(dir);
   return { dir, source: directorySource(dir, catalogue) };
 };
-const NAMES = ["base", "qemu", "virtiofsd"];
+const NAMES = ["base", "guest-kernel", "meta", "qemu", "virtiofsd"];
 
 describe("artifacts from a directory", () => {
   it("land in a version directory, reachable through current at Kata's usual paths; uninstall takes all back", async () => {
     const host = buildHost(intelContainerd16());
     const before = snapshot(host.root);
-    const { dir, source } = dirSource();
+    const { source } = dirSource();
     const result = await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
-    expect(result).toMatchObject({ switched: true, staged: { copied: true, files: 8 } });
+    // Every file and link of those artifacts in the release, links as released.
+    const files = NAMES.reduce((n, a) => n + (SAMPLE_FILES[a]?.length ?? 0), 0);
+    expect(result).toMatchObject({ switched: true, staged: { copied: true } });
+    expect(result.staged?.files).toBeGreaterThan(files);
+    const kernel = path.join(host.root, "opt/kata/share/kata-containers/vmlinux.container");
     expect(
-      fs.readFileSync(path.join(host.root, "opt/kata/share/kata-containers/vmlinux.container"), "utf8"),
-    ).toBe("base share/kata-containers/vmlinux.container 3.9.0\n");
+      fs.readlinkSync(path.join(host.root, "opt/kata/current/share/kata-containers/vmlinux.container")),
+    ).toBe("vmlinux-6.18.35-202");
+    expect(fs.readFileSync(kernel, "utf8")).toBe(
+      sampleContent("guest-kernel", "share/kata-containers/vmlinux-6.18.35-202", "3.9.0"),
+    );
     const qemu = path.join(host.root, "opt/kata/bin/qemu-system-x86_64");
     expect(fs.readFileSync(qemu, "utf8")).toBe(sampleContent("qemu", "bin/qemu-system-x86_64", "3.9.0"));
     expect(fs.statSync(qemu).mode & 0o777).toBe(0o755);
@@ -75,6 +82,11 @@ describe("artifacts from a directory", () => {
       NAMES,
     );
     expect(second.staged?.id).not.toBe(first.staged?.id);
+    // The old version stays until the switch is committed (the run's files checked): then it goes.
+    expect(fs.readdirSync(path.join(host.root, "opt/kata/versions")).sort()).toEqual(
+      [first.staged?.id, second.staged?.id].sort(),
+    );
+    await commitSwitch(journalFor(host.host, "/opt/kata"), "/opt/kata");
     expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
       sampleContent("base", "bin/kata-runtime", "3.10.0"),
     );

@@ -25,7 +25,7 @@ const made: string[] = [dir, layout];
 afterAll(() => {
   for (const d of made) fs.rmSync(d, { recursive: true, force: true });
 });
-const NAMES = ["base", "qemu", "virtiofsd"];
+const NAMES = ["base", "guest-kernel", "qemu", "virtiofsd"];
 
 /** Installing from the layout fails with `message`, and the node is left exactly as it was. */
 async function expectRefusedWithoutTrace(layoutDir: string, message: RegExp): Promise<void> {
@@ -107,7 +107,7 @@ describe("artifacts from an OCI layout", () => {
     );
     expect(
       fs.readFileSync(path.join(host.root, "opt/kata/share/kata-containers/vmlinux.container"), "utf8"),
-    ).toBe("base share/kata-containers/vmlinux.container 3.9.0\n");
+    ).toBe("guest-kernel share/kata-containers/vmlinux-6.18.35-202 3.9.0\n");
     const other = buildHost(intelContainerd16());
     const viaDir = await installArtifacts(
       journalFor(other.host, "/opt/kata"),

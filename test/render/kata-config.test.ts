@@ -53,7 +53,7 @@ describe("every shim's base configuration", async () => {
     });
     expect(read("qemu-tdx").hypervisor?.qemu).toMatchObject({
       confidential_guest: true,
-      kernel: "/opt/kata/share/kata-containers/vmlinuz-confidential.container",
+      kernel: "/opt/kata/share/kata-containers/vmlinuz.container",
     });
     expect(read("qemu-tdx").hypervisor?.qemu?.sev_snp_guest).toBeUndefined();
     expect(read("qemu-nvidia-gpu").hypervisor?.qemu).toMatchObject({

@@ -8,7 +8,7 @@ import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { applyChanges } from "../../src/install/apply.js";
 import { directorySource } from "../../src/install/artifacts.js";
 import { journalFor } from "../../src/install/install.js";
-import { installArtifacts } from "../../src/install/switch.js";
+import { commitSwitch, installArtifacts } from "../../src/install/switch.js";
 import { planDocument } from "../../src/output/plan.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
@@ -25,8 +25,9 @@ const source = directorySource(artifacts, loadArtifactCatalogue());
 async function apply(host: TestHost, planned: Awaited<ReturnType<typeof planOn>>): Promise<void> {
   const store = journalFor(host.host, "/opt/kata");
   const names = planned.decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
-  await installArtifacts(store, "/opt/kata", source, names);
-  await applyChanges(store, planned.changeset.changes);
+  const switched = await installArtifacts(store, "/opt/kata", source, names);
+  await applyChanges(store, planned.changeset.changes, { withSwitch: switched.switched });
+  await commitSwitch(store, "/opt/kata");
 }
 
 describe("the printed diffs", () => {
