@@ -47,7 +47,7 @@ export const ARM64_CPUINFO = `${[0, 1, 2, 3]
   )
   .join("\n\n")}\n`;
 
-const CONTAINERD_V2_MAIN = `# managed by the admin: keep this comment
+export const CONTAINERD_V2_MAIN = `# managed by the admin: keep this comment
 version = 2
 root = "/var/lib/containerd"
 

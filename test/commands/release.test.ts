@@ -1,0 +1,245 @@
+// A real Kata release installs a whole Kata. Stand-ins of Kata's 4.1.0 release (every path and
+// link of its tarballs, test/fixtures/release/) are split into artifact images; then each shim the
+// catalogue serves on that architecture is installed on a test host from them, as a user would:
+// every file its configuration names must be there (the plan's artifact-paths check, then the
+// node's), the real containerd must start on the result with its CRI plugin, and uninstall must
+// give the host back byte for byte.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
+import { FILES_ANNOTATION } from "../../src/install/listing.js";
+import { splitRelease } from "../../src/install/split.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import { containerdServes } from "../helpers/containerd.js";
+import { catalog } from "../helpers/decide.js";
+import { arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import { buildRelease, type RELEASES } from "../helpers/release.js";
+import type { NodeSpec } from "../helpers/test-host.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const SYSTEMCTL = 'echo "$@" >> "$(dirname "$0")/../../var/log/systemctl.calls"';
+
+/** A node with containerd 1.6 (the version whose daemon this machine can run), of either architecture. */
+function nodeOf(arch: keyof typeof RELEASES): NodeSpec {
+  const spec =
+    arch === "x86_64"
+      ? intelContainerd16()
+      : {
+          ...arm64Containerd20(),
+          commands: { "/usr/bin/containerd": 'echo "containerd github.com/containerd/containerd 1.6.20 "' },
+          files: { "/etc/containerd/config.toml": CONTAINERD_V2_MAIN },
+        };
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+  spec.files = { ...spec.files, "/var/log/.keep": "" };
+  return spec;
+}
+
+/** The host, with a containerd socket that accepts (as a running containerd's would). */
+async function hostOf(arch: keyof typeof RELEASES) {
+  const host = buildHost(nodeOf(arch));
+  const socket = path.join(host.root, "run/containerd/containerd.sock");
+  fs.rmSync(socket);
+  const server = net.createServer((c) => c.end());
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  afterAll(() => server.close());
+  return { ...host, original: snapshot(host.root) };
+}
+
+const checkOf = (planJson: string) =>
+  (JSON.parse(planJson).checks as Array<{ id: string; status: string; message: string }>).find(
+    (c) => c.id === "artifact-paths",
+  );
+
+describe.each(["x86_64", "aarch64"] as const)(
+  "Kata 4.1.0 for %s, split and installed shim by shim",
+  (arch) => {
+    const shims = [...catalog.shims.values()].filter((s) => s.arches.includes(arch)).map((s) => s.name);
+    let layout = "";
+    beforeAll(async () => {
+      const { dir, tarballs } = buildRelease(arch);
+      made.push(dir);
+      layout = path.join(dir, "layout");
+      await splitRelease(tarballs, layout, loadArtifactCatalogue(), arch, "tar");
+    });
+
+    it.each(shims)(
+      "%s: the plan checks every path, install puts them all there, uninstall takes all back",
+      async (shim) => {
+        const host = await hostOf(arch);
+        const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--shims", shim];
+        const plan = runCli(["plan", ...args, "--json"]);
+        expect(plan.status, plan.stderr).toBe(0);
+        const before = checkOf(plan.stdout);
+        expect(before?.status, before?.message).toBe("pass");
+        expect(JSON.parse(plan.stdout).transfer.bytes).toBeGreaterThan(0);
+        const run = runCli(["install", ...args]);
+        expect(run.status, run.stderr).toBe(0);
+        expect(run.stdout).toMatch(/Pulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\./);
+        // On the node itself now: nothing left to do, and every path there.
+        const after = runCli(["plan", ...args, "--json"]);
+        expect(checkOf(after.stdout)?.status, checkOf(after.stdout)?.message).toBe("pass");
+        expect(JSON.parse(after.stdout).changes).toEqual([]);
+        const uninstall = runCli(["uninstall", "--host-root", host.root]);
+        expect(uninstall.status, uninstall.stderr).toBe(0);
+        const tree = snapshot(host.root);
+        delete tree["var/log/systemctl.calls"];
+        expect(tree).toEqual(host.original);
+      },
+    );
+
+    it("every shim at once: the real containerd starts on the installed config, CRI loaded, one definition per handler", async () => {
+      const host = await hostOf(arch);
+      const run = runCli([
+        "install",
+        "--host-root",
+        host.root,
+        "--artifacts",
+        `oci-layout:${layout}`,
+        "--shims",
+        shims.join(","),
+      ]);
+      expect(run.status, run.stderr).toBe(0);
+      const config = fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8");
+      const served = await containerdServes(config);
+      expect(served.cri, served.log.slice(-2000)).toBe("ok");
+      const started = served.log.split("\n").find((l) => l.includes("Start cri plugin with config")) ?? "";
+      for (const shim of shims) {
+        expect(started.match(new RegExp(`\\bkata-${shim}:\\{`, "g")) ?? [], shim).toHaveLength(1);
+        expect(started).toContain(
+          `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml`,
+        );
+      }
+    });
+  },
+);
+
+describe("an incomplete release, a tampered one, a node changed by hand", () => {
+  const dirOf = (edit?: (dir: string) => void) => {
+    const dir = artifactDir();
+    made.push(dir);
+    edit?.(dir);
+    return dir;
+  };
+
+  it("the guest image missing from its artifact: plan fails artifact-paths naming the path and shim; install refuses, the host untouched", async () => {
+    const dir = dirOf((d) =>
+      fs.rmSync(path.join(d, "guest-image/opt/kata/share/kata-containers/kata-ubuntu-noble.image")),
+    );
+    const host = await hostOf("x86_64");
+    const args = ["--host-root", host.root, "--artifacts", `dir:${dir}`, "--shims", "qemu,clh"];
+    const plan = runCli(["plan", ...args]);
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toMatch(
+      /\[ERROR\] artifact-paths: 2 path\(s\) the shims' configurations name would not be there/,
+    );
+    expect(plan.stdout).toContain(
+      "qemu: hypervisor.qemu.image = /opt/kata/share/kata-containers/kata-containers.img: in none of the artifacts being installed (share/kata-containers/kata-ubuntu-noble.image is missing)",
+    );
+    expect(plan.stdout).toContain(
+      "clh: hypervisor.clh.image = /opt/kata/share/kata-containers/kata-containers.img",
+    );
+    const run = runCli(["install", ...args]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/preflight errors: artifact-paths .*Nothing was installed/);
+    expect(snapshot(host.root)).toEqual(host.original);
+  });
+
+  it("a file removed by hand from an installed Kata: plan shows the repair, install puts it back", async () => {
+    const dir = dirOf();
+    const host = await hostOf("x86_64");
+    const args = ["--host-root", host.root, "--artifacts", `dir:${dir}`, "--shims", "qemu"];
+    expect(runCli(["install", ...args]).status).toBe(0);
+    const installed = snapshot(host.root);
+    const image = path.join(host.root, "opt/kata/current/share/kata-containers/kata-ubuntu-noble.image");
+    fs.rmSync(image);
+    // Without a source the plan can only say so.
+    const blind = runCli(["plan", "--host-root", host.root, "--shims", "qemu"]);
+    expect(blind.status).toBe(1);
+    expect(blind.stdout).toContain(
+      "qemu: hypervisor.qemu.image = /opt/kata/share/kata-containers/kata-containers.img: not on the node (or a link to nothing)",
+    );
+    const plan = runCli(["plan", ...args]);
+    expect(plan.status).toBe(0);
+    expect(plan.stdout).toMatch(
+      /pull-artifact guest-image: repair: \/opt\/kata\/share\/kata-containers\/kata-containers\.img is not as installed/,
+    );
+    const run = runCli(["install", ...args]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      /Artifacts: 1 file\(s\) of version [0-9a-f]{16} were not as installed: put back\./,
+    );
+    const tree = snapshot(host.root);
+    for (const t of [tree, installed]) {
+      delete t["var/log/systemctl.calls"];
+      for (const k of Object.keys(t)) if (k.startsWith("opt/kata/.install")) delete t[k];
+    }
+    expect(tree).toEqual(installed);
+  });
+
+  it("a file list that lies (the image said to hold a file it lacks): caught after the switch, everything rolled back", async () => {
+    const { dir, tarballs } = buildRelease("x86_64");
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    await splitRelease(tarballs, layout, loadArtifactCatalogue(), "x86_64", "tar");
+    addToFileList(layout, "guest-image", {
+      path: "share/kata-containers/kata-extra.img",
+      type: "file",
+      mode: 0o644,
+      size: 1,
+    });
+    const host = await hostOf("x86_64");
+    // The admin's drop-in names that file: the plan (from the list) believes it will be there.
+    const dropIn = path.join(
+      host.root,
+      "opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d/90-admin.toml",
+    );
+    fs.mkdirSync(path.dirname(dropIn), { recursive: true });
+    fs.writeFileSync(dropIn, '[hypervisor.qemu]\nimage = "/opt/kata/share/kata-containers/kata-extra.img"\n');
+    const before = snapshot(host.root);
+    const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--shims", "qemu"];
+    const plan = runCli(["plan", ...args, "--json"]);
+    expect(checkOf(plan.stdout)?.status).toBe("pass");
+    const run = runCli(["install", ...args]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      "after the install, qemu: hypervisor.qemu.image = /opt/kata/share/kata-containers/kata-extra.img: not on the node (or a link to nothing): everything this run changed was rolled back",
+    );
+    expect(run.stderr).not.toMatch(/\n\s+at /); // one line, no stack trace
+    expect(snapshot(host.root)).toEqual(before);
+  });
+});
+
+/** Rewrite an image's manifest so that its file list also names `entry` (index and pins follow). */
+function addToFileList(layout: string, artifact: string, entry: Record<string, unknown>): void {
+  const indexFile = path.join(layout, "index.json");
+  const index = JSON.parse(fs.readFileSync(indexFile, "utf8"));
+  const descriptor = index.manifests.find(
+    (m: { annotations: Record<string, string> }) =>
+      m.annotations["org.opencontainers.image.ref.name"] === artifact,
+  );
+  const blob = (digest: string) => path.join(layout, "blobs/sha256", digest.slice(7));
+  const manifest = JSON.parse(fs.readFileSync(blob(descriptor.digest), "utf8"));
+  const files = JSON.parse(manifest.annotations[FILES_ANNOTATION]);
+  manifest.annotations[FILES_ANNOTATION] = JSON.stringify([...files, entry]);
+  const bytes = Buffer.from(JSON.stringify(manifest));
+  const digest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  fs.writeFileSync(blob(digest), bytes);
+  descriptor.digest = digest;
+  descriptor.size = bytes.length;
+  fs.writeFileSync(indexFile, JSON.stringify(index));
+  const releaseFile = path.join(layout, "kata-release.json");
+  const release = JSON.parse(fs.readFileSync(releaseFile, "utf8"));
+  release.artifacts[artifact].digest = digest;
+  fs.writeFileSync(releaseFile, JSON.stringify(release));
+}
