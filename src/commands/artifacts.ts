@@ -65,7 +65,7 @@ export async function runSplit(
   const width = Math.max(...report.images.map((i) => i.artifact.length));
   for (const i of report.images)
     lines.push(
-      `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} files, ${i.bytes} bytes (layer ${i.layerBytes}${layers === "gzip" ? " compressed" : ""})`,
+      `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} entr${i.files === 1 ? "y" : "ies"}, ${i.bytes} bytes (layer ${i.layerBytes}${layers === "gzip" ? " compressed" : ""})`,
     );
   const byReason = new Map<string, string[]>();
   for (const i of report.ignored) byReason.set(i.reason, [...(byReason.get(i.reason) ?? []), i.path]);

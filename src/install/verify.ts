@@ -338,7 +338,9 @@ export async function verifyPlanned(
       const owners = [...byArtifact]
         .filter(([, list]) => list.some((e) => chainHas(tree, rel, e.path)))
         .map(([n]) => n);
-      for (const owner of owners) repairs.set(owner, [...(repairs.get(owner) ?? []), f.path]);
+      for (const owner of owners)
+        if (!repairs.get(owner)?.includes(f.path))
+          repairs.set(owner, [...(repairs.get(owner) ?? []), f.path]);
       return owners.length === 0;
     });
     for (const [artifact, missing] of repairs)

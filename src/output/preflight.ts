@@ -61,10 +61,10 @@ export function renderPreflight(doc: PreflightDocument, where: string): string {
   lines.push("");
   lines.push(`Shims for this node: ${doc.shims.map((s) => s.name).join(", ") || "none"}`);
   for (const d of doc.dropped) lines.push(`  dropped ${d.name}: ${d.reason}`);
-  if (doc.artifacts.length > 0)
-    lines.push(
-      `Artifacts: ${doc.artifacts.map((a) => (a.from === "distro" ? `${a.name} (host's own)` : a.name)).join(", ")}`,
-    );
+  // Each artifact with why it is pulled (the shims, and the artifacts that depend on it).
+  if (doc.artifacts.length > 0) lines.push("Artifacts for this node:");
+  for (const a of doc.artifacts)
+    lines.push(`  ${a.name}${a.from === "distro" ? " (the host's own)" : ""}: ${a.reason}`);
   lines.push("");
   if (errors > 0) {
     lines.push(

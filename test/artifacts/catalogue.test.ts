@@ -100,3 +100,12 @@ describe("the artifact catalogue", () => {
     expect(message).toContain('artifact.a.depends: no artifact "missing"');
   });
 });
+
+describe("the README's bytes table", () => {
+  it("is the one computed from the release lists and the catalogue", async () => {
+    const { bytesTable } = await import("../helpers/bytes-table.js");
+    // Compared cell by cell: the formatter may pad the README's columns.
+    const cells = (text: string) => text.replace(/ *\| */g, "|").replace(/-{3,}/g, "---");
+    expect(cells(fs.readFileSync(path.resolve("README.md"), "utf8"))).toContain(cells(bytesTable()));
+  });
+});

@@ -26,7 +26,7 @@ describe("kata-install artifacts split", () => {
       `Images in ${layout} (x86_64), tagged by artifact name; digests in kata-release.json:\n`,
     );
     expect(run.stdout).toMatch(
-      /\n {2}guest-image +sha256:[0-9a-f]{12}… {2}3 files, \d+ bytes \(layer \d+ compressed\)\n/,
+      /\n {2}guest-image +sha256:[0-9a-f]{12}… {2}3 entries, \d+ bytes \(layer \d+ compressed\)\n/,
     );
     expect(run.stdout).toMatch(/\n {2}1 entry: bash completion for kata-runtime/);
     expect(fs.existsSync(path.join(layout, "kata-release.json"))).toBe(true);
