@@ -187,36 +187,59 @@ describe("an incomplete release, a tampered one, a node changed by hand", () => 
     expect(tree).toEqual(installed);
   });
 
-  it("a file list that lies (the image said to hold a file it lacks): caught after the switch, everything rolled back", async () => {
+  it("a file list that lies (an image said to hold a file it lacks): caught after the switch, the previous version and files back", async () => {
     const { dir, tarballs } = buildRelease("x86_64");
     made.push(dir);
     const layout = path.join(dir, "layout");
     await splitRelease(tarballs, layout, loadArtifactCatalogue(), "x86_64", "tar");
-    addToFileList(layout, "guest-image", {
+    const host = await hostOf("x86_64");
+    const install = (from: string) =>
+      runCli(["install", "--host-root", host.root, "--artifacts", `oci-layout:${from}`, "--shims", "qemu"]);
+    expect(install(layout).status).toBe(0);
+    const previous = fs.readlinkSync(path.join(host.root, "opt/kata/current"));
+    // Another copy of the release whose guest image claims one more file than its layer holds.
+    const lying = path.join(dir, "lying");
+    fs.cpSync(layout, lying, { recursive: true });
+    addToFileList(lying, "guest-image", {
       path: "share/kata-containers/kata-extra.img",
       type: "file",
       mode: 0o644,
       size: 1,
     });
-    const host = await hostOf("x86_64");
-    // The admin's drop-in names that file: the plan (from the list) believes it will be there.
+    // The admin's drop-in names that file: a plan from the list believes it will be there.
     const dropIn = path.join(
       host.root,
       "opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d/90-admin.toml",
     );
     fs.mkdirSync(path.dirname(dropIn), { recursive: true });
     fs.writeFileSync(dropIn, '[hypervisor.qemu]\nimage = "/opt/kata/share/kata-containers/kata-extra.img"\n');
-    const before = snapshot(host.root);
-    const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--shims", "qemu"];
-    const plan = runCli(["plan", ...args, "--json"]);
+    const visible = () => {
+      const tree = snapshot(host.root);
+      for (const k of Object.keys(tree))
+        if (k.startsWith("opt/kata/.install") || k === "var/log/systemctl.calls") delete tree[k];
+      return tree;
+    };
+    const before = visible();
+    const plan = runCli([
+      "plan",
+      "--host-root",
+      host.root,
+      "--artifacts",
+      `oci-layout:${lying}`,
+      "--shims",
+      "qemu",
+      "--json",
+    ]);
     expect(checkOf(plan.stdout)?.status).toBe("pass");
-    const run = runCli(["install", ...args]);
+    expect(JSON.parse(plan.stdout).actions.map((a: { target: string }) => a.target)).toContain("guest-image");
+    const run = install(lying);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(
       "after the install, qemu: hypervisor.qemu.image = /opt/kata/share/kata-containers/kata-extra.img: not on the node (or a link to nothing): everything this run changed was rolled back",
     );
     expect(run.stderr).not.toMatch(/\n\s+at /); // one line, no stack trace
-    expect(snapshot(host.root)).toEqual(before);
+    expect(fs.readlinkSync(path.join(host.root, "opt/kata/current"))).toBe(previous);
+    expect(visible()).toEqual(before);
   });
 });
 
