@@ -41,7 +41,8 @@ export class StagingDir {
     return target;
   }
 
-  open(file: string, mode: number): FileWriter {
+  open(file: string, shipped: number): FileWriter {
+    const mode = tame(shipped);
     const target = this.place(file);
     const fd = fs.openSync(target, "w", mode);
     let open = true;
@@ -58,6 +59,7 @@ export class StagingDir {
       close: () => {
         if (!open) return; // aborted: the staging directory goes as a whole
         fs.fchmodSync(fd, mode); // the umask must not narrow what the release says
+        fs.fchownSync(fd, 0, 0);
         close();
         this.files++;
         this.written.set(file, "file");
@@ -80,7 +82,8 @@ export class StagingDir {
     const source = path.join(this.root, from);
     const target = this.place(file);
     fs.copyFileSync(source, target);
-    fs.chmodSync(target, fs.statSync(source).mode & 0o7777);
+    fs.chmodSync(target, tame(fs.statSync(source).mode));
+    fs.chownSync(target, 0, 0);
     this.files++;
     this.bytes += fs.statSync(target).size;
     this.written.set(file, "file");
@@ -89,4 +92,13 @@ export class StagingDir {
   has(file: string): "file" | "link" | undefined {
     return this.written.get(file);
   }
+}
+
+/**
+ * An artifact's file mode as installed: what it shipped with, less setuid, setgid, sticky and any
+ * group or world write bit (nothing Kata ships needs them; an artifact that had them would hand
+ * root's files to others). Owner root, whoever the archive named.
+ */
+export function tame(mode: number): number {
+  return mode & 0o755;
 }

@@ -159,3 +159,21 @@ describe("artifacts from a directory", () => {
     },
   );
 });
+
+describe("installed files are tame", () => {
+  it("an artifact file shipped setuid, setgid and world-writable lands 0755, owned by root", async () => {
+    const host = buildHost(intelContainerd16());
+    const { dir, source } = dirSource();
+    const shipped = path.join(dir, "qemu/opt/kata/bin/qemu-system-x86_64");
+    fs.chmodSync(shipped, 0o6777);
+    fs.chownSync(shipped, 1000, 1000);
+    const dataFile = path.join(dir, "guest-kernel/opt/kata/share/kata-containers/config-6.18.35-202");
+    fs.chmodSync(dataFile, 0o666);
+    await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
+    const qemu = fs.statSync(path.join(host.root, "opt/kata/bin/qemu-system-x86_64"));
+    expect((qemu.mode & 0o7777).toString(8)).toBe("755");
+    expect([qemu.uid, qemu.gid]).toEqual([0, 0]);
+    const data = fs.statSync(path.join(host.root, "opt/kata/share/kata-containers/config-6.18.35-202"));
+    expect((data.mode & 0o7777).toString(8)).toBe("644");
+  });
+});
