@@ -5,9 +5,11 @@ import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UserError } from "../errors.js";
 import { type ArtifactSource, directorySource } from "../install/artifacts.js";
 import type { JournalStore } from "../install/journal.js";
+import { prefixCheck } from "../install/prefix.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { verifyPlanned } from "../install/verify.js";
 import type { Planned } from "../pipeline.js";
+import { installDir } from "../render/layout.js";
 
 export interface ArtifactSpecifier {
   kind: "dir" | "oci-layout" | "registry";
@@ -44,8 +46,9 @@ export async function artifactSource(
 }
 
 /**
- * The source `--artifacts` names, for the node `planned` is about; with it, the plan also shows a
- * new release the source holds (as pulls). Null without --artifacts.
+ * What the plan learns beyond the decision: whether the prefix is kata-install's to write; the
+ * source `--artifacts` names (with it, a new release there shows as pulls; null without); and
+ * whether every file the configurations name will be there.
  */
 export async function withArtifactSource(
   planned: Planned,
@@ -53,6 +56,11 @@ export async function withArtifactSource(
   tag: string | undefined,
   store: JournalStore,
 ): Promise<ArtifactSource | null> {
+  // The prefix first: what is there that is not ours would stop the install, so it stops the plan.
+  if (planned.decision.shims.length > 0)
+    planned.decision.checks.push(
+      await prefixCheck(planned.host, installDir(planned.decision), await store.load()),
+    );
   const source =
     specifier === null ? null : await artifactSource(specifier, planned.facts.arch, tag ?? "latest");
   if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store);

@@ -22,7 +22,7 @@ import {
   removeUnbornDirs,
 } from "./fs-ops.js";
 import type { JournalStore, Saved } from "./journal.js";
-import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch } from "./switch.js";
+import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
   written: string[];
@@ -141,7 +141,7 @@ export async function applyChanges(
   }
   // One save commits the files and the switch made for them.
   journal.transaction = null;
-  journal.pendingSwitch = null;
+  retire(journal);
   await store.save(journal);
   await discardTxnCopies(store);
   crashPoint("after-commit");

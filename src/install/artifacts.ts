@@ -264,23 +264,21 @@ export async function createLinks(host: Host, prefix: string, links: string[]): 
   }
 }
 
-function linkTarget(link: string): string {
+/** What a link at Kata's usual path `link` (relative to the prefix) points at: into `current`. */
+export function linkTarget(link: string): string {
   return `${"../".repeat(link.split("/").length - 1)}current/${link}`;
 }
 
-/** Remove versions other than `keep` (after a switch: running VMs keep their open files). */
-export async function removeOtherVersions(
-  host: Host,
-  prefix: string,
-  keep: string | null,
-): Promise<string[]> {
-  const dir = await host.resolve(`${prefix}/versions`);
-  if (!fs.existsSync(dir)) return [];
+/**
+ * Remove the version directories named (kata-install's own, as the journal records them) — never
+ * anything else under versions/: what kata-install did not make there is not its to delete.
+ */
+export async function removeVersions(host: Host, prefix: string, ids: Iterable<string>): Promise<string[]> {
   const removed: string[] = [];
-  for (const name of fs.readdirSync(dir)) {
-    if (name === keep) continue;
-    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-    removed.push(name);
+  for (const id of ids) {
+    if (id === "" || id.includes("/") || id === "." || id === "..") continue;
+    fs.rmSync(await host.resolve(`${prefix}/versions/${id}`), { recursive: true, force: true });
+    removed.push(id);
   }
   return removed;
 }

@@ -43,6 +43,8 @@ export interface ArtifactsRecord {
   version: string | null;
   names: string[];
   links: string[];
+  /** Versions of ours switched away from, to remove (absent in journals written before it). */
+  retired?: string[];
 }
 
 /** A switch of `current` under way: what to put back if it is cut short. */

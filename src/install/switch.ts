@@ -7,7 +7,7 @@ import {
   createLinks,
   existingVersion,
   missingLinks,
-  removeOtherVersions,
+  removeVersions,
   type Staged,
   stageVersion,
   stagingPath,
@@ -18,6 +18,7 @@ import { crashPoint } from "./crash-point.js";
 import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore } from "./journal.js";
 import type { ListedEntry } from "./listing.js";
+import { recordedVersions } from "./prefix.js";
 
 export interface SwitchResult {
   staged: Staged | null;
@@ -93,11 +94,29 @@ export async function commitSwitch(store: JournalStore, prefix: string): Promise
   const journal = await store.load();
   if (journal === null) return;
   if (journal.pendingSwitch !== null) {
-    journal.pendingSwitch = null;
+    retire(journal);
     await store.save(journal);
   }
   crashPoint("switch:committed");
-  await removeOtherVersions(store.host, prefix, journal.artifacts.version);
+  await removeRetired(store, prefix, journal);
+}
+
+/** At the commit of a switch: the version switched away from is ours to remove. */
+export function retire(journal: Journal): void {
+  const pending = journal.pendingSwitch;
+  if (pending === null) return;
+  if (pending.previous !== null && pending.previous !== journal.artifacts.version)
+    journal.artifacts.retired = [...(journal.artifacts.retired ?? []), pending.previous];
+  journal.pendingSwitch = null;
+}
+
+/** Remove the retired versions (only those: nothing else under versions/ is touched). */
+export async function removeRetired(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
+  const retired = journal.artifacts.retired ?? [];
+  if (retired.length === 0) return;
+  await removeVersions(store.host, prefix, retired);
+  journal.artifacts.retired = [];
+  await store.save(journal);
 }
 
 /**
@@ -221,6 +240,7 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
     });
   // The record goes back with the node: the previous version, without the links the switch made.
   journal.artifacts = {
+    ...journal.artifacts,
     version: pending.previous,
     names: pending.previousNames,
     links: journal.artifacts.links.filter((l) => !pending.createdLinks.includes(l)),
@@ -233,8 +253,16 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
 /** Uninstall's part: links, `current` and every version go. */
 export async function removeArtifacts(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
   for (const link of journal.artifacts.links) fs.rmSync(await store.host.resolveLink(link), { force: true });
-  await switchCurrent(store.host, prefix, null);
-  fs.rmSync(await store.host.resolve(`${prefix}/versions`), { recursive: true, force: true });
+  const versions = recordedVersions(journal);
+  // `current` goes only if it is our link; versions only those the journal records.
+  const current = await store.host.resolveLink(`${prefix}/current`);
+  const target = fs.lstatSync(current, { throwIfNoEntry: false })?.isSymbolicLink()
+    ? fs.readlinkSync(current)
+    : null;
+  if (target?.startsWith("versions/") && versions.has(target.slice("versions/".length)))
+    await switchCurrent(store.host, prefix, null);
+  await removeVersions(store.host, prefix, versions);
+  // versions/ itself goes with the journal's directories, if it made it and it is empty.
 }
 
 export function prefixOf(store: JournalStore): string {

@@ -1,0 +1,83 @@
+// Whose is the install prefix? kata-install changes or removes there only what its journal says it
+// made: `current`, the version directories, Kata's usual paths as links into `current`, and its
+// own `.install`. Anything else already there is someone's data (or another installer's Kata), and
+// the plan refuses the prefix up front, naming it, instead of staging and then deleting or
+// replacing it.
+import fs from "node:fs";
+import type { Check } from "../decide/decision.js";
+import type { Host } from "../host/host.js";
+import { LINKS, linkTarget } from "./artifacts.js";
+import type { Journal } from "./journal.js";
+
+export const CHECK_ID = "install-prefix";
+
+/** Version directories the journal records as kata-install's. */
+export function recordedVersions(journal: Journal | null): Set<string> {
+  const out = new Set<string>();
+  if (journal === null) return out;
+  if (journal.artifacts.version) out.add(journal.artifacts.version);
+  for (const v of journal.artifacts.retired ?? []) out.add(v);
+  if (journal.pendingSwitch) {
+    out.add(journal.pendingSwitch.next);
+    if (journal.pendingSwitch.previous) out.add(journal.pendingSwitch.previous);
+  }
+  return out;
+}
+
+/** What in the prefix is not kata-install's, as lines naming each path. */
+export async function foreignContent(host: Host, prefix: string, journal: Journal | null): Promise<string[]> {
+  const found: string[] = [];
+  const lstat = async (p: string) => fs.lstatSync(await host.resolveLink(p), { throwIfNoEntry: false });
+  const versions = recordedVersions(journal);
+  const current = await lstat(`${prefix}/current`);
+  if (current) {
+    const target = current.isSymbolicLink()
+      ? fs.readlinkSync(await host.resolveLink(`${prefix}/current`))
+      : null;
+    const ours =
+      target !== null && target.startsWith("versions/") && versions.has(target.slice("versions/".length));
+    if (!ours)
+      found.push(
+        `${prefix}/current ${target === null ? "is not a link" : `points at ${target}`}, and no kata-install journal records it`,
+      );
+  }
+  const versionsDir = await host.readDir(`${prefix}/versions`);
+  if (versionsDir.ok)
+    for (const name of versionsDir.entries)
+      if (!versions.has(name) && !name.endsWith(".partial"))
+        found.push(`${prefix}/versions/${name} is not a version kata-install made`);
+  const links = new Set(journal?.artifacts.links ?? []);
+  for (const link of LINKS) {
+    const at = `${prefix}/${link}`;
+    const st = await lstat(at);
+    if (!st) continue;
+    const target = st.isSymbolicLink() ? fs.readlinkSync(await host.resolveLink(at)) : null;
+    // Our link, recorded (or about to be, by a switch under way).
+    if (target === linkTarget(link) && (links.has(at) || journal?.pendingSwitch?.createdLinks.includes(at)))
+      continue;
+    found.push(
+      `${at} ${st.isDirectory() ? "is a directory" : target === null ? "is a file" : `is a link to ${target}`} that kata-install did not make`,
+    );
+  }
+  return found;
+}
+
+export async function prefixCheck(host: Host, prefix: string, journal: Journal | null): Promise<Check> {
+  const found = await foreignContent(host, prefix, journal);
+  if (found.length === 0)
+    return {
+      id: CHECK_ID,
+      severity: "error",
+      status: "pass",
+      message: `${prefix} holds nothing of anyone else's`,
+      rule: "install",
+    };
+  return {
+    id: CHECK_ID,
+    severity: "error",
+    status: "fail",
+    message: `${prefix} holds content that is not kata-install's, which an install would have to replace: ${found.join("; ")}`,
+    hint: "kata-install never deletes what it did not make: move it away, uninstall the Kata another installer put there, or choose another prefix (INSTALLATION_PREFIX)",
+    rule: "install",
+  };
+}
