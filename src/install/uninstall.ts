@@ -3,7 +3,7 @@
 // not clobbered: from the admin's own file only kata-install's block is taken out, and a file of
 // ours that was edited stays; both are reported.
 import fs from "node:fs";
-import { dropBlock } from "../render/toml-edit.js";
+import { dropBlock, findBlock } from "../render/toml-edit.js";
 import { hash, recover, restore } from "./apply.js";
 import { atomicWrite, readFile, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
@@ -32,6 +32,15 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     recovered,
   };
   if (journal === null) return result;
+  // A file of the admin's whose block markers were damaged stops the uninstall before anything
+  // changes: where our block ends cannot be guessed, and Kata's files must not go while the
+  // runtime's configuration still names them.
+  for (const [path, record] of Object.entries(journal.files)) {
+    if (!record.editedInPlace) continue;
+    const current = await readFile(store.host, path);
+    if (current !== null && hash(current.bytes) !== record.afterHash)
+      findBlock(current.bytes.toString("utf8"), path);
+  }
   // Runtime files first: the runtime must stop pointing at Kata before Kata's files go.
   const entries = Object.entries(journal.files)
     .reverse()
@@ -44,7 +53,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       (record.original === "absent" ? result.removed : result.restored).push(path);
     } else if (record.editedInPlace) {
       const text = current.bytes.toString("utf8");
-      await atomicWrite(store.host, path, dropBlock(text), current.meta);
+      await atomicWrite(store.host, path, dropBlock(text, path), current.meta);
       result.leftEdited.push({
         path,
         what: "edited after the install: only kata-install's block was removed, the rest kept as it is",

@@ -7,7 +7,8 @@ import { parse } from "smol-toml";
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
-import { dig } from "../detect/toml.js";
+import { dig, tomlErrorText } from "../detect/toml.js";
+import { UserError } from "../errors.js";
 import type { RenderedFile } from "./kata-config.js";
 import { handlerName, shimBinary, shimConfigPath } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
@@ -200,21 +201,21 @@ function editInPlace(
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
   // (runc included), so a new file names runc too.
   const before = text ?? NEW_CONTAINERD_CONFIG;
-  const parsedBefore = parseOrNull(before);
+  const parsedBefore = parseAdmin(path, before);
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
   const cleaned = removeTables(before, (p) => isOurTable(p, catalog));
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
       path,
-      content: text === null ? null : dropBlock(cleaned),
+      content: text === null ? null : dropBlock(cleaned, path),
       mode: 0o644,
       template: name,
       reason: "no Kata shim is to be installed",
     };
   }
   const block = templates.render(name, { plugin: pluginFor(version), handlers });
-  const after = putBlock(cleaned, block);
+  const after = putBlock(cleaned, block, path);
   checkContainerd(after, name, handlers, version);
   checkUntouched(parsedBefore, after, name, catalog);
   return {
@@ -248,12 +249,13 @@ function cleanMain(
       reason: "containerd's configuration, importing the Kata handlers",
     };
   }
+  const parsedBefore = parseAdmin(path, text);
   let after = removeTables(text, (p) => isOurTable(p, catalog));
   if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
   if (after === text) return null;
   const parsed = parseOrNull(after);
   if (parsed === null) throw new TemplateBug("(import line)", `editing ${path} produced invalid TOML`);
-  checkUntouched(parseOrNull(text), after, "(import line)", catalog, ["imports"]);
+  checkUntouched(parsedBefore, after, "(import line)", catalog, ["imports"]);
   return {
     path,
     content: after,
@@ -261,6 +263,20 @@ function cleanMain(
     template: "(import line)",
     reason: "containerd's configuration: imports the Kata handlers' drop-in",
   };
+}
+
+/**
+ * The admin's file, parsed before kata-install edits it: one that does not parse is the admin's to
+ * fix (containerd cannot read it either), said with its line, never taken for a bug of ours.
+ */
+function parseAdmin(path: string, text: string): Record<string, unknown> {
+  try {
+    return parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new UserError(
+      `${path} is not valid TOML (${tomlErrorText(error)}): containerd cannot read it either; fix it, then plan again (nothing was written)`,
+    );
+  }
 }
 
 function parseOrNull(text: string): Record<string, unknown> | null {

@@ -1,6 +1,7 @@
 // Minimal edits to a TOML file the admin owns: kata-install never re-serialises it. It removes the
 // tables of its own handlers, replaces (or appends) one marked block, and adds an `imports` entry;
 // every other byte stays as it was, comments and order included.
+import { UserError } from "../errors.js";
 import { scanOutsideStrings, splitKey } from "../toml-lines.js";
 
 export const BLOCK_BEGIN =
@@ -43,25 +44,56 @@ export function removeTables(text: string, isOurs: (path: string[]) => boolean):
   return out;
 }
 
-/** Replace the marked block, or append it (after a blank line) when there is none. */
-export function putBlock(text: string, body: string): string {
-  const block = `${BLOCK_BEGIN}\n${body.trimEnd()}\n${BLOCK_END}\n`;
-  const begin = text.indexOf(BLOCK_BEGIN);
-  if (begin >= 0) {
-    const endMarker = text.indexOf(BLOCK_END, begin);
-    const end = endMarker < 0 ? text.length : text.indexOf("\n", endMarker) + 1 || text.length;
-    return text.slice(0, begin) + block + text.slice(end);
+/** Markers that are missing, doubled or out of order: kata-install will not guess its block. */
+export class DamagedBlockError extends UserError {}
+
+/**
+ * Where our marked block is: [start of the begin line, end of the end line), or null when there
+ * is none. A begin marker without an end, markers twice or in the wrong order are refused, naming
+ * the file and lines: the admin's text around them is never taken for ours.
+ */
+export function findBlock(text: string, file = "the file"): { begin: number; end: number } | null {
+  const begins: number[] = [];
+  const ends: number[] = [];
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(BLOCK_BEGIN)) begins.push(offset);
+    else if (line.startsWith(BLOCK_END)) ends.push(offset);
+    offset += line.length + 1;
   }
+  if (begins.length === 0 && ends.length === 0) return null;
+  const lineOf = (at: number) => text.slice(0, at).split("\n").length;
+  const lines = (list: number[]) => list.map(lineOf).join(", ");
+  const fix = `restore kata-install's markers ("${BLOCK_BEGIN.slice(0, 20)}…" before its handlers, "${BLOCK_END}" after them) or remove its block by hand; nothing else in the file is touched until then`;
+  let problem: string | null = null;
+  if (begins.length > 1 || ends.length > 1)
+    problem = `kata-install's block markers appear more than once (begin at line(s) ${lines(begins)}, end at line(s) ${lines(ends)})`;
+  else if (begins.length === 0)
+    problem = `kata-install's end marker (line ${lines(ends)}) has no begin marker`;
+  else if (ends.length === 0)
+    problem = `kata-install's begin marker (line ${lines(begins)}) has no end marker`;
+  else if ((ends[0] as number) < (begins[0] as number))
+    problem = `kata-install's end marker (line ${lines(ends)}) comes before its begin marker (line ${lines(begins)})`;
+  if (problem !== null) throw new DamagedBlockError(`${file}: ${problem}: ${fix}`);
+  const endLine = ends[0] as number;
+  const eol = text.indexOf("\n", endLine);
+  return { begin: begins[0] as number, end: eol < 0 ? text.length : eol + 1 };
+}
+
+/** Replace the marked block, or append it (after a blank line) when there is none. */
+export function putBlock(text: string, body: string, file?: string): string {
+  const block = `${BLOCK_BEGIN}\n${body.trimEnd()}\n${BLOCK_END}\n`;
+  const found = findBlock(text, file);
+  if (found) return text.slice(0, found.begin) + block + text.slice(found.end);
   const base = text === "" || text.endsWith("\n") ? text : `${text}\n`;
   return `${base}${base.trim() === "" ? "" : "\n"}${block}`;
 }
 
 /** Remove the marked block entirely (uninstalling, or no handler left). */
-export function dropBlock(text: string): string {
-  const begin = text.indexOf(BLOCK_BEGIN);
-  if (begin < 0) return text;
-  const endMarker = text.indexOf(BLOCK_END, begin);
-  const end = endMarker < 0 ? text.length : text.indexOf("\n", endMarker) + 1 || text.length;
+export function dropBlock(text: string, file?: string): string {
+  const found = findBlock(text, file);
+  if (!found) return text;
+  const { begin, end } = found;
   // Take the blank line putBlock added before it, too.
   const start = begin >= 2 && text.slice(begin - 2, begin) === "\n\n" ? begin - 1 : begin;
   return text.slice(0, start) + text.slice(end);

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   BLOCK_BEGIN,
   BLOCK_END,
+  DamagedBlockError,
   dropBlock,
   ensureImport,
+  findBlock,
   putBlock,
   removeTables,
   tableSpans,
@@ -71,5 +73,39 @@ describe("a table the admin added after our block", () => {
       `${ADMIN}\n${BLOCK_BEGIN}\n[k]\na = 1\n${BLOCK_END}\n${admin}`,
     );
     expect(dropBlock(cleaned)).toBe(`${ADMIN}${admin}`);
+  });
+});
+
+describe("damaged markers are refused, never guessed", () => {
+  const ours = `${BLOCK_BEGIN}\n[plugins.x.runtimes.kata-qemu]\n  runtime_type = "io.containerd.kata-qemu.v2"\n${BLOCK_END}\n`;
+  const file = "/etc/containerd/config.toml";
+  const cases: Array<[string, string, RegExp]> = [
+    [
+      "the end marker removed, an admin table after",
+      `version = 2\n\n${ours.replace(`${BLOCK_END}\n`, "")}\n[plugins.admin]\n  keep = true\n`,
+      /config\.toml: kata-install's begin marker \(line 3\) has no end marker/,
+    ],
+    [
+      "the block twice",
+      `${ours}\n${ours}`,
+      /markers appear more than once \(begin at line\(s\) 1, 6, end at line\(s\) 4, 9\)/,
+    ],
+    [
+      "an end before the begin",
+      `${BLOCK_END}\nx = 1\n${BLOCK_BEGIN}\n`,
+      /end marker \(line 1\) comes before its begin marker \(line 3\)/,
+    ],
+    ["an end alone", `x = 1\n${BLOCK_END}\n`, /end marker \(line 2\) has no begin marker/],
+  ];
+  it.each(cases)("%s: putBlock and dropBlock refuse, naming the file and lines", (_name, text, message) => {
+    expect(() => dropBlock(text, file)).toThrow(DamagedBlockError);
+    expect(() => dropBlock(text, file)).toThrow(message);
+    expect(() => putBlock(text, "[y]\n", file)).toThrow(message);
+  });
+
+  it("a whole block is found and replaced, the admin's text around it kept", () => {
+    const text = `a = 1\n\n${ours}[admin]\nb = 2\n`;
+    expect(findBlock(text, file)).toEqual({ begin: 7, end: 7 + ours.length });
+    expect(dropBlock(text, file)).toBe("a = 1\n[admin]\nb = 2\n");
   });
 });

@@ -1,0 +1,76 @@
+// What kata-install promises an admin, each finding of the attacks on it reproduced on a test host:
+// the admin's text is never guessed at or lost, input errors are said as such (never "a bug"), and
+// nothing on the host changes when an input is refused.
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BLOCK_END } from "../../src/render/toml-edit.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import { intelContainerd16 } from "../helpers/nodes.js";
+import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir();
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+
+/** An Intel/containerd 1.6 test host whose systemctl succeeds and whose socket answers. */
+function node() {
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "true" };
+  const host = buildHost(spec);
+  const socket = path.join(host.root, "run/containerd/containerd.sock");
+  fs.rmSync(socket);
+  const server = net.createServer((c) => c.end());
+  beforeAll(() => new Promise<void>((resolve) => server.listen(socket, resolve)));
+  afterAll(() => server.close());
+  const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
+  return { ...host, cli, config: path.join(host.root, "etc/containerd/config.toml") };
+}
+
+describe("kata-install's end marker removed and an admin table appended after it", () => {
+  const host = node();
+
+  it("uninstall refuses naming the file and line and changes nothing; install refuses the same way", () => {
+    expect(host.cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(0);
+    const text = fs.readFileSync(host.config, "utf8");
+    fs.writeFileSync(
+      host.config,
+      `${text.replace(`${BLOCK_END}\n`, "")}\n[plugins.admin]\n  keep = "mine"\n`,
+    );
+    const before = snapshot(host.root);
+    const uninstall = host.cli("uninstall");
+    expect(uninstall.status).toBe(1);
+    expect(uninstall.stderr).toMatch(
+      /^kata-install: \/etc\/containerd\/config\.toml: kata-install's begin marker \(line \d+\) has no end marker: restore kata-install's markers/,
+    );
+    expect(uninstall.stderr).not.toContain("bug");
+    expect(snapshot(host.root)).toEqual(before);
+    const install = host.cli("install", "--artifacts", `dir:${artifacts}`);
+    expect(install.status).toBe(1);
+    expect(install.stderr).toMatch(
+      /config\.toml: kata-install's begin marker \(line \d+\) has no end marker/,
+    );
+    expect(install.stderr).not.toContain("bug");
+    expect(snapshot(host.root)).toEqual(before);
+  });
+});
+
+describe("garbage in config.toml", () => {
+  const host = node();
+
+  it("is the admin's to fix, said with its line: not a bug, nothing written", () => {
+    fs.writeFileSync(host.config, 'version = 2\n[plugins\nx = "\n');
+    const before = snapshot(host.root);
+    const plan = host.cli("plan");
+    expect(plan.status).toBe(1);
+    expect(plan.stderr).toMatch(
+      /\/etc\/containerd\/config\.toml is not valid TOML \(.*line 2.*\): containerd cannot read it either/,
+    );
+    expect(plan.stderr).not.toContain("bug");
+    expect(host.cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(1);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+});
