@@ -10,7 +10,7 @@ import { recover } from "../install/apply.js";
 import { atomicWrite } from "../install/fs-ops.js";
 import { install, journalFor } from "../install/install.js";
 import type { JournalStore } from "../install/journal.js";
-import { acquireLock } from "../install/lock.js";
+import { acquireLock, LOCK_PATH } from "../install/lock.js";
 import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
 import { uninstallFiles } from "../install/uninstall.js";
@@ -62,6 +62,7 @@ export async function runInstall(
   const timeout = timeoutOf(options.runtimeTimeout);
   const host = await openHost(options.hostRoot, options.hostExec);
   const lock = await acquireLock(host);
+  if (lock.tookOver) process.stderr.write(`kata-install: took over ${LOCK_PATH}: ${lock.tookOver.why}\n`);
   try {
     const prefix = installDirFromEnv(env);
     const store = journalFor(host, prefix);
@@ -80,6 +81,7 @@ export async function runInstall(
     const changed =
       report.artifacts.switched ||
       report.artifacts.repaired > 0 ||
+      report.restarted !== null ||
       report.files.written.length + report.files.removed.length > 0;
     if (changed) await rememberProbes(store, probes);
     const lines: string[] = [];
@@ -130,6 +132,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     return 0;
   }
   const lock = await acquireLock(host);
+  if (lock.tookOver) process.stderr.write(`kata-install: took over ${LOCK_PATH}: ${lock.tookOver.why}\n`);
   try {
     const runtime = (await store.load())?.runtime ?? null;
     const result = await uninstallFiles(store);
@@ -137,13 +140,13 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       out(`Nothing to uninstall: no kata-install journal at ${store.file}.\n`);
       return 0;
     }
-    if (result.runtimeChanged && runtime) await restartRuntime(host, runtime.action, runtime.socket, timeout);
+    const restart = result.runtimeChanged || result.restartOwed;
+    if (restart && runtime) await restartRuntime(host, runtime.action, runtime.socket, timeout);
     const lines = [
       `Restored ${result.restored.length} file(s), removed ${result.removed.length}, and the artifacts.`,
     ];
     for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
-    if (result.runtimeChanged && runtime)
-      lines.push(`Runtime: ${runtime.action.target} restarted, and it answers.`);
+    if (restart && runtime) lines.push(`Runtime: ${runtime.action.target} restarted, and it answers.`);
     out(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${lines.join("\n")}\n`);
     return 0;
   } finally {

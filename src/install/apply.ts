@@ -21,7 +21,7 @@ import {
   removeLeftoverTemps,
   removeUnbornDirs,
 } from "./fs-ops.js";
-import type { JournalStore, Saved } from "./journal.js";
+import type { Journal, JournalStore, Saved } from "./journal.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
@@ -49,7 +49,7 @@ export interface ApplyOptions {
   /** A switch of artifacts made by this same run: committed with the files, or rolled back with them. */
   withSwitch?: boolean;
   /** Run before the commit; if it throws, everything this run did is rolled back and the error stands. */
-  beforeCommit?: () => Promise<void>;
+  beforeCommit?: (done: ApplyResult) => Promise<void>;
 }
 
 export async function applyChanges(
@@ -133,7 +133,7 @@ export async function applyChanges(
   crashPoint("before-commit");
   if (options.beforeCommit) {
     try {
-      await options.beforeCommit();
+      await options.beforeCommit(result);
     } catch (error) {
       await recover(store);
       throw error;
@@ -170,12 +170,15 @@ export async function recover(store: JournalStore): Promise<boolean> {
   }
   journal.files = transaction.before.files;
   journal.dirs = transaction.before.dirs;
+  // The runtime may have loaded the files just rolled back: it must load them again.
+  if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
   journal.transaction = null;
   await recoverSwitch(store, prefixOf(store), journal);
   // Nothing of ours left on the node: no journal either, and none of the directories it made.
   if (await discardIfEmpty(store, journal)) return true;
   await store.save(journal);
   await discardTxnCopies(store);
+  await discardUnrecordedOriginals(store, journal);
   return true;
 }
 
@@ -186,6 +189,22 @@ export async function restore(store: JournalStore, path: string, saved: Saved): 
     await ensureParents(store.host, path);
     await atomicWrite(store.host, path, await store.bytesOf(saved.backup), saved);
   }
+}
+
+/** Saved originals of files whose record was rolled back with the transaction that made it. */
+async function discardUnrecordedOriginals(store: JournalStore, journal: Journal): Promise<void> {
+  const kept = new Set(
+    Object.values(journal.files).flatMap((r) => (r.original === "absent" ? [] : [r.original.backup])),
+  );
+  const dir = await store.host.resolve(`${store.dir}/original`);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (!kept.has(`original/${name}`)) fs.rmSync(`${dir}/${name}`, { force: true });
+  if (kept.size === 0) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 async function discardTxnCopies(store: JournalStore): Promise<void> {

@@ -45,7 +45,13 @@ export async function missingDirs(host: Host, dir: string): Promise<string[]> {
 export async function ensureParents(host: Host, hostPath: string): Promise<string[]> {
   const created: string[] = [];
   for (const d of await missingDirs(host, path.posix.dirname(hostPath))) {
-    fs.mkdirSync(await host.resolve(d), { mode: 0o755 });
+    try {
+      fs.mkdirSync(await host.resolve(d), { mode: 0o755 });
+    } catch (error) {
+      // Made by someone else meanwhile (a second installer racing for the lock): not ours.
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
     created.push(d);
   }
   return created;

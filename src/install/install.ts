@@ -12,9 +12,10 @@ import type { Changeset, PlanAction } from "../render/changeset.js";
 import { installDir } from "../render/layout.js";
 import { type ApplyResult, applyChanges, recover } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
+import { crashPoint } from "./crash-point.js";
 import { JournalStore } from "./journal.js";
 import { restartRuntime } from "./runtime.js";
-import { commitSwitch, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
+import { commitSwitch, discardIfEmpty, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
 import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
 
 export interface InstallReport {
@@ -45,14 +46,13 @@ export async function install(
     );
   }
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
-  // Artifacts first: no configuration may name a file that is not there yet.
-  const artifacts =
-    source && pulls.length > 0
-      ? await installArtifacts(store, prefix, source, names)
-      : { staged: null, switched: false, repaired: 0 };
+  const action =
+    changeset.actions.find((a) => a.kind === "restart-runtime" || a.kind === "reload-runtime") ?? null;
+  const socket = facts.runtime.socket?.path ?? null;
   // Before anything is committed, the node itself is checked: every path the configurations name
   // is there. If not, the whole run is rolled back (files, then the switch) and the error stands.
   const verify = async () => {
+    if (decision.shims.length === 0) return;
     const { paths, problems } = await namedPaths(host, decision, changeset, planned.catalog);
     const failures = await findFailures(paths, nodeWorld(host));
     if (failures.length > 0 || problems.length > 0)
@@ -60,34 +60,89 @@ export async function install(
         `after the install, ${[...problems, describeFailures(failures)].filter(Boolean).join("; ")}: everything this run changed was rolled back`,
       );
   };
-  const action =
-    changeset.actions.find((a) => a.kind === "restart-runtime" || a.kind === "reload-runtime") ?? null;
-  // How to restart the runtime is journalled before its files change, so an uninstall after a
-  // crash at any later point still knows.
-  const socket = facts.runtime.socket?.path ?? null;
-  if (action && changeset.changes.some((c) => c.role === "runtime")) {
-    const journal = await openJournal(store);
-    journal.runtime = { action, socket };
-    await store.save(journal);
-  }
-  let files: ApplyResult;
+  // The runtime loads the new files before they are committed: if it does not come back, they are
+  // rolled back and it is restarted on what it had (see rollBackRestart).
+  const restart = async (runtimeChanged: boolean) => {
+    if (!action || !runtimeChanged) return;
+    const journal = await store.load();
+    if (journal?.transaction) {
+      journal.transaction.restarting = true;
+      await store.save(journal);
+    }
+    crashPoint("restart:before");
+    await restartRuntime(host, action, socket, answerTimeoutMs);
+    crashPoint("restart:after");
+  };
+  let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
+  let files: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
   try {
+    // Artifacts first: no configuration may name a file that is not there yet.
+    if (source && pulls.length > 0) artifacts = await installArtifacts(store, prefix, source, names);
+    // How to restart the runtime is journalled before its files change, so an uninstall after a
+    // crash at any later point still knows.
+    if (action && changeset.changes.some((c) => c.role === "runtime")) {
+      const journal = await openJournal(store);
+      journal.runtime = { action, socket };
+      await store.save(journal);
+    }
     files = await applyChanges(store, changeset.changes, {
       withSwitch: artifacts.switched,
-      beforeCommit: decision.shims.length > 0 ? verify : undefined,
+      beforeCommit: async (done) => {
+        await verify();
+        await restart(done.runtimeChanged);
+      },
     });
-    if (changeset.changes.length === 0 && artifacts.switched) {
-      // Artifacts alone changed (a new release, same configuration): checked, then committed.
-      if (decision.shims.length > 0) await verify();
-    }
+    // Artifacts alone changed (a new release, same configuration): checked, then committed.
+    if (changeset.changes.length === 0 && artifacts.switched) await verify();
   } catch (error) {
-    if (artifacts.switched) await recover(store);
+    // Whatever failed, the node goes back to where this run found it (recover is a no-op when
+    // applyChanges has done it already), and the runtime back to the files it had.
+    await recover(store);
+    await rollBackRestart(store, host, socket, answerTimeoutMs);
     throw error;
   }
   if (artifacts.switched) await commitSwitch(store, prefix);
+  // A restart that an earlier run left undone (it failed, or was cut short), with nothing to
+  // change now: done, and the journal no longer says it is owed.
+  const owed = (await store.load())?.pendingRestart ?? null;
+  let restarted = files.runtimeChanged ? action : null;
+  if (owed !== null) {
+    if (restarted === null) {
+      await restartRuntime(host, owed, socket, answerTimeoutMs);
+      restarted = owed;
+    }
+    await clearPendingRestart(store);
+  }
   let pulled: InstallReport["pulled"] = null;
   if (source && artifacts.switched)
     pulled = await transferOf(source, names, [...loadArtifactCatalogue().keys()]);
-  if (files.runtimeChanged && action) await restartRuntime(host, action, socket, answerTimeoutMs);
-  return { artifacts, pulled, files, restarted: files.runtimeChanged ? action : null };
+  return { artifacts, pulled, files, restarted };
+}
+
+/**
+ * After a rollback of files the runtime may have loaded: restart it on the files it has again. If
+ * that fails too, the journal keeps saying a restart is owed (the plan shows it, the next install
+ * does it), and the error of this run stands.
+ */
+async function rollBackRestart(
+  store: JournalStore,
+  host: Host,
+  socket: string | null,
+  answerTimeoutMs?: number,
+): Promise<void> {
+  const owed = (await store.load())?.pendingRestart ?? null;
+  if (owed === null) return;
+  try {
+    await restartRuntime(host, owed, socket, answerTimeoutMs);
+    await clearPendingRestart(store);
+  } catch {
+    // Left owed, on purpose: said by the plan, done by the next install.
+  }
+}
+
+async function clearPendingRestart(store: JournalStore): Promise<void> {
+  const journal = await store.load();
+  if (journal === null || (journal.pendingRestart ?? null) === null) return;
+  journal.pendingRestart = null;
+  if (!(await discardIfEmpty(store, journal))) await store.save(journal);
 }

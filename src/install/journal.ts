@@ -33,6 +33,8 @@ export interface Step {
 
 export interface Transaction {
   id: string;
+  /** The runtime was being restarted on the new files: rolling them back means restarting it again. */
+  restarting?: boolean;
   /** The journal's files and directories as they were when the transaction began. */
   before: { files: Record<string, FileRecord>; dirs: string[] };
   steps: Step[];
@@ -69,6 +71,11 @@ export interface Journal {
   version: typeof JOURNAL_VERSION;
   /** How to restart the runtime whose files were changed (uninstall restarts it the same way). */
   runtime: { action: PlanAction; socket: string | null } | null;
+  /**
+   * The runtime has not loaded its configuration as it is on disk (a restart failed, or a run was
+   * cut short around one): the plan shows it and the next install restarts it. Absent: none.
+   */
+  pendingRestart?: PlanAction | null;
   artifacts: ArtifactsRecord;
   pendingSwitch: PendingSwitch | null;
   /** Absent in journals written before staging was journalled: read as null. */
@@ -131,6 +138,7 @@ export function emptyJournal(): Journal {
     runtime: null,
     artifacts: { version: null, names: [], links: [] },
     pendingSwitch: null,
+    pendingRestart: null,
     staging: null,
     files: {},
     dirs: [],

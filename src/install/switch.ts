@@ -59,7 +59,10 @@ export async function installArtifacts(
     const repaired = await repairVersion(store, prefix, journal, id, source, names);
     return { staged, switched: false, repaired };
   }
+  // The directories staging makes (versions/) belong to the switch too: taken back with it.
+  const recorded = journal.dirs.length;
   if (staged === null) staged = await stageJournalled(store, prefix, journal, id, source, names);
+  const stagedDirs = journal.dirs.slice(recorded);
   // What the switch will create is journalled before it exists, so a cut-short switch is undone
   // whole; so is a switch whose install fails later in the run (recoverSwitch puts the previous
   // version back), until commitSwitch().
@@ -69,7 +72,7 @@ export async function installArtifacts(
     previousNames: journal.artifacts.names,
     next: staged.id,
     createdLinks: links,
-    createdDirs: dirs,
+    createdDirs: [...stagedDirs, ...dirs],
   };
   journal.dirs.push(...dirs);
   journal.artifacts = {
@@ -219,6 +222,7 @@ export async function discardIfEmpty(store: JournalStore, journal: Journal): Pro
     journal.artifacts.version === null &&
     journal.transaction === null &&
     journal.pendingSwitch === null &&
+    (journal.pendingRestart ?? null) === null &&
     (journal.staging ?? null) === null;
   if (!empty) return false;
   fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
@@ -232,12 +236,12 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
   if (pending === null) return false;
   await switchCurrent(store.host, prefix, pending.previous);
   for (const link of pending.createdLinks) fs.rmSync(await store.host.resolveLink(link), { force: true });
-  await removeEmptyDirs(store.host, pending.createdDirs);
   if (pending.next !== pending.previous)
     fs.rmSync(await store.host.resolve(`${prefix}/versions/${pending.next}`), {
       recursive: true,
       force: true,
     });
+  await removeEmptyDirs(store.host, pending.createdDirs);
   // The record goes back with the node: the previous version, without the links the switch made.
   journal.artifacts = {
     ...journal.artifacts,

@@ -17,6 +17,8 @@ export interface UninstallResult {
   /** Files left as someone edited them, with what was done. */
   leftEdited: Array<{ path: string; what: string }>;
   runtimeChanged: boolean;
+  /** A restart an earlier run left owed (the runtime may not have loaded what is on disk). */
+  restartOwed: boolean;
   recovered: boolean;
 }
 
@@ -29,6 +31,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     removed: [],
     leftEdited: [],
     runtimeChanged: false,
+    restartOwed: (journal?.pendingRestart ?? null) !== null,
     recovered,
   };
   if (journal === null) return result;

@@ -55,13 +55,26 @@ export async function render(
   changes.push(...(await staleKataFiles(decision, kata, host, read)));
 
   const actions: PlanAction[] = [];
-  const installed = await installedArtifacts(decision, read);
+  const journal = await journalState(decision, read);
   for (const artifact of decision.artifacts) {
-    if (artifact.from === "bundled" && !installed.has(artifact.name)) {
+    if (artifact.from === "bundled" && !journal.artifacts.has(artifact.name)) {
       actions.push({ kind: "pull-artifact", target: artifact.name, reason: artifact.reason });
     }
   }
-  if (runtimeChanged && runtime.onChange) actions.push(runtime.onChange);
+  if (runtimeChanged && runtime.onChange)
+    actions.push(
+      journal.pendingRestart
+        ? {
+            ...runtime.onChange,
+            reason: `${runtime.onChange.reason}; the restart an earlier run failed to finish is still owed, too`,
+          }
+        : runtime.onChange,
+    );
+  else if (journal.pendingRestart)
+    actions.push({
+      ...journal.pendingRestart,
+      reason: `${journal.pendingRestart.target} has not loaded its configuration as it is on disk (an earlier restart failed or was cut short): the restart is still owed`,
+    });
   return { changes: changes.sort((a, b) => byText(a.path, b.path)), actions };
 }
 
@@ -100,16 +113,24 @@ async function staleKataFiles(
   return out;
 }
 
-async function installedArtifacts(
+/** What the install journal says (render only reads it): artifacts in place, a restart owed. */
+async function journalState(
   decision: Decision,
   read: (p: string) => Promise<string | null>,
-): Promise<Set<string>> {
+): Promise<{ artifacts: Set<string>; pendingRestart: PlanAction | null }> {
+  const none = { artifacts: new Set<string>(), pendingRestart: null };
   const text = await read(`${installDir(decision)}/${JOURNAL_FILE}`);
-  if (text === null) return new Set();
+  if (text === null) return none;
   try {
-    const journal = JSON.parse(text) as { artifacts?: { version?: string | null; names?: string[] } };
-    return new Set(journal.artifacts?.version ? (journal.artifacts.names ?? []) : []);
+    const journal = JSON.parse(text) as {
+      artifacts?: { version?: string | null; names?: string[] };
+      pendingRestart?: PlanAction | null;
+    };
+    return {
+      artifacts: new Set(journal.artifacts?.version ? (journal.artifacts.names ?? []) : []),
+      pendingRestart: journal.pendingRestart ?? null,
+    };
   } catch {
-    return new Set(); // an unreadable journal: pull again, which is always safe
+    return none; // an unreadable journal: pull again, which is always safe
   }
 }
