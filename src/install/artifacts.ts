@@ -12,6 +12,7 @@ import path from "node:path";
 import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import type { Host } from "../host/host.js";
 import { ArtifactError } from "./artifact-error.js";
+import { crashPoint } from "./crash-point.js";
 import { ensureParents } from "./fs-ops.js";
 import type { ListedEntry } from "./listing.js";
 import { StagingDir } from "./staging.js";
@@ -222,11 +223,13 @@ export async function switchCurrent(host: Host, prefix: string, id: string | nul
   } catch {
     previous = null;
   }
+  // A `current.next` a kill left between its creation and its rename goes whichever way we switch.
+  const next = `${current}.next`;
+  fs.rmSync(next, { force: true });
   if (id === null) fs.rmSync(current, { force: true });
   else {
-    const next = `${current}.next`;
-    fs.rmSync(next, { force: true });
     fs.symlinkSync(`versions/${id}`, next);
+    crashPoint("switch:next-made");
     fs.renameSync(next, current);
   }
   return previous;
