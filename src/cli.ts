@@ -40,6 +40,8 @@ Stages: detect → decide → render → install. Each command stops at a stage:
   uninstall   undo it, byte for byte
   artifacts   split Kata's release into the artifact sub-containers
 
+Every error is one line; --debug (with any command) adds the stack trace.
+
 In a cluster:
   manifests   the DaemonSet, RBAC and one RuntimeClass per shim, for kubectl apply
   entrypoint  the container's entrypoint: install and label the node, clean up when deselected
@@ -440,14 +442,23 @@ export function impliedCommand(args: string[]): string[] {
 }
 
 async function main(): Promise<void> {
+  const [node = "node", script = "kata-install", ...given] = process.argv;
+  // --debug, anywhere: stack traces too. Without it every error is one line.
+  const debug = given.includes("--debug");
+  const args = given.filter((a) => a !== "--debug");
   try {
-    const [node = "node", script = "kata-install", ...args] = process.argv;
     await buildProgram().parseAsync([node, script, ...impliedCommand(args)]);
   } catch (error) {
-    const { message, name } = error as Error;
-    // Errors about the user's input are printed as they are; anything else is a bug: show its stack.
+    const { message, name, stack } = error as Error;
+    // Input and host errors are said as they are; anything else is unexpected: its first line,
+    // and the stack with --debug.
     const known = name === "UserError";
-    process.stderr.write(`kata-install: ${known ? message : ((error as Error).stack ?? message)}\n`);
+    const text = debug
+      ? (stack ?? message)
+      : known
+        ? message
+        : `${message.split("\n")[0]} (run with --debug for more)`;
+    process.stderr.write(`kata-install: ${text}\n`);
     process.exitCode = 1;
   }
 }

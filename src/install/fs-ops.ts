@@ -3,6 +3,7 @@
 // directory, fsync, rename, then fsync of the directory, with the mode and owner asked for.
 import fs from "node:fs";
 import path from "node:path";
+import { hostError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { crashPoint } from "./crash-point.js";
 
@@ -66,17 +67,23 @@ export async function atomicWrite(
   const file = await host.resolve(hostPath);
   const dir = path.dirname(file);
   const temp = path.join(dir, `${TEMP_PREFIX(path.basename(file))}${process.pid}`);
-  const fd = fs.openSync(temp, "w", meta.mode);
   try {
-    fs.writeFileSync(fd, bytes);
-    fs.fchmodSync(fd, meta.mode);
-    fs.fchownSync(fd, meta.uid, meta.gid);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const fd = fs.openSync(temp, "w", meta.mode);
+    try {
+      fs.writeFileSync(fd, bytes);
+      fs.fchmodSync(fd, meta.mode);
+      fs.fchownSync(fd, meta.uid, meta.gid);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temp, file);
+    syncDir(dir);
+  } catch (error) {
+    // A write that failed (a full disk) leaves no temp file behind, and says where it failed.
+    fs.rmSync(temp, { force: true });
+    throw hostError(`cannot write ${hostPath}`, error);
   }
-  fs.renameSync(temp, file);
-  syncDir(dir);
 }
 
 const TEMP_PREFIX = (name: string) => `.${name}.kata-install-`;

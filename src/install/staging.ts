@@ -4,6 +4,7 @@
 // is harmless on its own cannot carry a later file out of the prefix.
 import fs from "node:fs";
 import path from "node:path";
+import { hostError } from "../errors.js";
 import { ArtifactError } from "./artifact-error.js";
 
 /** A file being written: bytes in order, then close. */
@@ -44,7 +45,12 @@ export class StagingDir {
   open(file: string, shipped: number): FileWriter {
     const mode = tame(shipped);
     const target = this.place(file);
-    const fd = fs.openSync(target, "w", mode);
+    let fd: number;
+    try {
+      fd = fs.openSync(target, "w", mode);
+    } catch (error) {
+      throw hostError(`cannot write ${file} into ${this.root}`, error);
+    }
     let open = true;
     const close = () => {
       if (open) fs.closeSync(fd);
@@ -53,7 +59,11 @@ export class StagingDir {
     return {
       write: (chunk) => {
         if (!open) return;
-        fs.writeSync(fd, chunk);
+        try {
+          fs.writeSync(fd, chunk);
+        } catch (error) {
+          throw hostError(`cannot write ${file} into ${this.root}`, error);
+        }
         this.bytes += chunk.length;
       },
       close: () => {

@@ -1,6 +1,7 @@
 // What kata-install promises an admin, each finding of the attacks on it reproduced on a test host:
 // the admin's text is never guessed at or lost, input errors are said as such (never "a bug"), and
 // nothing on the host changes when an input is refused.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -72,5 +73,27 @@ describe("garbage in config.toml", () => {
     expect(plan.stderr).not.toContain("bug");
     expect(host.cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(1);
     expect(snapshot(host.root)).toEqual(before);
+  });
+});
+
+describe("a full disk under the prefix", () => {
+  const host = node();
+  const opt = path.join(host.root, "opt");
+  beforeAll(() => {
+    fs.mkdirSync(opt, { recursive: true });
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", opt]);
+    // Room for the journal and a little more, not for the artifacts.
+    fs.writeFileSync(path.join(opt, "filler"), Buffer.alloc(230 * 1024));
+  });
+  afterAll(() => execFileSync("umount", [opt]));
+
+  it("install fails in one line naming where, and the node is as before: no temp file, no staging, no lock", () => {
+    const before = snapshot(host.root);
+    const run = host.cli("install", "--artifacts", `dir:${artifacts}`);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/\nkata-install: cannot write .*: no space left on device \(ENOSPC\)\n$/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(snapshot(host.root)).toEqual(before);
+    expect(fs.existsSync(path.join(host.root, "run/lock/kata-install.lock"))).toBe(false);
   });
 });
