@@ -1,9 +1,11 @@
 // Everything the decide stage needs, loaded and validated in one place, before any stage acts:
 // the catalogue and rules (kata-install's own files), kata-deploy's environment, the overrides
 // file and the command-line flags. Any invalid input stops here with every problem listed.
+
 import path from "node:path";
 import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
+import { Host } from "../host/host.js";
 import { dataPath, packageRoot } from "../package-root.js";
 import { type Catalog, loadCatalog } from "./catalog.js";
 import { decide, ENGINE_CHECKS, type Flags } from "./decide.js";
@@ -48,7 +50,9 @@ export function prepare(options: DecideOptions): Prepared {
   const env = options.env ?? process.env;
   parseEnv(env, null, catalog); // the plain variables, now; the arch-specific ones once the arch is known
   const checkIds = new Set([...rules.checkIds, ...ENGINE_CHECKS]);
-  const overridesFile = options.overrides ?? path.join(options.hostRoot, DEFAULT_OVERRIDES);
+  // The node's own overrides file is the host's: its links are followed inside the host root.
+  const overridesFile =
+    options.overrides ?? new Host({ root: options.hostRoot }).resolveSync(DEFAULT_OVERRIDES);
   const overrides =
     options.overrides === null
       ? emptyOverrides()

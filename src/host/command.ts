@@ -58,6 +58,9 @@ export function spawnSpec(
   }
 }
 
+/** How long output may still arrive after the command itself has exited. */
+const PIPE_GRACE_MS = 250;
+
 /**
  * Run one command with a deadline. node:child_process rather than execa: the facts benchmark showed
  * execa's module load alone (~38 ms) costing a third of the start-up budget, for the few lines
@@ -111,12 +114,16 @@ export function runCommand(
       child.stdin.on("error", () => {}); // a command that exits without reading its input
       child.stdin.end(options.input);
     }
+    let finished = false;
     const finish = (
       exitCode: number | null,
       signal: NodeJS.Signals | null,
       spawnError?: NodeJS.ErrnoException,
     ) => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
+      clearTimeout(grace);
       const out = Buffer.concat(stdout).toString("utf8");
       const err = Buffer.concat(stderr).toString("utf8");
       const ok = spawnError === undefined && !timedOut && !overflow && exitCode === 0;
@@ -133,7 +140,17 @@ export function runCommand(
       resolve({ ok, exitCode, stdout: out, stderr: err, timedOut, reason });
     };
     child.on("error", (error) => finish(null, null, error));
-    // "close", not "exit": all output has been read by then.
+    // "close" when all output has been read. But a child that left the process group (setsid
+    // sleep &) can hold the pipes open long after the command exited: once it has exited, its
+    // output gets a moment more, then the pipes are let go and the answer is what was read.
+    let grace: NodeJS.Timeout | undefined;
+    child.on("exit", (code, signal) => {
+      grace = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, signal);
+      }, PIPE_GRACE_MS);
+    });
     child.on("close", (code, signal) => finish(code, signal));
   });
 }

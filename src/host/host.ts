@@ -43,6 +43,14 @@ export class Host {
 
   /** Where a host path lives on this machine, with symlinks inside the host resolved against the host root. */
   async resolve(hostPath: string): Promise<string> {
+    return this.resolveSync(hostPath);
+  }
+
+  /**
+   * resolve(), for the few callers that cannot wait (reading the node's overrides file while the
+   * inputs are checked): the same answer.
+   */
+  resolveSync(hostPath: string): string {
     const clean = normaliseHostPath(hostPath);
     if (this.root === "/") return clean;
     // Fast path: the kernel resolves the path; if it stays under the root no link left the host.
@@ -53,8 +61,8 @@ export class Host {
     } catch {
       // Missing: fine if its directory resolves inside the root and the name itself is no link
       // (a dangling absolute link may well exist inside the host).
-      const parent = await this.realParent(path.posix.dirname(clean));
-      if (parent !== null && !(await isLink(path.join(parent, path.posix.basename(clean))))) {
+      const parent = this.realParent(path.posix.dirname(clean));
+      if (parent !== null && !isLink(path.join(parent, path.posix.basename(clean)))) {
         return path.join(parent, path.posix.basename(clean));
       }
     }
@@ -65,7 +73,7 @@ export class Host {
     return real === this.root || real.startsWith(`${this.root}${path.sep}`);
   }
 
-  private async realParent(dir: string): Promise<string | null> {
+  private realParent(dir: string): string | null {
     let cached = this.dirCache.get(dir);
     if (cached === undefined) {
       try {
@@ -80,7 +88,7 @@ export class Host {
   }
 
   /** Component by component, re-rooting absolute link targets: a link to "/usr/lib/x" means the host's. */
-  private async walk(clean: string): Promise<string> {
+  private walk(clean: string): string {
     const parts = clean.split("/").filter(Boolean);
     let current = "/";
     let hops = 0;
@@ -199,6 +207,20 @@ export class Host {
       if (found === null) return notFound(command, this.root);
       file = found;
     }
+    if (this.strategy === "root-exec") {
+      // What runs is the file inside the root, its links followed inside it: an absolute link
+      // must not run the file of that name on the machine running kata-install.
+      let real: string;
+      try {
+        real = this.resolveSync(file);
+      } catch (error) {
+        return notRunnable(file, (error as Error).message);
+      }
+      return runCommand("root-exec", this.root, `/${path.relative(this.root, real)}`, args, {
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+        ...options,
+      });
+    }
     return runCommand(this.strategy, this.root, file, args, { timeoutMs: DEFAULT_TIMEOUT_MS, ...options });
   }
 
@@ -213,7 +235,7 @@ export function normaliseHostPath(hostPath: string): string {
   return path.posix.normalize(`/${hostPath}`);
 }
 
-async function isLink(file: string): Promise<boolean> {
+function isLink(file: string): boolean {
   try {
     return fs.lstatSync(file).isSymbolicLink();
   } catch {
@@ -237,6 +259,10 @@ function failure(error: unknown): { ok: false; missing: boolean; reason: string 
     default:
       return { ok: false, missing: false, reason: (error as Error)?.message ?? String(error) };
   }
+}
+
+function notRunnable(command: string, why: string): CommandResult {
+  return { ok: false, exitCode: null, stdout: "", stderr: "", timedOut: false, reason: `${command}: ${why}` };
 }
 
 function notFound(command: string, root: string): CommandResult {

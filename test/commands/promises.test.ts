@@ -97,3 +97,30 @@ describe("a full disk under the prefix", () => {
     expect(fs.existsSync(path.join(host.root, "run/lock/kata-install.lock"))).toBe(false);
   });
 });
+
+describe("host files are the host's, links followed inside the host root", () => {
+  const host = node();
+
+  it("the node's overrides file, a link to another file of the node, is read there", () => {
+    const site = path.join(host.root, "etc/site/kata.toml");
+    fs.mkdirSync(path.dirname(site), { recursive: true });
+    fs.writeFileSync(site, 'shims = ["qemu"]\n');
+    fs.mkdirSync(path.join(host.root, "etc/kata-containers"), { recursive: true });
+    fs.symlinkSync("/etc/site/kata.toml", path.join(host.root, "etc/kata-containers/kata-install.toml"));
+    const plan = host.cli("plan");
+    expect(plan.stderr).not.toContain("cannot read");
+    expect(plan.stdout).toMatch(/Shims:\n {2}\+ qemu: pinned by overrides .*etc\/site\/kata\.toml:1 shims\n/);
+  });
+
+  it("a host binary that is an absolute link runs the host's file, not this machine's", () => {
+    const real = path.join(host.root, "opt/ctr/containerd");
+    fs.mkdirSync(path.dirname(real), { recursive: true });
+    fs.writeFileSync(real, '#!/bin/sh\necho "containerd github.com/containerd/containerd 1.6.99 "\n', {
+      mode: 0o755,
+    });
+    fs.rmSync(path.join(host.root, "usr/bin/containerd"));
+    fs.symlinkSync("/opt/ctr/containerd", path.join(host.root, "usr/bin/containerd"));
+    const facts = JSON.parse(host.cli("facts", "--json").stdout);
+    expect(facts.runtime.version).toBe("1.6.99");
+  });
+});

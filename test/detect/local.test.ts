@@ -20,6 +20,9 @@ describe("local facts from /etc/kata-containers/preflight.d", async () => {
       [`${LOCAL_DIR}/writable-hook`]: hook("echo '{}'", 0o757),
       [`${LOCAL_DIR}/foreign-hook`]: hook("echo '{}'", 0o755, 1000),
       [`${LOCAL_DIR}/slow-hook`]: hook("sleep 10; echo '{}'"),
+      // A hook that leaves a child holding its output pipe, outside its process group.
+      [`${LOCAL_DIR}/detaching-hook`]: hook("setsid sleep 60 & echo '{\"left\": true}'"),
+      "/opt/site/evil": hook("echo '{\"ran\": true}'"),
       [`${LOCAL_DIR}/bad.json`]: '{"raid": tru',
       [`${LOCAL_DIR}/bad-toml.toml`]: "zone = \n",
       [`${LOCAL_DIR}/list.json`]: "[1, 2]",
@@ -28,8 +31,16 @@ describe("local facts from /etc/kata-containers/preflight.d", async () => {
     },
   });
   fs.chmodSync(path.join(built.root, LOCAL_DIR), 0o755);
+  // Links in preflight.d: a hook that is a link (to a root-owned file, even) is not run; data
+  // read through a link is the host's file, the link followed inside the host root.
+  fs.symlinkSync("/opt/site/evil", path.join(built.root, LOCAL_DIR, "linked-hook"));
+  fs.mkdirSync(path.join(built.root, "etc/site"), { recursive: true });
+  fs.writeFileSync(path.join(built.root, "etc/site/zone.json"), '{"zone": "host"}');
+  fs.symlinkSync("/etc/site/zone.json", path.join(built.root, LOCAL_DIR, "linked.json"));
   const ctx = new DetectContext(built.host, { commandTimeoutMs: 500 });
+  const started = Date.now();
   const facts = await local.detect(ctx);
+  const took = Date.now() - started;
   const reasonFor = (file: string) => ctx.problems.find((p) => p.path === `${LOCAL_DIR}/${file}`)?.reason;
 
   it("reads JSON and TOML files as namespaces", () => {
@@ -46,6 +57,20 @@ describe("local facts from /etc/kata-containers/preflight.d", async () => {
     expect(reasonFor("writable-hook")).toBe("refused: executable is group- or world-writable (mode 0757)");
     expect(facts["foreign-hook"]).toBeUndefined();
     expect(reasonFor("foreign-hook")).toBe("refused: executable not owned by root (uid 1000)");
+  });
+
+  it("never runs a hook that is a link; reads data through a link inside the host", () => {
+    expect(facts["linked-hook"]).toBeUndefined();
+    expect(reasonFor("linked-hook")).toBe(
+      "refused: executable is a symbolic link (to /opt/site/evil): a hook must be a regular file",
+    );
+    expect(facts.linked).toEqual({ zone: "host" });
+  });
+
+  it("does not wait for a child a hook left behind holding its output", () => {
+    expect(facts["detaching-hook"]).toEqual({ left: true });
+    // The slow hook's 500 ms timeout, plus moments: not the 60 s its child sleeps.
+    expect(took).toBeLessThan(10_000);
   });
 
   it("stops a hook at the timeout", () => {
@@ -65,7 +90,7 @@ describe("local facts from /etc/kata-containers/preflight.d", async () => {
       "refused: only .json and .toml files, or root-owned executables, are read",
     );
     expect(reasonFor(".storage.json.swp")).toBeUndefined();
-    expect(Object.keys(facts).sort()).toEqual(["gpu-probe", "site", "storage"]);
+    expect(Object.keys(facts).sort()).toEqual(["detaching-hook", "gpu-probe", "linked", "site", "storage"]);
   });
 });
 
