@@ -58,7 +58,7 @@ export function decide(input: DecideInput): Decision {
   }
 
   // 2. Checks: one per id, failed when any of its rules matched.
-  const checks = rulesChecks(rules.rules, matched);
+  const checks = rulesChecks(rules.rules, matched, facts);
 
   // 3. Shims.
   const runtime = overriddenRuntime(facts, overrides, contradiction);
@@ -135,7 +135,14 @@ function overridesSource(overrides: Overrides, path: Array<string | number>, nam
   return { kind: "overrides", name, file: overrides.file, line: overrides.lineOf(path) };
 }
 
-function rulesChecks(rules: Rule[], matched: Rule[]): Check[] {
+/** A failing check's message with the facts it names filled in ({fact:runtime.configPath}). */
+function withFacts(message: string, facts: Facts): string {
+  return message.replace(/\{fact:([^}]+)\}/g, (_, path: string) =>
+    String(valueAt(facts, path) ?? "(unknown)"),
+  );
+}
+
+function rulesChecks(rules: Rule[], matched: Rule[], facts: Facts): Check[] {
   const byId = new Map<string, Check>();
   const failed = new Set(matched.map((r) => r.name));
   for (const rule of [...rules].sort((a, b) => byText(a.name, b.name))) {
@@ -147,7 +154,7 @@ function rulesChecks(rules: Rule[], matched: Rule[]): Check[] {
         id: rule.check.id,
         severity: rule.check.severity,
         status: fails ? "fail" : "pass",
-        message: fails ? rule.check.message : "passed",
+        message: fails ? withFacts(rule.check.message, facts) : "passed",
         hint: fails ? rule.check.hint : undefined,
         rule: rule.name,
         why: rule.why,
@@ -155,12 +162,12 @@ function rulesChecks(rules: Rule[], matched: Rule[]): Check[] {
     } else if (fails) {
       // Several rules share an id (one per architecture or vendor): the failing one speaks.
       if (existing.status === "fail") {
-        existing.message = `${existing.message}; ${rule.check.message}`;
+        existing.message = `${existing.message}; ${withFacts(rule.check.message, facts)}`;
         existing.rule = `${existing.rule}, ${rule.name}`;
       } else
         Object.assign(existing, {
           status: "fail",
-          message: rule.check.message,
+          message: withFacts(rule.check.message, facts),
           hint: rule.check.hint,
           rule: rule.name,
           why: rule.why,

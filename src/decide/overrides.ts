@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import * as z from "zod/mini";
 import { RuntimeKind } from "../detect/runtime/schema.js";
+import { notRegular } from "../host/host.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, DISTRO_REPLACEABLE, parseToml } from "./catalog.js";
@@ -148,8 +149,16 @@ export function loadOverrides(
 ): Overrides {
   let text: string;
   try {
+    // By type first: a FIFO would block the read forever.
+    const stats = fs.statSync(file);
+    const odd = stats.isDirectory() ? "is a directory" : notRegular(stats);
+    if (odd !== null)
+      throw new InputError("the overrides file cannot be read", [
+        { file, message: `${odd}: it must be a TOML file` },
+      ]);
     text = fs.readFileSync(file, "utf8");
   } catch (error) {
+    if (error instanceof InputError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && !explicit) return emptyOverrides();
     throw new InputError("the overrides file cannot be read", [

@@ -200,6 +200,14 @@ export function loadRules(
             : { literal: value };
       }
     }
+    // A check's message may name facts ({fact:runtime.configPath}): each must be one.
+    for (const [, path] of (raw.check?.message ?? "").matchAll(/\{fact:([^}]+)\}/g)) {
+      try {
+        describePath(path as string);
+      } catch (error) {
+        issues.push({ ...at("check.message", ["check"]), message: (error as Error).message });
+      }
+    }
     if (issues.length > before || match === undefined) continue;
     rules.push({
       name: raw.name,

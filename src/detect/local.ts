@@ -51,7 +51,8 @@ export const local = defineSource({
         // A hook is a file of its own in the directory: a link could name a file that another
         // user controls, or run something else than the file that was checked.
         const link = await ctx.host.readlink(file);
-        if (link !== null) refuse(`executable is a symbolic link (to ${link}): a hook must be a regular file`);
+        if (link !== null)
+          refuse(`executable is a symbolic link (to ${link}): a hook must be a regular file`);
         else if (stats.uid !== 0) refuse(`executable not owned by root (uid ${stats.uid})`);
         else if ((stats.mode & 0o022) !== 0)
           refuse(`executable is group- or world-writable (mode ${modeOf(stats.mode)})`);

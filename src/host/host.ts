@@ -119,6 +119,9 @@ export class Host {
       // procfs and sysfs report sizes of 0 or 4096 whatever they hold; readFile then reads to EOF
       // in moderate chunks (a single huge read makes sysctl handlers fail with ENOMEM).
       const stats = fs.statSync(file);
+      // By type before it is opened: a FIFO or a device would block the read (and us) forever.
+      const odd = notRegular(stats);
+      if (odd !== null) return { ok: false, missing: false, reason: odd };
       if (stats.isFile() && stats.size > maxBytes)
         return { ok: false, missing: false, reason: `larger than ${maxBytes} bytes` };
       return { ok: true, text: fs.readFileSync(file, "utf8") };
@@ -131,7 +134,10 @@ export class Host {
     hostPath: string,
   ): Promise<{ ok: true; bytes: Buffer } | { ok: false; missing: boolean; reason: string }> {
     try {
-      return { ok: true, bytes: fs.readFileSync(await this.resolve(hostPath)) };
+      const file = await this.resolve(hostPath);
+      const odd = notRegular(fs.statSync(file));
+      if (odd !== null) return { ok: false, missing: false, reason: odd };
+      return { ok: true, bytes: fs.readFileSync(file) };
     } catch (error) {
       return failure(error);
     }
@@ -233,6 +239,15 @@ export class Host {
 export function normaliseHostPath(hostPath: string): string {
   // normalize() of an absolute path cannot climb above "/": "../../etc" stays inside the host.
   return path.posix.normalize(`/${hostPath}`);
+}
+
+/** Why a file that is there cannot be read as a file's text (null: it can, or it is a directory, whose read says so). */
+export function notRegular(stats: Stats): string | null {
+  if (stats.isFile() || stats.isDirectory()) return null;
+  if (stats.isFIFO()) return "is a FIFO, not a regular file";
+  if (stats.isSocket()) return "is a socket, not a regular file";
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "is a device, not a regular file";
+  return "is not a regular file";
 }
 
 function isLink(file: string): boolean {

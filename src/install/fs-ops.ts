@@ -3,8 +3,8 @@
 // directory, fsync, rename, then fsync of the directory, with the mode and owner asked for.
 import fs from "node:fs";
 import path from "node:path";
-import { hostError } from "../errors.js";
-import type { Host } from "../host/host.js";
+import { HostError, hostError } from "../errors.js";
+import { type Host, notRegular } from "../host/host.js";
 import { crashPoint } from "./crash-point.js";
 
 export interface FileMeta {
@@ -21,7 +21,10 @@ export async function readFile(
   const file = await host.resolve(hostPath);
   try {
     const stats = fs.statSync(file);
-    if (!stats.isFile()) throw new Error(`${hostPath} is not a regular file`);
+    if (!stats.isFile())
+      throw new HostError(
+        `${hostPath} ${stats.isDirectory() ? "is a directory" : (notRegular(stats) ?? "is not a regular file")}`,
+      );
     return {
       bytes: fs.readFileSync(file),
       meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid },

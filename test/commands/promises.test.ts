@@ -124,3 +124,43 @@ describe("host files are the host's, links followed inside the host root", () =>
     expect(facts.runtime.version).toBe("1.6.99");
   });
 });
+
+describe("files that are not files", () => {
+  const host = node();
+
+  it("a FIFO as config.toml: facts, plan and install answer at once, naming it; the lock is not left", () => {
+    fs.rmSync(host.config);
+    execFileSync("mkfifo", [host.config]);
+    const facts = JSON.parse(host.cli("facts", "--json").stdout);
+    expect(facts.runtime.configProblem).toBe("is a FIFO, not a regular file");
+    const plan = host.cli("plan");
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(
+      "[ERROR] containerd-config-readable: /etc/containerd/config.toml: is a FIFO, not a regular file",
+    );
+    expect(plan.stdout).not.toContain("version 1 schema");
+    const install = host.cli("install", "--artifacts", `dir:${artifacts}`);
+    expect(install.status).toBe(1);
+    expect(install.stderr).toContain("containerd-config-readable");
+    expect(fs.existsSync(path.join(host.root, "run/lock/kata-install.lock"))).toBe(false);
+  });
+
+  it("a directory as config.toml is said to be one, not a version 1 schema", () => {
+    fs.rmSync(host.config);
+    fs.mkdirSync(host.config);
+    const plan = host.cli("plan");
+    expect(plan.stdout).toContain(
+      "[ERROR] containerd-config-readable: /etc/containerd/config.toml: is a directory",
+    );
+    expect(plan.stdout).not.toContain("version 1 schema");
+  });
+
+  it("a FIFO as the overrides file is refused by type, at once", () => {
+    const fifo = path.join(host.root, "..", `${path.basename(host.root)}.fifo.toml`);
+    execFileSync("mkfifo", [fifo]);
+    const run = host.cli("plan", "--overrides", fifo);
+    fs.rmSync(fifo);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("is a FIFO, not a regular file: it must be a TOML file");
+  });
+});

@@ -19,6 +19,8 @@ const DEFAULT_SNAPSHOTTER = [
 
 export interface ContainerdConfig {
   exists: boolean;
+  /** Why it exists but cannot be read, or null. */
+  problem: string | null;
   version: number | null;
   imports: string[];
   dropInDir: string | null;
@@ -33,6 +35,11 @@ export async function readContainerdConfig(
 ): Promise<ContainerdConfig> {
   const main = await readToml(ctx, "runtime", configPath);
   const exists = main !== null || (await ctx.host.exists(configPath));
+  const problem =
+    main === null && exists
+      ? (ctx.problems.find((p) => p.path === configPath && p.source === "runtime")?.reason ??
+        "cannot be read")
+      : null;
   const imports = stringList(main?.imports);
   const files: Array<[string, TomlTable]> = main === null ? [] : [[configPath, main]];
   for (const pattern of imports) {
@@ -44,6 +51,7 @@ export async function readContainerdConfig(
   const version = typeof main?.version === "number" ? main.version : null;
   return {
     exists,
+    problem,
     version,
     imports,
     dropInDir: dropInDirOf(configPath, imports),

@@ -137,6 +137,7 @@ export const runtime = defineSource({
     return {
       ...base,
       configExists: config.exists,
+      configProblem: config.problem,
       configVersion: config.version,
       imports: config.imports,
       // k0s always reads containerd.d/ through the imports line it writes itself.

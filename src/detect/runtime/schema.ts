@@ -28,6 +28,12 @@ export const RuntimeFacts = z.object({
   socket: z.nullable(z.object({ path: z.string(), present: z.boolean() })),
   configPath: z.nullable(z.string()),
   configExists: z.boolean(),
+  /**
+   * Why the runtime's main configuration, though there, cannot be read ("is a directory", "is a
+   * FIFO, not a regular file", "invalid TOML at line 2 …"); null when it reads. Optional: facts
+   * saved before it was recorded still load.
+   */
+  configProblem: z.optional(z.nullable(z.string())),
   /** containerd's root `version` key (1, 2, 3 or 4); null when absent or not containerd. */
   configVersion: z.nullable(z.int()),
   imports: z.array(z.string()),
