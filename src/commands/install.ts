@@ -83,7 +83,11 @@ export async function runInstall(
       report.artifacts.repaired > 0 ||
       report.restarted !== null ||
       report.files.written.length + report.files.removed.length > 0;
-    if (changed) await rememberProbes(store, probes);
+    // The node is installed by now: the probe cache only saves time later, its failure none of this.
+    if (changed)
+      await rememberProbes(store, probes).catch((error: Error) =>
+        process.stderr.write(`kata-install: the probe cache was not written: ${error.message}\n`),
+      );
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
     if (report.artifacts.switched)

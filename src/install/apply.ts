@@ -152,11 +152,11 @@ export async function applyChanges(
 export async function recover(store: JournalStore): Promise<boolean> {
   await removeUnbornDirs(store.host, store.dir);
   const journal = await store.load();
-  if (
-    journal === null ||
-    (journal.transaction === null && journal.pendingSwitch === null && (journal.staging ?? null) === null)
-  )
-    return false;
+  if (journal === null) return false;
+  if (journal.transaction === null && journal.pendingSwitch === null && (journal.staging ?? null) === null)
+    // Nothing cut short; a journal that records nothing at all (a run failed right after making
+    // it) goes, with the directories it made.
+    return discardIfEmpty(store, journal);
   await recoverStaging(store, journal);
   // Backwards: the files first (they were written after the switch), then the switch.
   const transaction = journal.transaction ?? {

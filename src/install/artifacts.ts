@@ -10,9 +10,11 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { ArtifactSpec } from "../artifacts/catalogue.js";
+import { hostError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { ArtifactError } from "./artifact-error.js";
 import { crashPoint } from "./crash-point.js";
+import { fault } from "./fault.js";
 import { ensureParents } from "./fs-ops.js";
 import type { ListedEntry } from "./listing.js";
 import { StagingDir } from "./staging.js";
@@ -194,7 +196,13 @@ export async function stageVersion(
   // Without the rename (a repair takes files from it), `dir` is the staging directory's real path.
   if (options.rename === false)
     return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true };
-  fs.renameSync(partial, await host.resolve(dir));
+  try {
+    fault("rename", dir);
+    fs.renameSync(partial, await host.resolve(dir));
+  } catch (error) {
+    fs.rmSync(partial, { recursive: true, force: true });
+    throw hostError(`cannot rename the staged version into ${dir}`, error);
+  }
   return { id, dir, files: into.files, bytes: into.bytes, copied: true };
 }
 
@@ -230,6 +238,7 @@ export async function switchCurrent(host: Host, prefix: string, id: string | nul
   else {
     fs.symlinkSync(`versions/${id}`, next);
     crashPoint("switch:next-made");
+    fault("rename", `${prefix}/current`);
     fs.renameSync(next, current);
   }
   return previous;

@@ -6,6 +6,7 @@ import path from "node:path";
 import { HostError, hostError } from "../errors.js";
 import { type Host, notRegular } from "../host/host.js";
 import { crashPoint } from "./crash-point.js";
+import { fault } from "./fault.js";
 
 export interface FileMeta {
   mode: number;
@@ -73,13 +74,16 @@ export async function atomicWrite(
   try {
     const fd = fs.openSync(temp, "w", meta.mode);
     try {
+      fault("write", hostPath);
       fs.writeFileSync(fd, bytes);
       fs.fchmodSync(fd, meta.mode);
       fs.fchownSync(fd, meta.uid, meta.gid);
+      fault("fsync", hostPath);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
+    fault("rename", hostPath);
     fs.renameSync(temp, file);
     syncDir(dir);
   } catch (error) {

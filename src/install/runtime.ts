@@ -6,6 +6,7 @@ import net from "node:net";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { PlanAction } from "../render/changeset.js";
+import { fault } from "./fault.js";
 
 export const ANSWER_TIMEOUT_MS = 30_000;
 
@@ -29,6 +30,11 @@ export async function restartRuntime(
 ): Promise<void> {
   const unit = await unitFor(host, action.target);
   const verb = action.kind === "reload-runtime" ? "reload" : "restart";
+  try {
+    fault("restart", unit);
+  } catch (error) {
+    throw new UserError(`systemctl ${verb} ${unit} failed: ${(error as Error).message}`);
+  }
   const run = await host.run("systemctl", [verb, unit], { timeoutMs: 120_000 });
   if (!run.ok) throw new UserError(`systemctl ${verb} ${unit} failed: ${run.reason}`);
   if (socket !== null) await waitForAnswer(host, socket, timeoutMs, `${unit} after systemctl ${verb}`);

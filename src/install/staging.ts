@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { hostError } from "../errors.js";
 import { ArtifactError } from "./artifact-error.js";
+import { fault } from "./fault.js";
 
 /** A file being written: bytes in order, then close. */
 export interface FileWriter {
@@ -60,6 +61,7 @@ export class StagingDir {
       write: (chunk) => {
         if (!open) return;
         try {
+          fault("write", file);
           fs.writeSync(fd, chunk);
         } catch (error) {
           throw hostError(`cannot write ${file} into ${this.root}`, error);
