@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import zlib from "node:zlib";
 import { Parser, type ReadEntry } from "tar";
 import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
@@ -112,9 +113,15 @@ export function imageSource(
         let descriptor: Descriptor | undefined = tagged.descriptor;
         let manifest = json<Manifest>(verified(store, descriptor, artifact, tagged.bytes), artifact);
         if (INDEX_TYPES.has(manifest.mediaType ?? descriptor.mediaType)) {
-          descriptor = (manifest.manifests ?? []).find(
+          const matching = (manifest.manifests ?? []).filter(
             (m) => m.platform?.os === "linux" && m.platform.architecture === wanted,
           );
+          // Two images for one platform: which one the node gets must not depend on the order.
+          if (matching.length > 1)
+            throw new ArtifactError(
+              `${store.where}: ${artifact}: the index lists ${matching.length} manifests for linux/${wanted} (${matching.map((m) => m.digest.slice(0, 19)).join(", ")}): ambiguous`,
+            );
+          descriptor = matching[0];
           if (!descriptor) return null;
           manifest = json(
             verified(store, descriptor, artifact, await store.fetch(artifact, descriptor, artifact)),
@@ -133,7 +140,7 @@ export function imageSource(
       throw new ArtifactError(`${store.where}: image "${artifact}" has no linux/${wanted} manifest`);
     return found;
   };
-  return {
+  const source: ArtifactSource = {
     description: store.where,
     /** Compressed layer bytes per image: what a pull of it moves. */
     async sizes(artifacts) {
@@ -176,6 +183,17 @@ export function imageSource(
       if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
       const { manifest } = await platformManifest(artifact);
       const ours = new Set<string>();
+      // With a file list, the layers cannot hold more than its files (and their tar headers):
+      // beyond that a layer is refused as its bytes arrive (a gzip bomb fills no disk).
+      const annotated = manifest.annotations?.[FILES_ANNOTATION];
+      const listed = annotated === undefined ? null : await source.list(artifact);
+      const maxTarBytes =
+        listed === null
+          ? null
+          : listed.reduce(
+              (n, e) => n + 1024 + (e.type === "file" ? Math.ceil(e.size / 512) * 512 : 0),
+              64 << 10,
+            );
       for (const layer of manifest.layers ?? []) {
         const what = `${artifact} layer ${layer.digest}`;
         hexOf(store, layer, what);
@@ -185,11 +203,13 @@ export function imageSource(
           spec,
           into,
           ours,
+          maxTarBytes,
           check: (actual, size) => mismatch(store, layer, what, actual, size),
         });
       }
     },
   };
+  return source;
 }
 
 interface LayerContext {
@@ -198,6 +218,8 @@ interface LayerContext {
   into: StagingDir;
   /** Files this artifact wrote so far: the only ones a hard link may repeat. */
   ours: Set<string>;
+  /** The most a layer's tar may hold, from the image's file list; null without one. */
+  maxTarBytes: number | null;
   /** The blob's digest check, given what the stream hashed to: null when it matches. */
   check(actualHex: string, size: number): string | null;
 }
@@ -289,18 +311,55 @@ function extractLayer(
       parserDone = true;
       settle();
     });
+    // A gzipped layer is inflated here, in bounded chunks with backpressure, rather than inside
+    // the tar reader (which inflates a whole write at once: a 2 MB bomb meant a 1 GB peak); the
+    // inflated bytes are counted against what the file list allows.
+    let gunzip: zlib.Gunzip | null = null;
+    let inflated = 0;
+    const toParser = (chunk: Buffer, source: NodeJS.ReadableStream) => {
+      // (A write may fail the parser: then the source must not wait for a drain.)
+      if (unreadable === null && !parser.write(chunk) && unreadable === null) {
+        source.pause();
+        parser.once("drain", () => source.resume());
+      }
+    };
     stream.on("data", (chunk: Buffer) => {
       digest?.update(chunk);
-      size += chunk.length;
-      // (A write may fail the parser: then the stream must not wait for a drain.)
-      if (unreadable === null && !parser.write(chunk) && unreadable === null) {
-        stream.pause();
-        parser.once("drain", () => stream.resume());
+      if (size === 0 && chunk[0] === 0x1f && chunk[1] === 0x8b) {
+        gunzip = zlib.createGunzip({ chunkSize: 64 << 10 });
+        const inflating = gunzip;
+        inflating.on("data", (out: Buffer) => {
+          inflated += out.length;
+          if (layer.maxTarBytes !== null && inflated > layer.maxTarBytes) {
+            inflating.destroy();
+            return refuse(
+              `the layer inflates to more than the ${layer.maxTarBytes} bytes its image's file list allows (a gzip bomb?)`,
+            );
+          }
+          toParser(out, inflating);
+        });
+        inflating.on("end", () => {
+          if (unreadable === null && refusal === null) parser.end();
+        });
+        inflating.on("error", (error: Error) => {
+          unreadable ??= `gzip: ${error.message}`;
+          stream.resume();
+          settle();
+        });
       }
+      size += chunk.length;
+      if (gunzip !== null) {
+        if (unreadable === null && refusal === null && !gunzip.write(chunk)) {
+          stream.pause();
+          gunzip.once("drain", () => stream.resume());
+        }
+      } else toParser(chunk, stream);
     });
     stream.on("end", () => {
       streamDone = true;
-      if (unreadable === null) parser.end();
+      if (gunzip !== null) {
+        if (unreadable === null && refusal === null) gunzip.end();
+      } else if (unreadable === null) parser.end();
       settle();
     });
     stream.on("error", (error: Error) => {

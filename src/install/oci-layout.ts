@@ -50,7 +50,12 @@ export function ociLayoutSource(
       } catch {
         throw new ArtifactError(`${where}: no readable index.json: not an OCI image layout`);
       }
-      const descriptor = (index.manifests ?? []).find((m) => m.annotations?.[REF_NAME] === artifact);
+      const tagged = (index.manifests ?? []).filter((m) => m.annotations?.[REF_NAME] === artifact);
+      if (tagged.length > 1)
+        throw new ArtifactError(
+          `${where}: index.json tags ${tagged.length} images "${artifact}" (${tagged.map((m) => m.digest.slice(0, 19)).join(", ")}): ambiguous`,
+        );
+      const descriptor = tagged[0];
       if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
       // A release manifest beside the layout (written by `artifacts split`) pins each image.
       const pinned = releasePins(dir)[artifact];

@@ -14,7 +14,18 @@ const MANIFEST_TYPES = [
   "application/vnd.docker.distribution.manifest.list.v2+json",
   "application/vnd.docker.distribution.manifest.v2+json",
 ];
-const TIMEOUT_MS = 120_000;
+/**
+ * Bounds on what a registry may send. Manifests, indexes and tokens are kilobytes: more is refused
+ * as it arrives, never held. Time is bounded per read, not per transfer: a large layer on a slow
+ * link goes on as long as bytes keep coming; a stalled one stops after `idleMs` without any.
+ */
+export interface RegistryLimits {
+  /** Largest manifest, index or token response, in bytes. */
+  maxDocumentBytes: number;
+  /** Longest wait for response headers, or between two reads of a body. */
+  idleMs: number;
+}
+export const DEFAULT_LIMITS: RegistryLimits = { maxDocumentBytes: 4 << 20, idleMs: 30_000 };
 
 export interface RegistryRef {
   host: string;
@@ -34,6 +45,7 @@ export function registrySource(
   ref: RegistryRef,
   catalogue: Map<string, ArtifactSpec>,
   arch: string | null,
+  limits: RegistryLimits = DEFAULT_LIMITS,
 ): ArtifactSource {
   const where = `registry:${ref.host}/${ref.repo}`;
   const scheme = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(ref.host) ? "http" : "https";
@@ -42,15 +54,11 @@ export function registrySource(
   /** GET with the registry's auth flow: on 401, fetch a bearer token for the challenged scope. */
   async function get(url: string, accept: string[], what: string): Promise<Response> {
     const attempt = (token?: string) =>
-      fetch(url, {
-        headers: { Accept: accept.join(", "), ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-        redirect: "follow",
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      }).catch((error: Error) => {
-        throw new ArtifactError(
-          `${where}: ${what}: ${url}: ${(error.cause as Error)?.message ?? error.message}`,
-        );
-      });
+      fetchHeaders(
+        url,
+        { Accept: accept.join(", "), ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+        `${where}: ${what}: ${url}`,
+      );
     const repoKey = url.split("/v2/")[1]?.split(/\/(manifests|blobs)\//)[0] ?? "";
     let response = await attempt(tokens.get(repoKey));
     if (response.status === 401) {
@@ -79,15 +87,66 @@ export function registrySource(
     const url = new URL(params.realm);
     if (params.service) url.searchParams.set("service", params.service);
     if (params.scope) url.searchParams.set("scope", params.scope);
-    const response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) }).catch((error: Error) => {
-      throw new ArtifactError(`${where}: ${what}: token from ${url.origin}: ${error.message}`);
-    });
-    if (!response.ok)
-      throw new ArtifactError(`${where}: ${what}: token from ${url.origin}: HTTP ${response.status}`);
-    const body = (await response.json()) as { token?: string; access_token?: string };
+    const at = `${where}: ${what}: token from ${url.origin}`;
+    const response = await fetchHeaders(url.toString(), {}, at);
+    if (!response.ok) throw new ArtifactError(`${at}: HTTP ${response.status}`);
+    let body: { token?: string; access_token?: string };
+    try {
+      body = JSON.parse((await readDocument(response, at)).toString("utf8"));
+    } catch (error) {
+      if (error instanceof ArtifactError) throw error;
+      throw new ArtifactError(`${at}: not JSON`);
+    }
     const token = body.token ?? body.access_token;
     if (!token) throw new ArtifactError(`${where}: ${what}: the token endpoint returned no token`);
     return token;
+  }
+
+  /**
+   * Response headers within `idleMs`; the body is the caller's, read under the same idle bound.
+   * The controller stays with the response, so a stalled body can be cut off later.
+   */
+  async function fetchHeaders(url: string, headers: Record<string, string>, at: string): Promise<Response> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), limits.idleMs);
+    try {
+      const response = await fetch(url, { headers, redirect: "follow", signal: controller.signal });
+      aborters.set(response, controller);
+      return response;
+    } catch (error) {
+      const e = error as Error;
+      if (controller.signal.aborted) throw new ArtifactError(`${at}: no answer within ${limits.idleMs} ms`);
+      throw new ArtifactError(`${at}: ${(e.cause as Error)?.message ?? e.message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const aborters = new WeakMap<Response, AbortController>();
+
+  /** A manifest-sized body: refused as soon as it passes the bound, and cut off when it stalls. */
+  async function readDocument(response: Response, at: string): Promise<Buffer> {
+    const declared = Number(response.headers.get("content-length") ?? "NaN");
+    if (declared > limits.maxDocumentBytes) {
+      aborters.get(response)?.abort();
+      throw new ArtifactError(
+        `${at}: ${declared} bytes, more than a manifest may be (${limits.maxDocumentBytes})`,
+      );
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of idle(bodyOf(response, at), limits.idleMs, at, () =>
+      aborters.get(response)?.abort(),
+    )) {
+      size += chunk.length;
+      if (size > limits.maxDocumentBytes) {
+        aborters.get(response)?.abort();
+        throw new ArtifactError(
+          `${at}: more than ${limits.maxDocumentBytes} bytes, more than a manifest may be`,
+        );
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
   }
 
   const base = (artifact: string) => `${scheme}://${ref.host}/v2/${ref.repo}/${artifact}`;
@@ -99,7 +158,7 @@ export function registrySource(
         MANIFEST_TYPES,
         `${artifact}:${ref.tag}`,
       );
-      const bytes = Buffer.from(await response.arrayBuffer());
+      const bytes = await readDocument(response, `${where}: ${artifact}:${ref.tag}`);
       const digest = response.headers.get("docker-content-digest");
       const mediaType = (response.headers.get("content-type") ?? "").split(";")[0] as string;
       // By tag, the registry says which digest it served; without one, the bytes name themselves.
@@ -117,13 +176,53 @@ export function registrySource(
         kind === "manifests" ? MANIFEST_TYPES : ["*/*"],
         what,
       );
-      return Buffer.from(await response.arrayBuffer());
+      return readDocument(response, `${where}: ${what}`);
     },
     async open(artifact, d, what) {
+      const at = `${where}: ${what}`;
       const response = await get(`${base(artifact)}/blobs/${d.digest}`, ["*/*"], what);
-      if (!response.body) throw new ArtifactError(`${where}: ${what}: the registry sent no body`);
-      return { stream: Readable.fromWeb(response.body as ReadableStream<Uint8Array>) };
+      // As long as bytes keep coming: a stall of idleMs ends it, naming the registry and the blob.
+      return {
+        stream: Readable.from(
+          idle(bodyOf(response, at), limits.idleMs, at, () => aborters.get(response)?.abort()),
+        ),
+      };
     },
   };
   return imageSource(store, catalogue, arch);
+}
+
+function bodyOf(response: Response, at: string): AsyncIterable<Uint8Array> {
+  if (!response.body) throw new ArtifactError(`${at}: the registry sent no body`);
+  return Readable.fromWeb(response.body as ReadableStream<Uint8Array>);
+}
+
+/** The chunks of `source`, failing (and calling `abort`) when none comes for `ms`. */
+async function* idle(
+  source: AsyncIterable<Uint8Array>,
+  ms: number,
+  at: string,
+  abort: () => void,
+): AsyncGenerator<Buffer> {
+  const iterator = source[Symbol.asyncIterator]();
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort();
+        reject(new ArtifactError(`${at}: no data for ${ms} ms: the transfer stalled`));
+      }, ms);
+    });
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await Promise.race([iterator.next(), stalled]);
+    } catch (error) {
+      if (error instanceof ArtifactError) throw error;
+      throw new ArtifactError(`${at}: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (next.done) return;
+    yield Buffer.from(next.value);
+  }
 }
