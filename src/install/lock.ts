@@ -99,10 +99,16 @@ export async function acquireLock(host: Host): Promise<Lock> {
   let tookOver: Lock["tookOver"];
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = fs.openSync(file, "wx", 0o644);
-      fs.writeSync(fd, format(self));
-      fs.fsyncSync(fd);
-      fs.closeSync(fd);
+      // Born whole: the content is written beside it, then hard-linked to the lock's name (which
+      // fails if the lock exists). A lock created empty and filled after could be read, in between,
+      // as naming no process, and taken over by a second installer.
+      const temp = `${file}.${self.pid}`;
+      fs.writeFileSync(temp, format(self), { mode: 0o644 });
+      try {
+        fs.linkSync(temp, file);
+      } finally {
+        fs.rmSync(temp, { force: true });
+      }
       return {
         ...(tookOver ? { tookOver } : {}),
         release: async () => {

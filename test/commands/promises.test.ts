@@ -155,6 +155,19 @@ describe("files that are not files", () => {
     expect(plan.stdout).not.toContain("version 1 schema");
   });
 
+  it("a link loop as config.toml is named, not taken for a missing file to create", () => {
+    fs.rmSync(host.config, { recursive: true, force: true });
+    fs.symlinkSync("/etc/containerd/loop.toml", host.config);
+    fs.symlinkSync("/etc/containerd/config.toml", path.join(host.root, "etc/containerd/loop.toml"));
+    const before = snapshot(host.root);
+    const plan = host.cli("plan");
+    expect(plan.stdout).toContain(
+      "[ERROR] containerd-config-readable: /etc/containerd/config.toml: too many symbolic links",
+    );
+    expect(host.cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(1);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
   it("a FIFO as the overrides file is refused by type, at once", () => {
     const fifo = path.join(host.root, "..", `${path.basename(host.root)}.fifo.toml`);
     execFileSync("mkfifo", [fifo]);

@@ -35,11 +35,9 @@ export async function readContainerdConfig(
 ): Promise<ContainerdConfig> {
   const main = await readToml(ctx, "runtime", configPath);
   const exists = main !== null || (await ctx.host.exists(configPath));
-  const problem =
-    main === null && exists
-      ? (ctx.problems.find((p) => p.path === configPath && p.source === "runtime")?.reason ??
-        "cannot be read")
-      : null;
+  // There but unreadable (a directory, a FIFO, bad TOML), or not even reachable (a link loop).
+  const recorded = ctx.problems.find((p) => p.path === configPath && p.source === "runtime")?.reason;
+  const problem = main === null && (exists || recorded !== undefined) ? (recorded ?? "cannot be read") : null;
   const imports = stringList(main?.imports);
   const files: Array<[string, TomlTable]> = main === null ? [] : [[configPath, main]];
   for (const pattern of imports) {
