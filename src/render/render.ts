@@ -125,10 +125,15 @@ async function journalState(
     const journal = JSON.parse(text) as {
       artifacts?: { version?: string | null; names?: string[] };
       pendingRestart?: PlanAction | null;
+      transaction?: { restarting?: boolean } | null;
+      runtime?: { action: PlanAction } | null;
     };
+    // A run cut short while the runtime restarted: install rolls its files back first, and the
+    // runtime will owe a restart then, whatever this plan changes.
+    const cutShortRestart = journal.transaction?.restarting ? (journal.runtime?.action ?? null) : null;
     return {
       artifacts: new Set(journal.artifacts?.version ? (journal.artifacts.names ?? []) : []),
-      pendingRestart: journal.pendingRestart ?? null,
+      pendingRestart: journal.pendingRestart ?? cutShortRestart,
     };
   } catch {
     return none; // an unreadable journal: pull again, which is always safe

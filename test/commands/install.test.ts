@@ -245,6 +245,30 @@ describe("a runtime that does not come back after its restart", () => {
   });
 });
 
+describe("killed right after the runtime restarted on the new files, before they were committed", () => {
+  it("the next plan shows the restart owed; the next install rolls back, applies again and restarts", async () => {
+    const host = await answering();
+    try {
+      const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
+        env: { KATA_INSTALL_CRASH_AT: "restart:after" },
+      });
+      expect(cut.status).toBeNull(); // killed
+      // The files are rolled back by the next run; the runtime may have loaded them: it is owed a restart.
+      const plan = runCli(["plan", "--host-root", host.root]);
+      expect(plan.stdout).toMatch(
+        /restart-runtime containerd: .*(the restart is still owed|is still owed, too)/,
+      );
+      const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stdout).toContain("An earlier install had been cut short: it was rolled back first.");
+      expect(again.stdout).toContain("Runtime: restarted containerd, and it answers.");
+      expect(runCli(["plan", "--host-root", host.root, "--detailed-exitcode"]).status).toBe(0);
+    } finally {
+      host.close();
+    }
+  });
+});
+
 describe("two installs at once", () => {
   it("one waits for nothing: it fails clearly on the lock, or finds the work done; the node is one install's", async () => {
     const spec = intelContainerd16();
