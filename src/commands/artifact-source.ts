@@ -64,6 +64,17 @@ export async function withArtifactSource(
   const source =
     specifier === null ? null : await artifactSource(specifier, planned.facts.arch, tag ?? "latest");
   if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store);
+  // Pulls without a source: install would refuse, so the plan says it first.
+  const pulls = planned.changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
+  if (pulls.length > 0 && source === null)
+    planned.decision.checks.push({
+      id: "artifact-source",
+      severity: "error",
+      status: "fail",
+      message: `artifacts to install (${pulls.join(", ")}) but no source to pull them from`,
+      hint: "say where from with --artifacts registry:HOST/REPOSITORY, oci-layout:DIR or dir:DIR (ARTIFACTS in the DaemonSet)",
+      rule: "install",
+    });
   // Every file the configurations name, checked before anything is pulled or written.
   await verifyPlanned({ ...planned, catalog: planned.prepared.catalog }, source, [
     ...loadArtifactCatalogue().keys(),

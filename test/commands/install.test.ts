@@ -169,7 +169,7 @@ describe("install refuses, and writes nothing", () => {
     const run = runCli(["install", "--host-root", host.root]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(
-      /artifacts to install: base, .*; say where from with --artifacts registry:HOST\/REPOSITORY, oci-layout:DIR or dir:DIR/,
+      /preflight errors: artifact-source \(artifacts to install \(base, .*\) but no source to pull them from\)/,
     );
     expect(snapshot(host.root)).toEqual(before);
     expect(runCli(["install", "--host-root", host.root, "--artifacts", "ftp://x"]).stderr).toMatch(

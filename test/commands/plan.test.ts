@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
@@ -9,11 +10,14 @@ import { snapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
 
+const artifacts = artifactDir();
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+
 describe("kata-install plan", () => {
   const amd = buildHost(amdSnpCrio());
 
   it("prints the verdict, the shims, a diff per file and the actions; progress stays on stderr", () => {
-    const run = runCli(["plan", "--host-root", amd.root]);
+    const run = runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`]);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^Preflight: passed\.\n\nShims:\n {2}\+ clh: /);
     expect(run.stdout).toContain("--- /dev/null\n+++ b/etc/crio/crio.conf.d/50-kata-install.conf\n");
@@ -49,17 +53,21 @@ describe("kata-install plan", () => {
   });
 
   it("--detailed-exitcode: 2 while changes are pending; install --dry-run prints the same", () => {
-    const plan = runCli(["plan", "--host-root", amd.root, "--detailed-exitcode"]);
+    const source = ["--artifacts", `dir:${artifacts}`];
+    const plan = runCli(["plan", "--host-root", amd.root, "--detailed-exitcode", ...source]);
     expect(plan.status).toBe(2);
-    const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
+    const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode", ...source]);
     expect(dry.status).toBe(2);
     expect(dry.stdout).toBe(plan.stdout);
-    // A real install needs its artifacts' source: without one it stops before writing anything.
+    // Without a source, the plan says first what install would refuse, and install refuses.
+    const blind = runCli(["plan", "--host-root", amd.root]);
+    expect(blind.status).toBe(1);
+    expect(blind.stdout).toMatch(
+      /\[ERROR\] artifact-source: artifacts to install \(.*\) but no source to pull them from/,
+    );
     const real = runCli(["install", "--host-root", amd.root]);
     expect(real.status).toBe(1);
-    expect(real.stderr).toMatch(
-      /say where from with --artifacts registry:HOST\/REPOSITORY, oci-layout:DIR or dir:DIR/,
-    );
+    expect(real.stderr).toMatch(/preflight errors: artifact-source/);
   });
 
   it("exits 1 when a preflight error remains, and still prints the diff", () => {
@@ -80,19 +88,20 @@ describe("kata-install --dry-run, the review users are told to run", () => {
   const before = snapshot(amd.root);
 
   it("is install --dry-run, with install's options beside it, in any order", () => {
-    const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
-    const short = runCli(["--dry-run", "--host-root", amd.root, "--detailed-exitcode"]);
+    const source = ["--artifacts", `dir:${artifacts}`];
+    const dry = runCli(["install", "--dry-run", "--host-root", amd.root, "--detailed-exitcode", ...source]);
+    const short = runCli(["--dry-run", "--host-root", amd.root, "--detailed-exitcode", ...source]);
     expect(short.stderr).not.toContain("unknown option");
     expect(short.status).toBe(2);
     expect(short.stdout).toBe(dry.stdout);
-    const reordered = runCli(["--host-root", amd.root, "--dry-run", "--json"]);
+    const reordered = runCli(["--host-root", amd.root, ...source, "--dry-run", "--json"]);
     expect(reordered.status).toBe(0);
     expect(Object.keys(JSON.parse(reordered.stdout))).toEqual(
-      Object.keys(JSON.parse(runCli(["plan", "--host-root", amd.root, "--json"]).stdout)),
+      Object.keys(JSON.parse(runCli(["plan", "--host-root", amd.root, "--json", ...source]).stdout)),
     );
     const overrides = path.join(amd.root, "..", `${path.basename(amd.root)}.overrides.toml`);
     fs.writeFileSync(overrides, 'shims = ["qemu-snp"]\n');
-    const pinned = runCli(["--dry-run", "--host-root", amd.root, "--overrides", overrides]);
+    const pinned = runCli(["--dry-run", "--host-root", amd.root, "--overrides", overrides, ...source]);
     fs.rmSync(overrides);
     expect(pinned.status).toBe(0);
     expect(pinned.stdout).toContain("configuration-qemu-snp.toml");
