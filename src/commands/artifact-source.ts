@@ -59,7 +59,12 @@ export async function withArtifactSource(
   // The prefix first: what is there that is not ours would stop the install, so it stops the plan.
   if (planned.decision.shims.length > 0)
     planned.decision.checks.push(
-      await prefixCheck(planned.host, installDir(planned.decision), await store.load()),
+      await prefixCheck(
+        planned.host,
+        installDir(planned.decision),
+        await store.load(),
+        planned.changeset.actions.some((a) => a.kind === "take-over"),
+      ),
     );
   const source =
     specifier === null ? null : await artifactSource(specifier, planned.facts.arch, tag ?? "latest");

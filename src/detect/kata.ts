@@ -17,7 +17,18 @@ export const KataFacts = z.object({
   configs: z.array(z.string()),
   /** The admin's own configuration, which Kata prefers over the shipped ones. */
   etcConfig: z.nullable(z.string()),
-  managedBy: z.nullable(z.enum(["kata-install", "other"])),
+  managedBy: z.nullable(z.enum(["kata-install", "kata-deploy", "other"])),
+  /**
+   * What kata-deploy left on the node, for a takeover: its container-runtime drop-ins (and the
+   * imports that name them), and the shims it configured under the prefix. Optional: facts saved
+   * before it was recorded still load.
+   */
+  deploy: z.optional(
+    z.object({
+      dropIns: z.array(z.string()),
+      shims: z.array(z.string()),
+    }),
+  ),
 });
 export type KataFacts = z.infer<typeof KataFacts>;
 
@@ -41,13 +52,50 @@ export const kata = defineSource({
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
+    const ours = await ctx.host.exists(`${prefix}/${JOURNAL_DIR}`);
+    const deploy = ours ? null : await kataDeployTraces(ctx, prefix);
     return {
       installed: true,
       prefix,
       version: run?.ok ? parseVersion(run.stdout) : null,
       configs,
       etcConfig,
-      managedBy: (await ctx.host.exists(`${prefix}/${JOURNAL_DIR}`)) ? "kata-install" : "other",
+      managedBy: ours ? "kata-install" : deploy !== null ? "kata-deploy" : "other",
+      ...(deploy !== null ? { deploy } : {}),
     };
   },
 });
+
+/** The runtime drop-ins kata-deploy 4.x writes (its MULTI_INSTALL_SUFFIX variants too). */
+const DEPLOY_DROP_IN_DIRS = [
+  { dir: "/etc/containerd/conf.d", name: /^kata-deploy(-[\w.-]+)?\.toml$/ },
+  { dir: "/etc/crio/crio.conf.d", name: /^99-kata-deploy(-[\w.-]+)?$/ },
+];
+/** The header kata-deploy writes at the top of each shim's configuration copy. */
+const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy";
+
+/**
+ * kata-deploy's traces: its per-shim configuration copies (runtimes/<shim>/, with its header) and
+ * the runtime drop-ins it wrote. Null when there are none: an install of another kind.
+ */
+async function kataDeployTraces(
+  ctx: DetectContext,
+  prefix: string,
+): Promise<{ dropIns: string[]; shims: string[] } | null> {
+  const shims: string[] = [];
+  for (const base of [
+    `${prefix}/${DEFAULTS_DIR}/runtimes`,
+    `${prefix}/${DEFAULTS_DIR}/runtime-rs/runtimes`,
+  ]) {
+    for (const shim of await ctx.list("kata", base)) {
+      const text = await ctx.read("kata", `${base}/${shim}/configuration-${shim}.toml`);
+      if (text?.startsWith(DEPLOY_HEADER)) shims.push(shim);
+    }
+  }
+  const dropIns: string[] = [];
+  const own = `${prefix}/containerd/config.d/kata-deploy.toml`;
+  if (await ctx.host.exists(own)) dropIns.push(own);
+  for (const { dir, name } of DEPLOY_DROP_IN_DIRS)
+    for (const entry of await ctx.list("kata", dir)) if (name.test(entry)) dropIns.push(`${dir}/${entry}`);
+  return shims.length === 0 && dropIns.length === 0 ? null : { dropIns: dropIns.sort(), shims: shims.sort() };
+}

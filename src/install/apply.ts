@@ -95,11 +95,19 @@ export async function applyChanges(
     journal.transaction.steps.push(step);
     journal.dirs.push(...createdDirs);
     if (journal.files[c.path] === undefined && c.after !== null) {
+      // What uninstall restores: the current bytes, or (a takeover) the node's own without
+      // another installer's parts.
+      const own =
+        c.restore === undefined
+          ? (current?.bytes ?? null)
+          : c.restore === null
+            ? null
+            : Buffer.from(c.restore);
       journal.files[c.path] = {
         original:
-          current === null
+          current === null || own === null
             ? "absent"
-            : { backup: await store.keep("original", current.bytes), ...current.meta },
+            : { backup: await store.keep("original", own), ...current.meta },
         afterHash: "",
         editedInPlace: current !== null && c.after.includes(BLOCK_BEGIN),
         role: c.role,

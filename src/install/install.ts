@@ -77,7 +77,10 @@ export async function install(
   let files: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
-    if (source && pulls.length > 0) artifacts = await installArtifacts(store, prefix, source, names);
+    if (source && pulls.length > 0)
+      artifacts = await installArtifacts(store, prefix, source, names, {
+        takeOver: changeset.actions.some((a) => a.kind === "take-over"),
+      });
     // How to restart the runtime is journalled before its files change, so an uninstall after a
     // crash at any later point still knows.
     if (action && changeset.changes.some((c) => c.role === "runtime")) {

@@ -56,6 +56,11 @@ export interface PendingSwitch {
   next: string;
   createdLinks: string[];
   createdDirs: string[];
+  /**
+   * A takeover: another installer's entries of the prefix, moved in one piece into
+   * versions/<id> (put back if the switch is rolled back, removed when it is committed).
+   */
+  movedAside?: { id: string; names: string[] };
 }
 
 /** A version being staged: where, and the directories made for it, to remove if cut short. */

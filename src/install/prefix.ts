@@ -20,12 +20,42 @@ export function recordedVersions(journal: Journal | null): Set<string> {
   if (journal.pendingSwitch) {
     out.add(journal.pendingSwitch.next);
     if (journal.pendingSwitch.previous) out.add(journal.pendingSwitch.previous);
+    if (journal.pendingSwitch.movedAside) out.add(journal.pendingSwitch.movedAside.id);
   }
   return out;
 }
 
+/** What kata-deploy 4.x puts at the top of its prefix: what a takeover moves aside, and only that. */
+export const KATA_DEPLOY_ENTRIES = [
+  "bin",
+  "containerd",
+  "include",
+  "lib",
+  "libexec",
+  "nydus-for-kata-tee",
+  "runtime-rs",
+  "share",
+  "VERSION",
+  "versions.yaml",
+];
+
+/** The version id kata-deploy's tree gets when a takeover moves it aside. */
+export const TAKEN_OVER = "kata-deploy";
+
 /** What in the prefix is not kata-install's, as lines naming each path. */
-export async function foreignContent(host: Host, prefix: string, journal: Journal | null): Promise<string[]> {
+export async function foreignContent(
+  host: Host,
+  prefix: string,
+  journal: Journal | null,
+  takeover = false,
+): Promise<string[]> {
+  if (takeover) {
+    // kata-deploy's own entries are taken over; anything else there is still someone's.
+    const listing = await host.readDir(prefix);
+    return (listing.ok ? listing.entries : [])
+      .filter((name) => !KATA_DEPLOY_ENTRIES.includes(name))
+      .map((name) => `${prefix}/${name} is neither kata-deploy's nor kata-install's`);
+  }
   const found: string[] = [];
   const lstat = async (p: string) => fs.lstatSync(await host.resolveLink(p), { throwIfNoEntry: false });
   const versions = recordedVersions(journal);
@@ -62,14 +92,21 @@ export async function foreignContent(host: Host, prefix: string, journal: Journa
   return found;
 }
 
-export async function prefixCheck(host: Host, prefix: string, journal: Journal | null): Promise<Check> {
-  const found = await foreignContent(host, prefix, journal);
+export async function prefixCheck(
+  host: Host,
+  prefix: string,
+  journal: Journal | null,
+  takeover = false,
+): Promise<Check> {
+  const found = await foreignContent(host, prefix, journal, takeover);
   if (found.length === 0)
     return {
       id: CHECK_ID,
       severity: "error",
       status: "pass",
-      message: `${prefix} holds nothing of anyone else's`,
+      message: takeover
+        ? `${prefix} holds kata-deploy's install, which kata-install takes over, and nothing else`
+        : `${prefix} holds nothing of anyone else's`,
       rule: "install",
     };
   return {

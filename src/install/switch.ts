@@ -16,9 +16,9 @@ import {
 } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
 import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
-import { emptyJournal, type Journal, type JournalStore } from "./journal.js";
+import { emptyJournal, type Journal, type JournalStore, type PendingSwitch } from "./journal.js";
 import type { ListedEntry } from "./listing.js";
-import { recordedVersions } from "./prefix.js";
+import { KATA_DEPLOY_ENTRIES, recordedVersions, TAKEN_OVER } from "./prefix.js";
 
 export interface SwitchResult {
   staged: Staged | null;
@@ -46,6 +46,7 @@ export async function installArtifacts(
   prefix: string,
   source: ArtifactSource,
   names: string[],
+  options: { takeOver?: boolean } = {},
 ): Promise<SwitchResult> {
   const known = await store.load();
   if (names.length === 0 && (known?.artifacts.version ?? null) === null)
@@ -66,14 +67,17 @@ export async function installArtifacts(
   // What the switch will create is journalled before it exists, so a cut-short switch is undone
   // whole; so is a switch whose install fails later in the run (recoverSwitch puts the previous
   // version back), until commitSwitch().
-  const { links, dirs } = await missingLinks(store.host, prefix);
   journal.pendingSwitch = {
     previous: journal.artifacts.version,
     previousNames: journal.artifacts.names,
     next: staged.id,
-    createdLinks: links,
-    createdDirs: [...stagedDirs, ...dirs],
+    createdLinks: [],
+    createdDirs: stagedDirs,
   };
+  if (options.takeOver) await moveAside(store, prefix, journal);
+  const { links, dirs } = await missingLinks(store.host, prefix);
+  journal.pendingSwitch.createdLinks = links;
+  journal.pendingSwitch.createdDirs = [...stagedDirs, ...dirs];
   journal.dirs.push(...dirs);
   journal.artifacts = {
     version: staged.id,
@@ -104,13 +108,51 @@ export async function commitSwitch(store: JournalStore, prefix: string): Promise
   await removeRetired(store, prefix, journal);
 }
 
-/** At the commit of a switch: the version switched away from is ours to remove. */
+/** At the commit of a switch: the version switched away from (or a taken-over tree) is ours to remove. */
 export function retire(journal: Journal): void {
   const pending = journal.pendingSwitch;
   if (pending === null) return;
-  if (pending.previous !== null && pending.previous !== journal.artifacts.version)
-    journal.artifacts.retired = [...(journal.artifacts.retired ?? []), pending.previous];
+  const gone = [pending.previous, pending.movedAside?.id ?? null].filter(
+    (v): v is string => v !== null && v !== journal.artifacts.version,
+  );
+  journal.artifacts.retired = [...(journal.artifacts.retired ?? []), ...gone];
   journal.pendingSwitch = null;
+}
+
+/**
+ * A takeover: kata-deploy's entries of the prefix (bin/, share/, …) renamed in one piece into
+ * versions/kata-deploy — on the same file system, so running VMs keep the files they have open —
+ * journalled first, so a rollback renames them back.
+ */
+async function moveAside(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
+  const pending = journal.pendingSwitch as PendingSwitch;
+  const listing = await store.host.readDir(prefix);
+  const names = (listing.ok ? listing.entries : []).filter((n) => KATA_DEPLOY_ENTRIES.includes(n));
+  pending.movedAside = { id: TAKEN_OVER, names };
+  // The install taken over is kata-install's now, its directory too: uninstall removes it whole.
+  if (!journal.dirs.includes(prefix)) journal.dirs.push(prefix);
+  await store.save(journal);
+  const aside = await store.host.resolve(`${prefix}/versions/${TAKEN_OVER}`);
+  fs.mkdirSync(aside, { recursive: true });
+  for (const name of names) {
+    crashPoint("takeover:move");
+    fs.renameSync(await store.host.resolveLink(`${prefix}/${name}`), path.join(aside, name));
+  }
+}
+
+/** Rename a taken-over tree back into the prefix (a rollback of the switch that moved it). */
+async function moveBack(
+  store: JournalStore,
+  prefix: string,
+  moved: { id: string; names: string[] },
+): Promise<void> {
+  const aside = await store.host.resolve(`${prefix}/versions/${moved.id}`);
+  for (const name of moved.names) {
+    const from = path.join(aside, name);
+    const to = await store.host.resolveLink(`${prefix}/${name}`);
+    if (fs.existsSync(from) && !fs.lstatSync(to, { throwIfNoEntry: false })) fs.renameSync(from, to);
+  }
+  fs.rmSync(aside, { recursive: true, force: true });
 }
 
 /** Remove the retired versions (only those: nothing else under versions/ is touched). */
@@ -242,6 +284,12 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
       force: true,
     });
   await removeEmptyDirs(store.host, pending.createdDirs);
+  if (pending.movedAside) {
+    // Our directories for the links are gone: the taken-over tree goes back in their place, and
+    // then versions/, if the switch made it, can go too.
+    await moveBack(store, prefix, pending.movedAside);
+    await removeEmptyDirs(store.host, pending.createdDirs);
+  }
   // The record goes back with the node: the previous version, without the links the switch made.
   journal.artifacts = {
     ...journal.artifacts,

@@ -17,10 +17,16 @@ export interface FileChange {
   role: "kata" | "runtime";
   /** sha256 of the current bytes (null: absent), so a saved plan can tell the host moved on. */
   beforeHash: string | null;
+  /**
+   * What uninstall gives back, when not the current bytes: the node's own file without another
+   * installer's parts (kata-deploy's imports or handlers, taken over), so that uninstall never
+   * brings back what would dangle once Kata is gone.
+   */
+  restore?: string | null;
 }
 
 export interface PlanAction {
-  kind: "pull-artifact" | "restart-runtime" | "reload-runtime";
+  kind: "pull-artifact" | "restart-runtime" | "reload-runtime" | "take-over";
   target: string;
   reason: string;
 }

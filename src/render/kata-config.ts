@@ -19,6 +19,8 @@ export interface RenderedFile {
   /** The template it came from, for bug reports. */
   template: string;
   reason: string;
+  /** What uninstall restores instead of the current bytes (see FileChange.restore). */
+  restore?: string | null;
 }
 
 type Variant = Record<string, unknown>;

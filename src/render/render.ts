@@ -22,7 +22,15 @@ export async function render(
   templates: Templates,
   host: Host,
 ): Promise<Changeset> {
+  // A node kata-deploy installed at this prefix: kata-install takes it over. Its tree is moved
+  // aside by the install (into a version of its own, removed once ours is in place), so the plan
+  // writes the prefix's files as new, and its drop-ins and imports go.
+  const prefix = installDir(decision);
+  const deploy =
+    facts.kata.managedBy === "kata-deploy" && facts.kata.prefix === prefix ? facts.kata.deploy : undefined;
+  const takeover = deploy !== undefined && decision.shims.length > 0 ? { dropIns: deploy.dropIns } : null;
   const read = async (path: string) => {
+    if (takeover && path.startsWith(`${prefix}/`)) return null;
     const result = await host.readText(path);
     return result.ok ? result.text : null;
   };
@@ -32,7 +40,7 @@ export async function render(
   const current = new Map(await Promise.all(runtimeFiles.map(async (p) => [p, await read(p)] as const)));
 
   const kata = renderKataConfigs(decision, catalog, templates);
-  const runtime = renderRuntimeConfig(decision, facts, catalog, templates, current);
+  const runtime = renderRuntimeConfig(decision, facts, catalog, templates, current, takeover);
   const changes: FileChange[] = [];
   const consider = async (file: RenderedFile, role: "kata" | "runtime") => {
     const c = change(
@@ -43,7 +51,7 @@ export async function render(
       file.reason,
       role,
     );
-    if (c) changes.push(c);
+    if (c) changes.push(file.restore === undefined ? c : { ...c, restore: file.restore });
   };
   for (const file of kata) await consider(file, "kata");
   let runtimeChanged = false;
@@ -52,9 +60,15 @@ export async function render(
     await consider(file, "runtime");
     if (changes.length > before) runtimeChanged = true;
   }
-  changes.push(...(await staleKataFiles(decision, kata, host, read)));
+  if (takeover === null) changes.push(...(await staleKataFiles(decision, kata, host, read)));
 
   const actions: PlanAction[] = [];
+  if (takeover)
+    actions.push({
+      kind: "take-over",
+      target: prefix,
+      reason: `kata-deploy's install (shims ${deploy?.shims.join(", ") || "none found"}; ${takeover.dropIns.length} runtime drop-in(s)) becomes kata-install's: its files are moved aside in one piece (running VMs keep theirs) and removed once kata-install's are in place; its handlers keep their names`,
+    });
   const journal = await journalState(decision, read);
   for (const artifact of decision.artifacts) {
     if (artifact.from === "bundled" && !journal.artifacts.has(artifact.name)) {

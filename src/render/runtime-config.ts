@@ -10,9 +10,9 @@ import type { Facts } from "../detect/facts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import type { RenderedFile } from "./kata-config.js";
-import { handlerName, shimBinary, shimConfigPath } from "./layout.js";
+import { handlerName, installDir, shimBinary, shimConfigPath } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
-import { dropBlock, ensureImport, putBlock, removeTables } from "./toml-edit.js";
+import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
 
 export interface Handler {
@@ -64,11 +64,18 @@ export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
   });
 }
 
-/** Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>[-suffix]. */
-export function isOurHandler(name: string, catalog: Catalog): boolean {
+/**
+ * Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>, with this install's
+ * suffix; in a takeover, kata-deploy's -debug variants too. Any other kata-* table is the admin's
+ * (kata-qemu-mylab): never removed.
+ */
+export function isOurHandler(name: string, catalog: Catalog, suffix = "", takeover = false): boolean {
   if (!name.startsWith("kata-")) return false;
   const rest = name.slice(5);
-  return catalog.shimNames().some((shim) => rest === shim || rest.startsWith(`${shim}-`));
+  const tail = suffix ? `-${suffix}` : "";
+  return catalog
+    .shimNames()
+    .some((shim) => rest === `${shim}${tail}` || (takeover && rest === `${shim}${tail}-debug`));
 }
 
 const RUNTIMES_PATHS = [
@@ -76,17 +83,23 @@ const RUNTIMES_PATHS = [
   ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"],
 ];
 
-function isOurTable(path: string[], catalog: Catalog): boolean {
+function isOurTable(path: string[], catalog: Catalog, suffix: string, takeover: boolean): boolean {
   return RUNTIMES_PATHS.some(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
-      isOurHandler(path[prefix.length] as string, catalog),
+      isOurHandler(path[prefix.length] as string, catalog, suffix, takeover),
   );
 }
 
 export function pluginFor(version: number): string {
   return version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+}
+
+/** A node kata-deploy configured: its drop-ins and imports go, its handlers become ours. */
+export interface Takeover {
+  /** Its runtime drop-ins (the ones under the prefix go with it; the others are deleted). */
+  dropIns: string[];
 }
 
 export function renderRuntimeConfig(
@@ -95,8 +108,37 @@ export function renderRuntimeConfig(
   catalog: Catalog,
   templates: Templates,
   current: ReadonlyMap<string, string | null>,
+  takeover: Takeover | null = null,
+): RuntimeRender {
+  const rendered = renderFor(decision, facts, catalog, templates, current, takeover);
+  if (takeover === null || decision.shims.length === 0) return rendered;
+  // kata-deploy's drop-ins outside the prefix go in the same transaction that writes ours (the
+  // one under the prefix goes with its tree): never two definitions of one handler.
+  const prefix = installDir(decision);
+  const deletions: RenderedFile[] = takeover.dropIns
+    .filter((p) => !p.startsWith(`${prefix}/`))
+    .map((path) => ({
+      path,
+      content: null,
+      mode: 0o644,
+      template: "(takeover)",
+      reason: "kata-deploy's runtime handlers: kata-install's replace them, under the same names",
+      restore: null,
+    }));
+  return { ...rendered, files: [...rendered.files, ...deletions] };
+}
+
+function renderFor(
+  decision: Decision,
+  facts: Facts,
+  catalog: Catalog,
+  templates: Templates,
+  current: ReadonlyMap<string, string | null>,
+  takeover: Takeover | null,
 ): RuntimeRender {
   const handlers = handlersFor(decision, catalog);
+  const suffix = decision.install.suffix.value;
+  const ours = (p: string[]) => isOurTable(p, catalog, suffix, takeover !== null);
   const kind = decision.runtime.value;
   const runtime = facts.runtime;
   const restart = (target: string): RuntimeAction => ({
@@ -109,7 +151,7 @@ export function renderRuntimeConfig(
       const main = runtime.configPath ?? "/etc/containerd/config.toml";
       if (decision.vars["runtime-config-in-place"] === true) {
         return {
-          files: [editInPlace(main, current.get(main) ?? null, handlers, catalog, templates)],
+          files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates)],
           onChange: restart("containerd"),
         };
       }
@@ -122,7 +164,8 @@ export function renderRuntimeConfig(
         mainText,
         runtime.dropInDir === null ? `${dir}/*.toml` : null,
         version,
-        catalog,
+        ours,
+        takeover,
       );
       if (cleaned) files.push(cleaned);
       return { files, onChange: restart("containerd") };
@@ -143,7 +186,7 @@ export function renderRuntimeConfig(
     case "microk8s": {
       const template = runtime.templatePath ?? "/var/snap/microk8s/current/args/containerd-template.toml";
       return {
-        files: [editInPlace(template, current.get(template) ?? null, handlers, catalog, templates)],
+        files: [editInPlace(template, current.get(template) ?? null, handlers, ours, templates)],
         onChange: restart("snap.microk8s.daemon-containerd"),
       };
     }
@@ -194,7 +237,7 @@ function editInPlace(
   path: string,
   text: string | null,
   handlers: Handler[],
-  catalog: Catalog,
+  ours: (tablePath: string[]) => boolean,
   templates: Templates,
 ): RenderedFile {
   const name = "containerd/handlers.toml.njk";
@@ -203,7 +246,7 @@ function editInPlace(
   const before = text ?? NEW_CONTAINERD_CONFIG;
   const parsedBefore = parseAdmin(path, before);
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
-  const cleaned = removeTables(before, (p) => isOurTable(p, catalog));
+  const cleaned = removeTables(before, ours);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
@@ -217,11 +260,13 @@ function editInPlace(
   const block = templates.render(name, { plugin: pluginFor(version), handlers });
   const after = putBlock(cleaned, block, path);
   checkContainerd(after, name, handlers, version);
-  checkUntouched(parsedBefore, after, name, catalog);
+  checkUntouched(parsedBefore, after, name, ours);
   return {
     path,
     content: after,
     mode: 0o644,
+    // Another installer's handlers were in it (a takeover): uninstall gives back the file without them.
+    ...(text !== null && cleaned !== before ? { restore: dropBlock(cleaned, path) } : {}),
     template: name,
     reason:
       text === null
@@ -236,7 +281,8 @@ function cleanMain(
   text: string | null,
   importGlob: string | null,
   version: number,
-  catalog: Catalog,
+  ours: (tablePath: string[]) => boolean,
+  takeover: Takeover | null,
 ): RenderedFile | null {
   if (text === null) {
     if (importGlob === null) return null;
@@ -250,16 +296,21 @@ function cleanMain(
     };
   }
   const parsedBefore = parseAdmin(path, text);
-  let after = removeTables(text, (p) => isOurTable(p, catalog));
+  // kata-deploy's imports of its drop-ins go (one would dangle once /opt/kata is ours: its #13141).
+  const own = (entry: string) =>
+    takeover?.dropIns.includes(entry) === true || /\/kata-deploy[\w.-]*\.toml$/.test(entry);
+  const cleanedBase = removeTables(takeover ? removeImports(text, own) : text, ours);
+  let after = cleanedBase;
   if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
   if (after === text) return null;
   const parsed = parseOrNull(after);
   if (parsed === null) throw new TemplateBug("(import line)", `editing ${path} produced invalid TOML`);
-  checkUntouched(parsedBefore, after, "(import line)", catalog, ["imports"]);
+  checkUntouched(parsedBefore, after, "(import line)", ours, ["imports"]);
   return {
     path,
     content: after,
     mode: 0o644,
+    ...(cleanedBase !== text ? { restore: cleanedBase } : {}),
     template: "(import line)",
     reason: "containerd's configuration: imports the Kata handlers' drop-in",
   };
@@ -326,7 +377,7 @@ function checkUntouched(
   before: Record<string, unknown> | null,
   afterText: string,
   template: string,
-  catalog: Catalog,
+  ours: (tablePath: string[]) => boolean,
   except: string[] = [],
 ): void {
   if (before === null) return; // an unparsable file: the runtime check already refused it
@@ -337,7 +388,7 @@ function checkUntouched(
     for (const path of RUNTIMES_PATHS) {
       const runtimes = dig(copy, path) as Record<string, unknown> | undefined;
       if (runtimes)
-        for (const name of Object.keys(runtimes)) if (isOurHandler(name, catalog)) delete runtimes[name];
+        for (const name of Object.keys(runtimes)) if (ours([...path, name])) delete runtimes[name];
     }
     return pruneEmpty(copy);
   };

@@ -141,3 +141,22 @@ function closingBracket(text: string, from: number): number {
     true,
   );
 }
+
+/**
+ * Take out of the top-level `imports` every entry `drop` claims, keeping the rest of the array and
+ * file as they are; an array left empty goes with its line.
+ */
+export function removeImports(text: string, drop: (entry: string) => boolean): string {
+  const firstTable = tableSpans(text)[0]?.start ?? text.length;
+  const existing = /^imports\s*=\s*\[/m.exec(text.slice(0, firstTable));
+  if (!existing) return text;
+  const open = existing.index + existing[0].length;
+  const close = closingBracket(text, open);
+  const entries = [...text.slice(open, close).matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'/g)];
+  const kept = entries.filter((m) => !drop(m[1] ?? m[2] ?? ""));
+  if (kept.length === entries.length) return text;
+  const lineEnd = text.indexOf("\n", close);
+  if (kept.length === 0)
+    return text.slice(0, existing.index) + text.slice(lineEnd < 0 ? text.length : lineEnd + 1);
+  return `${text.slice(0, open)}${kept.map((m) => m[0]).join(", ")}${text.slice(close)}`;
+}

@@ -1,0 +1,272 @@
+// Taking over a node kata-deploy 4.1 installed, in place: its handlers keep their names (the
+// cluster's RuntimeClasses point at them), its drop-ins and imports go in the same transaction that
+// writes kata-install's, its /opt/kata becomes kata-install's versioned layout by renames that leave
+// running VMs their open files, and uninstall then removes Kata without bringing back a line of
+// kata-deploy's (no import left to dangle: kata-deploy's own incident #13141).
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { parse } from "smol-toml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import { amdSnpCrio, arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
+import { snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir();
+const armArtifacts = artifactDir("3.9.0", "aarch64");
+afterAll(() => {
+  for (const d of [artifacts, armArtifacts]) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const HEADER = "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
+
+/** /opt/kata as kata-deploy 4.1 leaves it: the release's files, and one shim's configuration copy. */
+function kataDeployTree(root: string, shims: string[]): void {
+  const dest = path.join(root, "opt/kata");
+  for (const artifact of fs.readdirSync(artifacts))
+    fs.cpSync(path.join(artifacts, artifact, "opt/kata"), dest, { recursive: true, verbatimSymlinks: true });
+  const defaults = path.join(dest, "share/defaults/kata-containers");
+  for (const shim of shims) {
+    const dir = path.join(defaults, "runtimes", shim);
+    fs.mkdirSync(path.join(dir, "config.d"), { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, `configuration-${shim}.toml`),
+      `${HEADER}[hypervisor.qemu]\npath = "/opt/kata/bin/qemu-system-x86_64"\n`,
+    );
+    fs.symlinkSync(
+      `runtimes/${shim}/configuration-${shim}.toml`,
+      path.join(defaults, `configuration-${shim}.toml`),
+    );
+  }
+}
+
+/** kata-deploy's handler table, as its containerd code writes one. */
+function deployHandler(plugin: string, shim: string): string {
+  const table = `plugins."${plugin}".containerd.runtimes.kata-${shim}`;
+  return [
+    `[${table}]`,
+    `runtime_type = "io.containerd.kata-${shim}.v2"`,
+    `runtime_path = "/opt/kata/bin/containerd-shim-kata-v2"`,
+    "privileged_without_host_devices = true",
+    `pod_annotations = ["io.katacontainers.*"]`,
+    `container_annotations = ["io.kubernetes.container.terminationMessage*"]`,
+    "",
+    `[${table}.options]`,
+    `ConfigPath = "/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml"`,
+    "",
+  ].join("\n");
+}
+
+const ADMIN_HANDLER = `
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu-mylab]
+  runtime_type = "io.containerd.kata-qemu-mylab.v2"
+`;
+
+/** The host, its socket answering, systemctl succeeding. */
+async function nodeOf(spec: NodeSpec, edit: (root: string) => void) {
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+  const host = buildHost(spec);
+  edit(host.root);
+  const socket = path.join(host.root, (spec.sockets ?? [])[0] as string);
+  fs.rmSync(socket, { force: true });
+  const server = net.createServer((c) => c.end());
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  afterAll(() => server.close());
+  const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
+  return { ...host, cli };
+}
+
+const read = (root: string, file: string) => fs.readFileSync(path.join(root, file), "utf8");
+
+describe("a containerd 1.6 node kata-deploy installed (handlers in config.toml itself)", () => {
+  let host: Awaited<ReturnType<typeof nodeOf>>;
+  let adminOnly = "";
+  beforeAll(async () => {
+    host = await nodeOf(intelContainerd16(), (root) => {
+      kataDeployTree(root, ["qemu"]);
+      const config = path.join(root, "etc/containerd/config.toml");
+      adminOnly = `${CONTAINERD_V2_MAIN}${ADMIN_HANDLER}`;
+      fs.writeFileSync(config, `${adminOnly}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}`);
+      fs.writeFileSync(`${config}.bak`, CONTAINERD_V2_MAIN);
+    });
+  });
+
+  it("facts recognise kata-deploy's install", () => {
+    const facts = JSON.parse(host.cli("facts", "--json").stdout);
+    expect(facts.kata).toMatchObject({
+      managedBy: "kata-deploy",
+      prefix: "/opt/kata",
+      deploy: { shims: ["qemu"] },
+    });
+  });
+
+  it("the plan is the takeover, in full", () => {
+    const plan = host.cli("plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+    expect(plan.status, plan.stdout.slice(0, 600)).toBe(0);
+    expect(plan.stdout).toMatch(
+      /\n {2}take-over \/opt\/kata: kata-deploy's install \(shims qemu; 0 runtime drop-in\(s\)\) becomes kata-install's/,
+    );
+    expect(plan.stdout).toContain(
+      "+++ b/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+  });
+
+  it("install: one definition per handler, the admin's kata-qemu-mylab kept, a running VM's open binary still readable", () => {
+    // A "running VM" holds kata-deploy's qemu open.
+    const qemu = path.join(host.root, "opt/kata/bin/qemu-system-x86_64");
+    const bytes = fs.readFileSync(qemu);
+    const fd = fs.openSync(qemu, "r");
+    try {
+      const run = host.cli("install", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+      expect(run.status, run.stderr).toBe(0);
+      const buffer = Buffer.alloc(bytes.length);
+      fs.readSync(fd, buffer, 0, bytes.length, 0);
+      expect(buffer.equals(bytes)).toBe(true);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const config = read(host.root, "etc/containerd/config.toml");
+    expect(config.match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
+    expect(config).toContain("runtimes.kata-qemu-mylab]");
+    // The real containerd reads it: one kata-qemu, ours.
+    const dumped = parse(
+      execFileSync(
+        "containerd",
+        ["--config", path.join(host.root, "etc/containerd/config.toml"), "config", "dump"],
+        {
+          encoding: "utf8",
+        },
+      ),
+    ) as Record<
+      string,
+      Record<string, Record<string, Record<string, Record<string, { options?: { ConfigPath?: string } }>>>>
+    >;
+    const runtimes = dumped.plugins?.["io.containerd.grpc.v1.cri"]?.containerd?.runtimes ?? {};
+    expect(runtimes["kata-qemu"]?.options?.ConfigPath).toBe(
+      "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+    expect(Object.keys(runtimes).sort()).toEqual(["kata-qemu", "kata-qemu-mylab", "runc"]);
+    // /opt/kata is kata-install's now; kata-deploy's tree is gone once ours was committed.
+    expect(fs.readlinkSync(path.join(host.root, "opt/kata/bin"))).toBe("current/bin");
+    expect(fs.readdirSync(path.join(host.root, "opt/kata/versions"))).toHaveLength(1);
+    expect(
+      host.cli("plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu", "--detailed-exitcode").status,
+    ).toBe(0);
+  });
+
+  it("uninstall removes Kata whole: config.toml is the admin's own, kata-deploy's handler not brought back", () => {
+    const run = host.cli("uninstall");
+    expect(run.status, run.stderr).toBe(0);
+    expect(read(host.root, "etc/containerd/config.toml")).toBe(`${adminOnly}\n`);
+    expect(fs.existsSync(path.join(host.root, "opt/kata"))).toBe(false);
+    // kata-deploy's own backup is the admin's to keep or remove: untouched.
+    expect(read(host.root, "etc/containerd/config.toml.bak")).toBe(CONTAINERD_V2_MAIN);
+  });
+});
+
+describe("a containerd 2.x node kata-deploy installed (its drop-in under /opt/kata, imported)", () => {
+  let host: Awaited<ReturnType<typeof nodeOf>>;
+  const main = "etc/containerd/config.toml";
+  let original = "";
+  beforeAll(async () => {
+    host = await nodeOf(arm64Containerd20(), (root) => {
+      kataDeployTree(root, ["qemu"]);
+      const dropIn = path.join(root, "opt/kata/containerd/config.d/kata-deploy.toml");
+      fs.mkdirSync(path.dirname(dropIn), { recursive: true });
+      fs.writeFileSync(dropIn, `version = 3\n${deployHandler("io.containerd.cri.v1.runtime", "qemu")}`);
+      original = read(root, main);
+      fs.writeFileSync(
+        path.join(root, main),
+        original.replace(
+          'imports = ["/etc/containerd/conf.d/*.toml"]',
+          'imports = ["/etc/containerd/conf.d/*.toml", "/opt/kata/containerd/config.d/kata-deploy.toml"]',
+        ),
+      );
+    });
+  });
+
+  it("install drops kata-deploy's import in the same transaction that writes kata-install's drop-in", () => {
+    const facts = JSON.parse(host.cli("facts", "--json").stdout);
+    expect(facts.kata.deploy.dropIns).toEqual(["/opt/kata/containerd/config.d/kata-deploy.toml"]);
+    const run = host.cli("install", "--artifacts", `dir:${armArtifacts}`, "--shims", "qemu");
+    expect(run.status, run.stderr).toBe(0);
+    expect(read(host.root, main)).toBe(original);
+    expect(read(host.root, "etc/containerd/conf.d/50-kata-install.toml")).toContain("runtimes.kata-qemu]");
+    expect(fs.existsSync(path.join(host.root, "opt/kata/containerd"))).toBe(false);
+  });
+
+  it("uninstall leaves no import of kata-deploy's to dangle", () => {
+    expect(host.cli("uninstall").status).toBe(0);
+    expect(read(host.root, main)).toBe(original);
+    expect(read(host.root, main)).not.toContain("kata-deploy");
+  });
+});
+
+describe("a CRI-O node kata-deploy installed (99-kata-deploy)", () => {
+  let host: Awaited<ReturnType<typeof nodeOf>>;
+  const dropIn = "etc/crio/crio.conf.d/99-kata-deploy";
+  beforeAll(async () => {
+    host = await nodeOf(amdSnpCrio(), (root) => {
+      kataDeployTree(root, ["qemu"]);
+      fs.writeFileSync(
+        path.join(root, dropIn),
+        '[crio]\n  storage_option = ["overlay.skip_mount_home=true"]\n\n[crio.runtime.runtimes.kata-qemu]\n  runtime_path = "/opt/kata/bin/containerd-shim-kata-v2"\n  runtime_type = "vm"\n  runtime_root = "/run/vc"\n  runtime_config_path = "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml"\n  privileged_without_host_devices = true\n',
+      );
+    });
+  });
+
+  it("its drop-in goes as kata-install's comes, and uninstall does not bring it back", () => {
+    const before = snapshot(host.root);
+    const run = host.cli("install", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(path.join(host.root, dropIn))).toBe(false);
+    expect(read(host.root, "etc/crio/crio.conf.d/50-kata-install.conf")).toContain("runtimes.kata-qemu]");
+    expect(host.cli("uninstall").status).toBe(0);
+    const after = snapshot(host.root);
+    // Everything of Kata's gone, the rest of the node as it was.
+    for (const p of Object.keys(after)) expect(p.startsWith("opt/kata"), p).toBe(false);
+    expect(after[dropIn]).toBeUndefined();
+    for (const [p, v] of Object.entries(before))
+      if (!p.startsWith("opt") && p !== dropIn) expect(after[p], p).toEqual(v);
+  });
+});
+
+describe("a takeover killed halfway through moving kata-deploy's tree", () => {
+  it("the next run puts kata-deploy's install back whole (uninstall), or finishes the takeover (install)", async () => {
+    for (const next of ["uninstall", "install"] as const) {
+      const host = await nodeOf(intelContainerd16(), (root) => {
+        kataDeployTree(root, ["qemu"]);
+        const config = path.join(root, "etc/containerd/config.toml");
+        fs.writeFileSync(
+          config,
+          `${CONTAINERD_V2_MAIN}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}`,
+        );
+      });
+      const before = snapshot(host.root);
+      const cut = runCli(
+        ["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`, "--shims", "qemu"],
+        {
+          env: { KATA_INSTALL_CRASH_AT: "takeover:move" },
+        },
+      );
+      expect(cut.status).toBeNull(); // killed, one entry moved or none
+      const run = host.cli(
+        next,
+        ...(next === "install" ? ["--artifacts", `dir:${artifacts}`, "--shims", "qemu"] : []),
+      );
+      expect(run.status, run.stderr).toBe(0);
+      if (next === "uninstall") {
+        const after = snapshot(host.root);
+        delete after["run/lock"];
+        expect(after).toEqual(before);
+      } else {
+        expect(fs.readlinkSync(path.join(host.root, "opt/kata/bin"))).toBe("current/bin");
+        expect(read(host.root, "etc/containerd/config.toml").match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
+      }
+    }
+  });
+});
