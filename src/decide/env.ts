@@ -125,7 +125,8 @@ export function parseEnv(
   if (prefix) {
     if (!prefix.startsWith("/") || prefix.includes(".."))
       bad("INSTALLATION_PREFIX", `expected an absolute path without "..", got "${prefix}"`);
-    else settings.prefix = { value: prefix.replace(/\/+$/, ""), name: "INSTALLATION_PREFIX" };
+    // As in kata-deploy: Kata goes to <INSTALLATION_PREFIX>/opt/kata.
+    else settings.prefix = { value: `${prefix.replace(/\/+$/, "")}/opt/kata`, name: "INSTALLATION_PREFIX" };
   }
   const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
   if (suffix) {

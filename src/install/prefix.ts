@@ -64,8 +64,7 @@ export async function foreignContent(
     const target = current.isSymbolicLink()
       ? fs.readlinkSync(await host.resolveLink(`${prefix}/current`))
       : null;
-    const ours =
-      target !== null && target.startsWith("versions/") && versions.has(target.slice("versions/".length));
+    const ours = target?.startsWith("versions/") && versions.has(target.slice("versions/".length));
     if (!ours)
       found.push(
         `${prefix}/current ${target === null ? "is not a link" : `points at ${target}`}, and no kata-install journal records it`,

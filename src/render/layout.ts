@@ -33,7 +33,8 @@ export function shimBinary(decision: Decision, runtime: "go" | "rust"): string {
  * (or without) a decision: the same rule as installDir().
  */
 export function installDirFromEnv(env: Readonly<Record<string, string | undefined>>): string {
-  const prefix = (env.INSTALLATION_PREFIX?.trim() || DEFAULT_PREFIX).replace(/\/+$/, "");
+  const given = env.INSTALLATION_PREFIX?.trim();
+  const prefix = given ? `${given.replace(/\/+$/, "")}/opt/kata` : DEFAULT_PREFIX;
   const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
   return suffix ? `${prefix}-${suffix}` : prefix;
 }

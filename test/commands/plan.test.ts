@@ -132,3 +132,23 @@ describe("kata-install --dry-run, the review users are told to run", () => {
     expect(snapshot(amd.root)).toEqual(before);
   });
 });
+
+describe("INSTALLATION_PREFIX means what it means in kata-deploy", () => {
+  const amd = buildHost(amdSnpCrio());
+
+  it("Kata goes to <prefix>/opt/kata, and <prefix>/opt/kata-<suffix> with MULTI_INSTALL_SUFFIX", () => {
+    const plan = runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`], {
+      env: { INSTALLATION_PREFIX: "/srv/k8s/" },
+    });
+    expect(plan.stdout).toContain(
+      "+++ b/srv/k8s/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+    expect(plan.stdout).toContain('runtime_path = "/srv/k8s/opt/kata/bin/containerd-shim-kata-v2"');
+    const suffixed = runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`], {
+      env: { INSTALLATION_PREFIX: "/srv/k8s", MULTI_INSTALL_SUFFIX: "ci" },
+    });
+    expect(suffixed.stdout).toContain(
+      "+++ b/srv/k8s/opt/kata-ci/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+  });
+});

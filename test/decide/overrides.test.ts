@@ -124,7 +124,8 @@ describe("kata-deploy's environment", () => {
     expect(env.snapshotters["qemu-tdx"]?.value).toBe("nydus");
     expect(env.pullTypes["qemu-tdx"]?.value).toBe("guest-pull");
     expect(Object.keys(env.forceGuestPull)).toEqual(["qemu-tdx", "qemu-snp"]);
-    expect(env.prefix?.value).toBe("/opt/kata-ci");
+    // As in kata-deploy: Kata goes to <INSTALLATION_PREFIX>/opt/kata.
+    expect(env.prefix?.value).toBe("/opt/kata-ci/opt/kata");
     expect(env.debug?.value).toBe(true);
   });
 
