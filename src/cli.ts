@@ -260,7 +260,12 @@ Examples:
       `
 A file someone edited after the install is not clobbered: from the admin's own configuration only
 kata-install's marked block is taken out; a file of kata-install's that was edited is left in
-place; both are listed. With nothing installed, it says so and exits 0.`,
+place; both are listed. With nothing installed, it says so and exits 0.
+
+After a takeover of kata-deploy's install, uninstall removes Kata entirely: kata-deploy's files
+became kata-install's and go too, and the runtime's configuration is given back as the admin had it
+without kata-deploy's handlers, drop-ins or imports (none is brought back to dangle). kata-deploy's
+own install is not restored: run kata-deploy again for that.`,
     )
     .action(async (options) => {
       const { runUninstall } = await import("./commands/install.js");
