@@ -39,6 +39,17 @@ export const KATA_DEPLOY_ENTRIES = [
   "versions.yaml",
 ];
 
+/** The drop-ins kata-deploy 4.x writes into a shim's config.d (its install.rs). */
+const KATA_DEPLOY_DROP_INS = [
+  "10-installation-prefix.toml",
+  "20-debug.toml",
+  "22-k0s-kubelet-root.toml",
+  "25-devkit.toml",
+  "30-kernel-params.toml",
+  "50-user-overrides.toml",
+  "50-overrides.toml",
+];
+
 /** The version id kata-deploy's tree gets when a takeover moves it aside. */
 export const TAKEN_OVER = "kata-deploy";
 
@@ -50,11 +61,29 @@ export async function foreignContent(
   takeover = false,
 ): Promise<string[]> {
   if (takeover) {
-    // kata-deploy's own entries are taken over; anything else there is still someone's.
+    // kata-deploy's own entries are taken over; anything else there is still someone's — an
+    // admin's drop-in in a shim's config.d too, which the takeover would otherwise remove.
     const listing = await host.readDir(prefix);
-    return (listing.ok ? listing.entries : [])
+    const found = (listing.ok ? listing.entries : [])
       .filter((name) => !KATA_DEPLOY_ENTRIES.includes(name))
       .map((name) => `${prefix}/${name} is neither kata-deploy's nor kata-install's`);
+    const defaults = `${prefix}/share/defaults/kata-containers`;
+    for (const base of [
+      `${defaults}/runtimes`,
+      `${defaults}/runtime-rs/runtimes`,
+      `${defaults}/custom-runtimes`,
+    ]) {
+      const shims = await host.readDir(base);
+      for (const shim of shims.ok ? shims.entries : []) {
+        const dropIns = await host.readDir(`${base}/${shim}/config.d`);
+        for (const name of dropIns.ok ? dropIns.entries : [])
+          if (!KATA_DEPLOY_DROP_INS.includes(name))
+            found.push(
+              `${base}/${shim}/config.d/${name} is not one of kata-deploy's drop-ins: an admin's setting, which a takeover would remove (move it into /etc/kata-containers/kata-install.toml as [config.${shim}] values)`,
+            );
+      }
+    }
+    return found;
   }
   const found: string[] = [];
   const lstat = async (p: string) => fs.lstatSync(await host.resolveLink(p), { throwIfNoEntry: false });

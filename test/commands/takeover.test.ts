@@ -270,3 +270,28 @@ describe("a takeover killed halfway through moving kata-deploy's tree", () => {
     }
   });
 });
+
+describe("an admin's drop-in in a shim's config.d on a kata-deploy node", () => {
+  it("stops the takeover up front, named, rather than being removed with kata-deploy's tree", async () => {
+    const host = await nodeOf(intelContainerd16(), (root) => {
+      kataDeployTree(root, ["qemu"]);
+      const config = path.join(root, "etc/containerd/config.toml");
+      fs.writeFileSync(
+        config,
+        `${CONTAINERD_V2_MAIN}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}`,
+      );
+      const dir = path.join(root, "opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d");
+      fs.writeFileSync(path.join(dir, "30-kernel-params.toml"), "[hypervisor.qemu]\n");
+      fs.writeFileSync(path.join(dir, "90-mine.toml"), "[hypervisor.qemu]\ndefault_memory = 4096\n");
+    });
+    const before = snapshot(host.root);
+    const plan = host.cli("plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(
+      "/opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d/90-mine.toml is not one of kata-deploy's drop-ins",
+    );
+    expect(plan.stdout).not.toContain("30-kernel-params.toml is not");
+    expect(host.cli("install", "--artifacts", `dir:${artifacts}`, "--shims", "qemu").status).toBe(1);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+});
