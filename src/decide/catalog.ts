@@ -38,7 +38,10 @@ const ShimSpec = z.strictObject({
 });
 export type ShimSpec = z.infer<typeof ShimSpec> & { name: string };
 
-const ShimsFile = z.strictObject({ shim: z.record(z.string(), ShimSpec) });
+const ShimsFile = z.strictObject({
+  shim: z.record(z.string(), ShimSpec),
+  unserved: z.optional(z.record(z.string(), z.string())),
+});
 
 /** Artifacts that a host's own package can stand in for, with the facts key of that package. */
 export const DISTRO_REPLACEABLE: Record<string, "qemu" | "virtiofsd"> = {
@@ -61,6 +64,8 @@ export class Catalog {
     keys: Map<string, Map<string, KeyType>>,
     /** Artifact → the artifacts it depends on (artifacts/catalogue.toml). */
     readonly artifactDepends: ReadonlyMap<string, readonly string[]> = new Map(),
+    /** Shim names kata-deploy accepts that kata-install does not serve (yet), with why. */
+    readonly unserved: ReadonlyMap<string, string> = new Map(),
   ) {
     this.shims = new Map(Object.entries(shims).map(([name, spec]) => [name, { ...spec, name }]));
     this.keys = keys;
@@ -110,6 +115,11 @@ export class Catalog {
     return [...this.shims.keys()].some((shim) => this.keyType(shim, key) !== undefined);
   }
 
+  /** A shim name kata-install serves, or one of kata-deploy's it knows and says why it does not. */
+  isKnownShim(name: string): boolean {
+    return this.shims.has(name) || this.unserved.has(name);
+  }
+
   shimNames(): string[] {
     return [...this.shims.keys()].sort();
   }
@@ -122,13 +132,16 @@ export function loadCatalog(dir: string): Catalog {
   const shimsText = readText(shimsFile, issues);
   const keysText = readText(keysFile, issues);
   let shims: Record<string, z.infer<typeof ShimSpec>> = {};
+  let unserved: Record<string, string> = {};
   const keys = new Map<string, Map<string, KeyType>>();
   if (shimsText !== null) {
     const parsed = parseToml(shimsFile, shimsText, issues);
     if (parsed !== undefined) {
       const result = ShimsFile.safeParse(parsed);
-      if (result.success) shims = result.data.shim;
-      else {
+      if (result.success) {
+        shims = result.data.shim;
+        unserved = result.data.unserved ?? {};
+      } else {
         const lines = new TomlLines(shimsText);
         for (const issue of result.error.issues) {
           issues.push({
@@ -163,7 +176,7 @@ export function loadCatalog(dir: string): Catalog {
             });
   }
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
-  return new Catalog(shims, keys, depends ?? new Map());
+  return new Catalog(shims, keys, depends ?? new Map(), new Map(Object.entries(unserved)));
 }
 
 function collectKeys(

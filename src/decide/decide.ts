@@ -256,8 +256,18 @@ function chooseShims(
     return { shims: sortByName([...ruled.values()]), dropped: sortByName([...ruleDropped.values()]) };
   }
   const shims: Chosen[] = [];
+  const unserved: Chosen[] = [];
   for (const name of [...new Set(pin.list)]) {
-    const spec = catalog.shims.get(name) as ShimSpec;
+    const spec = catalog.shims.get(name);
+    if (spec === undefined) {
+      // One of kata-deploy's names that kata-install does not serve: dropped, with why.
+      unserved.push({
+        name,
+        reason: `kata-install does not serve it: ${catalog.unserved.get(name) ?? "unknown"}`,
+        source: CAPABILITY_TABLE,
+      });
+      continue;
+    }
     const against =
       ruleDropped.get(name) ??
       (spec.arches.includes(arch)
@@ -277,7 +287,7 @@ function chooseShims(
       reason: `not among the shims pinned by ${describeSource(pin.source)}`,
       source: pin.source,
     }));
-  return { shims: sortByName(shims), dropped: sortByName(dropped) };
+  return { shims: sortByName(shims), dropped: sortByName([...dropped, ...unserved]) };
 }
 
 function chooseDefaultShim(

@@ -58,10 +58,18 @@ export function parseEnv(
     forceGuestPull: {},
   };
 
+  // kata-deploy: unset or "" is its default list; spaces only is an error, not a default.
+  for (const name of Object.keys(env).filter((n) => /^SHIMS(_[A-Z0-9_]+)?$/.test(n))) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== "" && raw.trim() === "")
+      bad(name, "only spaces: name the shims, or leave it unset (or empty) for the default set");
+  }
   const shims = pick("SHIMS");
   if (shims) {
     settings.shims = { value: words(shims.value), name: shims.name };
-    for (const name of settings.shims.value) shimName(shims.name, name);
+    // kata-deploy's names kata-install does not serve are known: dropped with the reason, later.
+    for (const name of settings.shims.value)
+      if (!catalog.isKnownShim(name)) bad(shims.name, unknownShim(name, catalog));
   }
   const defaultShim = pick("DEFAULT_SHIM");
   if (defaultShim) {

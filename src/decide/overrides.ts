@@ -68,7 +68,7 @@ export function parseOverrides(
   }
   const data = result.data;
   (data.shims ?? []).forEach((name, i) => {
-    if (!catalog.shims.has(name))
+    if (!catalog.isKnownShim(name))
       issues.push({ ...at(["shims", i]), key: `shims[${i}]`, message: unknownShim(name, catalog) });
   });
   if (data.shims !== undefined && data.shims.length === 0)

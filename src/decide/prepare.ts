@@ -77,7 +77,7 @@ function parseFlags(options: DecideOptions, catalog: Catalog, checkIds: Set<stri
   const list = (text: string | undefined) => (text ?? "").split(/[\s,]+/).filter(Boolean);
   const shims = options.shims === undefined ? undefined : list(options.shims);
   for (const name of shims ?? [])
-    if (!catalog.shims.has(name)) throw new UserError(`--shims: ${unknownShim(name, catalog)}`);
+    if (!catalog.isKnownShim(name)) throw new UserError(`--shims: ${unknownShim(name, catalog)}`);
   if (shims !== undefined && shims.length === 0) throw new UserError("--shims: name at least one shim");
   if (options.defaultShim !== undefined && !catalog.shims.has(options.defaultShim)) {
     throw new UserError(`--default-shim: ${unknownShim(options.defaultShim, catalog)}`);

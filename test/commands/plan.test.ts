@@ -152,3 +152,26 @@ describe("INSTALLATION_PREFIX means what it means in kata-deploy", () => {
     );
   });
 });
+
+describe("kata-deploy's shim names", () => {
+  const amd = buildHost(amdSnpCrio());
+
+  it("a name kata-install does not serve is dropped with its reason, never 'unknown shim' for the whole install", () => {
+    const plan = runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`], {
+      env: { SHIMS_X86_64: "qemu clh-azure qemu-snp-runtime-rs" },
+    });
+    expect(plan.status, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain("  + qemu: pinned by environment SHIMS_X86_64");
+    expect(plan.stdout).toMatch(/\n {2}- clh-azure: kata-install does not serve it: an Azure variant/);
+    expect(plan.stdout).toMatch(/\n {2}- qemu-snp-runtime-rs: kata-install does not serve it: /);
+    const unknown = runCli(["plan", "--host-root", amd.root], { env: { SHIMS_X86_64: "qemu kemu" } });
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain('SHIMS_X86_64: unknown shim "kemu"');
+  });
+
+  it("SHIMS of only spaces is an error naming the variable (as in kata-deploy), not the default set", () => {
+    const run = runCli(["plan", "--host-root", amd.root], { env: { SHIMS_X86_64: "   " } });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("SHIMS_X86_64: only spaces");
+  });
+});
