@@ -28,7 +28,7 @@ export interface DecideInput {
 }
 
 /** Checks the engine itself raises, beside the rules' ones (ids --ignore-preflight-errors accepts). */
-export const ENGINE_CHECKS = ["shims", "default-shim", "override-contradicts-facts"] as const;
+export const ENGINE_CHECKS = ["shims", "default-shim", "override-contradicts-facts", "env-mapping"] as const;
 
 export const DEFAULT_PREFIX = "/opt/kata";
 const TEMPLATE_DEFAULT: Source = { kind: "default", name: "template default" };
@@ -74,6 +74,7 @@ export function decide(input: DecideInput): Decision {
     });
   }
   const defaultShim = chooseDefaultShim(input, selected, warnings);
+  warnings.push(...mappingChecks(input));
 
   // 4. Artifacts and where each comes from.
   const sources = artifactSources(input, matched);
@@ -511,12 +512,15 @@ function shimConfig(
     const name = (env.allowedAnnotations[spec.name] ?? env.allowedAnnotations.all)?.name as string;
     offer(`${hv}.enable_annotations`, [...new Set(annotations)], { kind: "env", name });
   }
+  // kata-deploy's proxies: this shim's own value, else the one for all.
+  const httpsProxy = env.agentHttpsProxy[spec.name] ?? env.agentHttpsProxy.all;
+  const noProxy = env.agentNoProxy[spec.name] ?? env.agentNoProxy.all;
   const proxy = [
-    env.agentHttpsProxy ? `agent.https_proxy=${env.agentHttpsProxy.value}` : "",
-    env.agentNoProxy ? `agent.no_proxy=${env.agentNoProxy.value}` : "",
+    httpsProxy ? `agent.https_proxy=${httpsProxy.value}` : "",
+    noProxy ? `agent.no_proxy=${noProxy.value}` : "",
   ].filter(Boolean);
   if (proxy.length > 0) {
-    const name = [env.agentHttpsProxy?.name, env.agentNoProxy?.name].filter(Boolean).join(", ");
+    const name = [httpsProxy?.name, noProxy?.name].filter(Boolean).join(", ");
     offer(`${hv}.kernel_params`, proxy.join(" "), { kind: "env", name });
   }
   const force = env.forceGuestPull[spec.name];
@@ -572,3 +576,39 @@ function sortByName<T extends { name: string }>(list: T[]): T[] {
 }
 
 export { TEMPLATE_DEFAULT };
+
+/**
+ * kata-deploy's per-shim variables may name only the shims asked for (--shims, the overrides
+ * file's shims, or SHIMS): a mapping for another is a mistake in the DaemonSet's environment, which
+ * kata-deploy refuses too, named by its variable. Without a list asked for, each node's own set
+ * differs by what it can run, and a mapping for a shim one node drops is no mistake.
+ */
+function mappingChecks(input: DecideInput): Check[] {
+  const { env, flags, overrides } = input;
+  const asked = flags.shims ?? overrides.shims ?? env.shims?.value;
+  if (asked === undefined) return [];
+  const named: Array<[string, string]> = [];
+  for (const table of [
+    env.snapshotters,
+    env.pullTypes,
+    env.forceGuestPull,
+    env.allowedAnnotations,
+    env.agentHttpsProxy,
+    env.agentNoProxy,
+  ])
+    for (const [shim, from] of Object.entries(table)) if (shim !== "all") named.push([from.name, shim]);
+  const stray = named.filter(([, shim]) => !asked.includes(shim));
+  if (stray.length === 0) return [];
+  return [
+    {
+      id: "env-mapping",
+      severity: "error",
+      status: "fail",
+      message: stray
+        .map(([variable, shim]) => `${variable} names ${shim}, which is not among the shims to install`)
+        .join("; "),
+      hint: "name only the shims asked for, or add that shim to them (SHIMS)",
+      rule: "decide",
+    },
+  ];
+}

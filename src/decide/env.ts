@@ -17,8 +17,9 @@ export interface EnvSettings {
   debug?: FromEnv<boolean>;
   /** Per shim ("all" for every shim): annotations the runtime accepts from pods. */
   allowedAnnotations: Record<string, FromEnv<string[]>>;
-  agentHttpsProxy?: FromEnv<string>;
-  agentNoProxy?: FromEnv<string>;
+  /** Per shim ("all" for every shim), as kata-deploy takes them: one value, or shim=value;shim=value. */
+  agentHttpsProxy: Record<string, FromEnv<string>>;
+  agentNoProxy: Record<string, FromEnv<string>>;
   snapshotters: Record<string, FromEnv<string>>;
   pullTypes: Record<string, FromEnv<string>>;
   forceGuestPull: Record<string, FromEnv<boolean>>;
@@ -53,6 +54,8 @@ export function parseEnv(
   };
   const settings: EnvSettings = {
     allowedAnnotations: {},
+    agentHttpsProxy: {},
+    agentNoProxy: {},
     snapshotters: {},
     pullTypes: {},
     forceGuestPull: {},
@@ -112,6 +115,8 @@ export function parseEnv(
       shimName(mapping.name, shim);
       if (allowed !== null && !allowed.includes(value))
         bad(mapping.name, `"${value}" for ${shim}: expected one of ${allowed.join(", ")}`);
+      // One shim twice: which one wins must not depend on the order (kata-deploy refuses it too).
+      if (target[shim] !== undefined) bad(mapping.name, `${shim} is mapped twice`);
       target[shim] = { value, name: mapping.name };
     }
   }
@@ -127,7 +132,26 @@ export function parseEnv(
     ["AGENT_NO_PROXY", "agentNoProxy"],
   ] as const) {
     const value = env[name]?.trim();
-    if (value) settings[key] = { value, name };
+    if (!value) continue;
+    // kata-deploy: any "=" means the per-shim form, shim=value;shim=value; else one value for all.
+    if (!value.includes("=")) {
+      settings[key].all = { value, name };
+      continue;
+    }
+    for (const item of value
+      .split(";")
+      .map((i) => i.trim())
+      .filter(Boolean)) {
+      const eq = item.indexOf("=");
+      const shim = item.slice(0, eq).trim();
+      if (eq <= 0) {
+        bad(name, `expected shim=value pairs separated by ";", got "${item}"`);
+        continue;
+      }
+      if (!catalog.isKnownShim(shim)) bad(name, unknownShim(shim, catalog));
+      if (settings[key][shim] !== undefined) bad(name, `${shim} is given twice`);
+      settings[key][shim] = { value: item.slice(eq + 1).trim(), name };
+    }
   }
   const prefix = env.INSTALLATION_PREFIX?.trim();
   if (prefix) {

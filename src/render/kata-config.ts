@@ -134,6 +134,12 @@ function renderDecided(
       const current = valueAtKey(base, key);
       value = [current, value].filter((p) => typeof p === "string" && p !== "").join(" ");
     }
+    // Annotations from the environment join the configuration's own (kata-deploy's merge:
+    // sorted, each once), never replace them.
+    if (key.endsWith(".enable_annotations") && entry.source.kind === "env" && Array.isArray(value)) {
+      const current = valueAtKey(base, key);
+      value = [...new Set([...(Array.isArray(current) ? current : []), ...value].map(String))].sort();
+    }
     const list = sections.get(section) ?? [];
     list.push({ name: key.slice(dot + 1), value, source: describeSource(entry.source) });
     sections.set(section, list);

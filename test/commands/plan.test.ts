@@ -175,3 +175,44 @@ describe("kata-deploy's shim names", () => {
     expect(run.stderr).toContain("SHIMS_X86_64: only spaces");
   });
 });
+
+describe("kata-deploy's per-shim variables", () => {
+  const amd = buildHost(amdSnpCrio());
+  const plan = (env: Record<string, string>, ...args: string[]) =>
+    runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`, ...args], { env });
+
+  it("a mapping for a shim not asked for, or for one shim twice, is an error naming the variable", () => {
+    const stray = plan({ SHIMS_X86_64: "qemu", SNAPSHOTTER_HANDLER_MAPPING_X86_64: "qemu-snp:nydus" });
+    expect(stray.status).toBe(1);
+    expect(stray.stdout).toContain(
+      "[ERROR] env-mapping: SNAPSHOTTER_HANDLER_MAPPING_X86_64 names qemu-snp, which is not among the shims to install",
+    );
+    const twice = plan({ PULL_TYPE_MAPPING_X86_64: "qemu:guest-pull,qemu:default" });
+    expect(twice.status).toBe(1);
+    expect(twice.stderr).toContain("PULL_TYPE_MAPPING_X86_64: qemu is mapped twice");
+  });
+
+  it("ALLOWED_HYPERVISOR_ANNOTATIONS joins the configuration's own list (sorted, once each)", () => {
+    const run = plan({ ALLOWED_HYPERVISOR_ANNOTATIONS: "default_vcpus kernel_params" }, "--shims", "qemu");
+    expect(run.stdout).toMatch(
+      /\+enable_annotations = \["default_vcpus", "enable_iommu", "kernel_params", "virtio_fs_extra_args"\]/,
+    );
+  });
+
+  it("AGENT_HTTPS_PROXY in kata-deploy's per-shim form goes to that shim only", () => {
+    const run = plan(
+      { AGENT_HTTPS_PROXY: "qemu=http://proxy:3128;clh=http://other:8080" },
+      "--shims",
+      "qemu,clh",
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      /runtimes\/qemu\/config\.d\/50-kata-install\.toml[\s\S]*agent\.https_proxy=http:\/\/proxy:3128/,
+    );
+    expect(run.stdout).toMatch(
+      /runtimes\/clh\/config\.d\/50-kata-install\.toml[\s\S]*agent\.https_proxy=http:\/\/other:8080/,
+    );
+    const unknown = plan({ AGENT_HTTPS_PROXY: "kemu=http://x" });
+    expect(unknown.stderr).toContain('AGENT_HTTPS_PROXY: unknown shim "kemu"');
+  });
+});
