@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../errors.js";
 import type { FileChange } from "../render/changeset.js";
-import { BLOCK_BEGIN } from "../render/toml-edit.js";
+import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
 import {
   atomicWrite,
@@ -109,7 +109,8 @@ export async function applyChanges(
             ? "absent"
             : { backup: await store.keep("original", own), ...current.meta },
         afterHash: "",
-        editedInPlace: current !== null && c.after.includes(BLOCK_BEGIN),
+        editedInPlace: current !== null && hasBlock(c.after),
+        ...(c.block ? { block: c.block } : {}),
         role: c.role,
       };
     }

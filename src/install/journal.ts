@@ -22,6 +22,8 @@ export interface FileRecord {
   afterHash: string;
   /** The admin's own file with a block of ours in it (containerd 1.x config.toml). */
   editedInPlace: boolean;
+  /** That block's suffix (MULTI_INSTALL_SUFFIX); absent in journals written before it: "". */
+  block?: string;
   role: "kata" | "runtime";
 }
 

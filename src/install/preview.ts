@@ -19,7 +19,7 @@ export async function previewUninstall(
     if (current === null || hash(current.bytes) === record.afterHash) {
       after =
         record.original === "absent" ? null : (await store.bytesOf(record.original.backup)).toString("utf8");
-    } else if (record.editedInPlace && text !== null) after = dropBlock(text, path);
+    } else if (record.editedInPlace && text !== null) after = dropBlock(text, path, record.block ?? "");
     else after = text;
     const c = change(
       path,

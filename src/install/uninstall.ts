@@ -56,7 +56,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       (record.original === "absent" ? result.removed : result.restored).push(path);
     } else if (record.editedInPlace) {
       const text = current.bytes.toString("utf8");
-      await atomicWrite(store.host, path, dropBlock(text, path), current.meta);
+      await atomicWrite(store.host, path, dropBlock(text, path, record.block ?? ""), current.meta);
       result.leftEdited.push({
         path,
         what: "edited after the install: only kata-install's block was removed, the rest kept as it is",

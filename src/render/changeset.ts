@@ -23,6 +23,8 @@ export interface FileChange {
    * brings back what would dangle once Kata is gone.
    */
   restore?: string | null;
+  /** The admin's file holds this install's marked block: its suffix (MULTI_INSTALL_SUFFIX, or ""). */
+  block?: string;
 }
 
 export interface PlanAction {

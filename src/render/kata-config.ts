@@ -21,6 +21,8 @@ export interface RenderedFile {
   reason: string;
   /** What uninstall restores instead of the current bytes (see FileChange.restore). */
   restore?: string | null;
+  /** For a file edited in place: its block's suffix (see FileChange.block). */
+  block?: string;
 }
 
 type Variant = Record<string, unknown>;

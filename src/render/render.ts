@@ -51,7 +51,12 @@ export async function render(
       file.reason,
       role,
     );
-    if (c) changes.push(file.restore === undefined ? c : { ...c, restore: file.restore });
+    if (c)
+      changes.push({
+        ...c,
+        ...(file.restore !== undefined ? { restore: file.restore } : {}),
+        ...(file.block !== undefined ? { block: file.block } : {}),
+      });
   };
   for (const file of kata) await consider(file, "kata");
   let runtimeChanged = false;

@@ -37,7 +37,10 @@ export interface RuntimeRender {
   onChange?: RuntimeAction;
 }
 
-const DROP_IN = "50-kata-install.toml";
+/** The runtime drop-in of one install: each MULTI_INSTALL_SUFFIX has its own file. */
+function dropInName(suffix: string, ext = "toml"): string {
+  return suffix ? `50-kata-install-${suffix}.${ext}` : `50-kata-install.${ext}`;
+}
 const NEW_CONTAINERD_CONFIG = `version = 2
 
 [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -151,13 +154,13 @@ function renderFor(
       const main = runtime.configPath ?? "/etc/containerd/config.toml";
       if (decision.vars["runtime-config-in-place"] === true) {
         return {
-          files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates)],
+          files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix)],
           onChange: restart("containerd"),
         };
       }
       const dir = runtime.dropInDir ?? CONTAINERD_DROP_IN_DIR;
       const version = runtime.configVersion ?? 3;
-      const files = [dropIn(`${dir}/${DROP_IN}`, version, handlers, templates)];
+      const files = [dropIn(`${dir}/${dropInName(suffix)}`, version, handlers, templates)];
       const mainText = current.get(main) ?? null;
       const cleaned = cleanMain(
         main,
@@ -175,18 +178,32 @@ function renderFor(
       // Refused by the runtime-drop-in-dir check when their template imports no directory.
       if (runtime.dropInDir === null) return { files: [] };
       return {
-        files: [dropIn(`${runtime.dropInDir}/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)],
+        files: [
+          dropIn(
+            `${runtime.dropInDir}/${dropInName(suffix)}`,
+            runtime.configVersion ?? 2,
+            handlers,
+            templates,
+          ),
+        ],
         onChange: restart(kind),
       };
     }
     case "k0s":
       return {
-        files: [dropIn(`/etc/k0s/containerd.d/${DROP_IN}`, runtime.configVersion ?? 2, handlers, templates)],
+        files: [
+          dropIn(
+            `/etc/k0s/containerd.d/${dropInName(suffix)}`,
+            runtime.configVersion ?? 2,
+            handlers,
+            templates,
+          ),
+        ],
       };
     case "microk8s": {
       const template = runtime.templatePath ?? "/var/snap/microk8s/current/args/containerd-template.toml";
       return {
-        files: [editInPlace(template, current.get(template) ?? null, handlers, ours, templates)],
+        files: [editInPlace(template, current.get(template) ?? null, handlers, ours, templates, suffix)],
         onChange: restart("snap.microk8s.daemon-containerd"),
       };
     }
@@ -197,7 +214,7 @@ function renderFor(
       return {
         files: [
           {
-            path: `/etc/crio/crio.conf.d/50-kata-install.conf`,
+            path: `/etc/crio/crio.conf.d/${dropInName(suffix, "conf")}`,
             content,
             mode: 0o644,
             template: name,
@@ -239,6 +256,7 @@ function editInPlace(
   handlers: Handler[],
   ours: (tablePath: string[]) => boolean,
   templates: Templates,
+  suffix: string,
 ): RenderedFile {
   const name = "containerd/handlers.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
@@ -251,14 +269,15 @@ function editInPlace(
   if (handlers.length === 0) {
     return {
       path,
-      content: text === null ? null : dropBlock(cleaned, path),
+      content: text === null ? null : dropBlock(cleaned, path, suffix),
+      block: suffix,
       mode: 0o644,
       template: name,
       reason: "no Kata shim is to be installed",
     };
   }
   const block = templates.render(name, { plugin: pluginFor(version), handlers });
-  const after = putBlock(cleaned, block, path);
+  const after = putBlock(cleaned, block, path, suffix);
   checkContainerd(after, name, handlers, version);
   checkUntouched(parsedBefore, after, name, ours);
   return {
@@ -266,7 +285,8 @@ function editInPlace(
     content: after,
     mode: 0o644,
     // Another installer's handlers were in it (a takeover): uninstall gives back the file without them.
-    ...(text !== null && cleaned !== before ? { restore: dropBlock(cleaned, path) } : {}),
+    ...(text !== null && cleaned !== before ? { restore: dropBlock(cleaned, path, suffix) } : {}),
+    block: suffix,
     template: name,
     reason:
       text === null

@@ -8,6 +8,26 @@ export const BLOCK_BEGIN =
   "# >>> kata-install: Kata runtime handlers (managed by kata-install; edits here are replaced)";
 export const BLOCK_END = "# <<< kata-install";
 
+/**
+ * The markers of one install's block: each install (MULTI_INSTALL_SUFFIX) has its own, so several
+ * coexist in one file and none takes another's for its own.
+ */
+export function blockMarkers(suffix = ""): { begin: string; end: string } {
+  if (suffix === "") return { begin: BLOCK_BEGIN, end: BLOCK_END };
+  return {
+    begin: BLOCK_BEGIN.replace("# >>> kata-install:", `# >>> kata-install-${suffix}:`),
+    end: `${BLOCK_END}-${suffix}`,
+  };
+}
+
+/** Any install's marker line: a table never runs across one. */
+const ANY_MARKER = /^# (>>> kata-install(-[a-z0-9-]+)?:|<<< kata-install(-[a-z0-9-]+)?\s*$)/;
+
+/** Whether `text` holds an install's begin marker (any suffix). */
+export function hasBlock(text: string): boolean {
+  return text.split("\n").some((line) => /^# >>> kata-install(-[a-z0-9-]+)?:/.test(line));
+}
+
 interface Span {
   path: string[];
   start: number;
@@ -25,8 +45,7 @@ export function tableSpans(text: string): Span[] {
     const header = /^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$/.exec(line);
     if (header && !line.trimStart().startsWith("#"))
       boundaries.push({ path: splitKey(header[1] as string), start: offset });
-    else if (line.startsWith(BLOCK_BEGIN) || line.startsWith(BLOCK_END))
-      boundaries.push({ path: null, start: offset });
+    else if (ANY_MARKER.test(line)) boundaries.push({ path: null, start: offset });
     offset += line.length + 1;
   }
   for (const [i, b] of boundaries.entries()) {
@@ -52,19 +71,25 @@ export class DamagedBlockError extends UserError {}
  * is none. A begin marker without an end, markers twice or in the wrong order are refused, naming
  * the file and lines: the admin's text around them is never taken for ours.
  */
-export function findBlock(text: string, file = "the file"): { begin: number; end: number } | null {
+export function findBlock(
+  text: string,
+  file = "the file",
+  suffix = "",
+): { begin: number; end: number } | null {
+  const { begin: beginMarker, end: endMarker } = blockMarkers(suffix);
+  const beginTag = beginMarker.slice(0, beginMarker.indexOf(":") + 1);
   const begins: number[] = [];
   const ends: number[] = [];
   let offset = 0;
   for (const line of text.split("\n")) {
-    if (line.startsWith(BLOCK_BEGIN)) begins.push(offset);
-    else if (line.startsWith(BLOCK_END)) ends.push(offset);
+    if (line.startsWith(beginTag)) begins.push(offset);
+    else if (line.trimEnd() === endMarker) ends.push(offset);
     offset += line.length + 1;
   }
   if (begins.length === 0 && ends.length === 0) return null;
   const lineOf = (at: number) => text.slice(0, at).split("\n").length;
   const lines = (list: number[]) => list.map(lineOf).join(", ");
-  const fix = `restore kata-install's markers ("${BLOCK_BEGIN.slice(0, 20)}…" before its handlers, "${BLOCK_END}" after them) or remove its block by hand; nothing else in the file is touched until then`;
+  const fix = `restore kata-install's markers ("${beginTag}…" before its handlers, "${endMarker}" after them) or remove its block by hand; nothing else in the file is touched until then`;
   let problem: string | null = null;
   if (begins.length > 1 || ends.length > 1)
     problem = `kata-install's block markers appear more than once (begin at line(s) ${lines(begins)}, end at line(s) ${lines(ends)})`;
@@ -81,17 +106,18 @@ export function findBlock(text: string, file = "the file"): { begin: number; end
 }
 
 /** Replace the marked block, or append it (after a blank line) when there is none. */
-export function putBlock(text: string, body: string, file?: string): string {
-  const block = `${BLOCK_BEGIN}\n${body.trimEnd()}\n${BLOCK_END}\n`;
-  const found = findBlock(text, file);
+export function putBlock(text: string, body: string, file?: string, suffix = ""): string {
+  const { begin, end } = blockMarkers(suffix);
+  const block = `${begin}\n${body.trimEnd()}\n${end}\n`;
+  const found = findBlock(text, file, suffix);
   if (found) return text.slice(0, found.begin) + block + text.slice(found.end);
   const base = text === "" || text.endsWith("\n") ? text : `${text}\n`;
   return `${base}${base.trim() === "" ? "" : "\n"}${block}`;
 }
 
 /** Remove the marked block entirely (uninstalling, or no handler left). */
-export function dropBlock(text: string, file?: string): string {
-  const found = findBlock(text, file);
+export function dropBlock(text: string, file?: string, suffix = ""): string {
+  const found = findBlock(text, file, suffix);
   if (!found) return text;
   const { begin, end } = found;
   // Take the blank line putBlock added before it, too.
