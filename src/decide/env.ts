@@ -166,6 +166,20 @@ export function parseEnv(
       bad("MULTI_INSTALL_SUFFIX", `expected lower-case letters, digits and dashes, got "${suffix}"`);
     else settings.suffix = { value: suffix, name: "MULTI_INSTALL_SUFFIX" };
   }
+  // kata-deploy settings kata-install does not carry out: refused, with why, never ignored.
+  for (const [name, why] of NOT_CARRIED_OUT)
+    if (env[name]?.trim()) bad(name, why);
   if (issues.length > 0) throw new InputError("kata-deploy environment variables are invalid", issues);
   return settings;
 }
+
+const NOT_CARRIED_OUT: Array<[string, string]> = [
+  [
+    "EXPERIMENTAL_SETUP_SNAPSHOTTER",
+    "kata-install does not install snapshotters (kata-deploy's nydus and erofs setup writes systemd units and containerd proxy plugins): set the snapshotter up on the node, then map handlers to it with SNAPSHOTTER_HANDLER_MAPPING",
+  ],
+  [
+    "CONTAINERD_CONFIG_FILE_NAME",
+    "not supported yet: kata-install edits the file containerd reads (config.toml, or the one its distribution uses); unset it",
+  ],
+];

@@ -236,3 +236,14 @@ describe("precedence: defaults < rules < environment < overrides file < flags", 
     expect(all.checks.filter((c) => c.status === "fail")).toEqual([]);
   });
 });
+
+describe("kata-deploy settings kata-install does not carry out", () => {
+  it("are refused with why, never silently ignored", () => {
+    expect(() => parseEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" }, "x86_64", catalog)).toThrow(
+      /EXPERIMENTAL_SETUP_SNAPSHOTTER: kata-install does not install snapshotters/,
+    );
+    expect(() => parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "config-custom.toml" }, "x86_64", catalog)).toThrow(
+      /CONTAINERD_CONFIG_FILE_NAME: not supported yet/,
+    );
+  });
+});
