@@ -291,9 +291,10 @@ own install is not restored: run kata-deploy again for that.`,
     .addHelpText(
       "after",
       `
-Nodes are compared on the facts that change a decision: architecture, CPU virtualisation, /dev/kvm,
-the kernel's virtio-fs, 9p, vhost_vsock, vhost_net and vfio_pci, confidential-computing features,
-the host's qemu and the container runtime (kind and version), and the shims that result. A node
+Nodes are compared on the facts Kata depends on: architecture, CPU virtualisation, /dev/kvm, the
+kernel's vhost_vsock, vhost_net and vfio_pci (and its virtio-fs and 9p, shown though they decide
+nothing: virtiofsd and the guest serve those), confidential-computing features, the host's qemu and
+the container runtime (kind and version), and the shims that result. A node
 whose facts cannot be read is listed and left out. Exit status 1 when no node could be read.
 
 Examples:

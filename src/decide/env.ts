@@ -167,8 +167,7 @@ export function parseEnv(
     else settings.suffix = { value: suffix, name: "MULTI_INSTALL_SUFFIX" };
   }
   // kata-deploy settings kata-install does not carry out: refused, with why, never ignored.
-  for (const [name, why] of NOT_CARRIED_OUT)
-    if (env[name]?.trim()) bad(name, why);
+  for (const [name, why] of NOT_CARRIED_OUT) if (env[name]?.trim()) bad(name, why);
   if (issues.length > 0) throw new InputError("kata-deploy environment variables are invalid", issues);
   return settings;
 }

@@ -28,7 +28,7 @@ export function renderReport(report: ClusterReport): string {
   if (report.disagreements.length === 0)
     lines.push("Every node agrees on every fact that changes a decision.");
   else {
-    lines.push("Where nodes differ from the majority, on facts that change a decision:");
+    lines.push("Where nodes differ from the majority, on facts Kata depends on:");
     for (const d of report.disagreements) {
       lines.push(`  ${d.field}: ${d.majority.value} on ${d.majority.nodes} node(s); but`);
       for (const o of d.others) lines.push(`    ${o.value} on ${o.nodes.length}: ${names(o.nodes)}`);

@@ -115,8 +115,8 @@ describe("explain", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
       '[qemu] hypervisor.qemu.shared_fs = "virtio-fs"\n' +
-        "    set by rule no-9p-use-virtio-fs (rules/shared-fs.toml)\n" +
-        "      why: Without 9p on the host, a qemu configured for virtio-9p could not share the container's root filesystem; virtio-fs is the one that works here.\n",
+        "    set by rule distro-qemu-virtio-fs (rules/shared-fs.toml)\n" +
+        "      why: The host's qemu is used only when it has vhost-user-fs (distro-qemu-usable); whether it has virtio-9p (RHEL's qemu-kvm has none) does not matter, as virtio-fs is what Kata's configuration uses.\n",
     );
   });
 
@@ -143,7 +143,7 @@ describe("explain", () => {
         beaten: [
           {
             value: "virtio-fs",
-            source: expect.objectContaining({ kind: "rule", name: "no-9p-use-virtio-fs" }),
+            source: expect.objectContaining({ kind: "rule", name: "distro-qemu-virtio-fs" }),
           },
         ],
       }),

@@ -26,8 +26,9 @@ describe("kata-install report --facts-dir", async () => {
     expect(run.status, run.stderr).toBe(0);
     const doc = JSON.parse(run.stdout);
     expect(doc.nodes).toHaveLength(30);
-    // Three kinds: the 27 alike despite their noise, the two without virtio-fs, the one on containerd 2.
-    expect(doc.decisions).toBe(3);
+    // Two kinds: the 29 alike despite their noise (the host kernel's virtio-fs decides nothing:
+    // virtiofsd and the guest serve it), and the one on containerd 2.
+    expect(doc.decisions).toBe(2);
     expect(doc.skipped.map((s: { source: string }) => path.basename(s.source))).toEqual([
       "broken.json",
       "old.json",
@@ -40,7 +41,8 @@ describe("kata-install report --facts-dir", async () => {
     const fields = Object.fromEntries(
       doc.disagreements.map((d: { field: string; majority: unknown; others: unknown }) => [d.field, d]),
     );
-    expect(Object.keys(fields).sort()).toEqual(["kernel virtio-fs", "runtime", "shims"]);
+    // The host kernel's virtio-fs is still shown where nodes differ; it changes no shim.
+    expect(Object.keys(fields).sort()).toEqual(["kernel virtio-fs", "runtime"]);
     expect(fields["kernel virtio-fs"]).toEqual({
       field: "kernel virtio-fs",
       majority: { value: "yes", nodes: 28 },
@@ -48,8 +50,8 @@ describe("kata-install report --facts-dir", async () => {
     });
     expect(fields.runtime.others).toEqual([{ value: "containerd 2.0.4", nodes: ["n0020"] }]);
     const n3 = doc.nodes.find((n: { name: string }) => n.name === "n0003");
-    expect(n3.shims).not.toContain("clh");
-    expect(doc.shimCounts.clh).toBe(28);
+    expect(n3.shims).toContain("clh");
+    expect(doc.shimCounts.clh).toBe(30);
   });
 
   it("emits an overrides file that, given to every node, makes them decide alike", () => {
@@ -58,14 +60,13 @@ describe("kata-install report --facts-dir", async () => {
     const run = report("--emit-overrides", file);
     expect(run.status, run.stderr).toBe(0);
     const text = fs.readFileSync(file, "utf8");
-    expect(text).toContain('shims = ["dragonball", "qemu", "qemu-runtime-rs"]');
-    expect(text).toContain("# clh left out: only 28 of 30 nodes can run it");
-    expect(text).toContain(
-      '[config.qemu]\n# 2 node(s) decided this from their facts; 28 took the default\n"hypervisor.qemu.shared_fs" = "virtio-9p"',
-    );
+    expect(text).toContain('shims = ["clh", "clh-runtime-rs", "dragonball", "qemu", "qemu-runtime-rs"]');
+    // The node without the host kernel's virtiofs pins nothing on the others (it used to pin 9p).
+    expect(text).not.toContain("virtio-9p");
+    expect(text).not.toContain("[config.qemu]");
     const after = JSON.parse(report("--overrides", file, "--json").stdout);
     const shimSets = new Set(after.nodes.map((n: { shims: string[] }) => n.shims.join(",")));
-    expect([...shimSets]).toEqual(["dragonball,qemu,qemu-runtime-rs"]);
+    expect([...shimSets]).toEqual(["clh,clh-runtime-rs,dragonball,qemu,qemu-runtime-rs"]);
     expect(after.overrides.config).toEqual({}); // nothing left that differs
     expect(after.disagreements.map((d: { field: string }) => d.field)).not.toContain("shims");
   });
@@ -73,7 +74,7 @@ describe("kata-install report --facts-dir", async () => {
   it("prints a readable report", () => {
     const run = report();
     expect(run.stdout).toContain("30 node(s), 2 left out.");
-    expect(run.stdout).toContain("  clh              28 of 30\n");
+    expect(run.stdout).toContain("  clh              every node\n");
     expect(run.stdout).toContain("  kernel virtio-fs: yes on 28 node(s); but\n    no on 2: n0003, n0017\n");
   });
 

@@ -45,8 +45,9 @@ describe("the built-in rules", () => {
     const reversed = loadRules(ruleFilesIn(RULES).reverse(), catalog);
     expect(reversed.rules.map((r) => r.name)).toEqual(set.rules.map((r) => r.name));
     const at = (name: string) => set.rules.findIndex((r) => r.name === name);
-    expect(at("host-virtio-fs")).toBeLessThan(at("no-virtio-fs-fall-back-to-9p"));
-    expect(at("distro-qemu-lacks-9p")).toBeLessThan(at("use-distro-qemu"));
+    expect(at("distro-qemu-usable")).toBeLessThan(at("use-distro-qemu"));
+    expect(at("distro-qemu-usable")).toBeLessThan(at("distro-qemu-virtio-fs"));
+    expect(at("distro-qemu-usable")).toBeLessThan(at("distro-qemu-not-usable"));
   });
 });
 

@@ -64,6 +64,7 @@ root = "/var/lib/containerd"
 
 const QEMU_DEVICE_HELP = `Storage devices:
 name "virtio-blk-pci", bus PCI, alias "virtio-blk"
+name "virtio-scsi-pci", bus PCI
 name "vhost-user-fs-pci", bus PCI
 name "virtio-9p-pci", bus PCI, alias "virtio-9p"
 name "vhost-vsock-pci", bus PCI
@@ -192,7 +193,8 @@ export function amdSnpCrio(): NodeSpec {
       "/usr/bin/crio": 'echo "crio version 1.30.3"',
       "/usr/libexec/qemu-kvm": qemuScript(
         "8.2.0",
-        'name "virtio-blk-pci", bus PCI\nname "vhost-user-fs-pci", bus PCI\nname "vfio-pci", bus PCI',
+        // RHEL's qemu-kvm: everything Kata's configuration uses, but no virtio-9p.
+        'name "virtio-blk-pci", bus PCI\nname "virtio-scsi-pci", bus PCI\nname "vhost-user-fs-pci", bus PCI\nname "vhost-vsock-pci", bus PCI\nname "vfio-pci", bus PCI',
       ),
     },
     files: {
