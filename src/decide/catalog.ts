@@ -38,6 +38,15 @@ const ShimSpec = z.strictObject({
 });
 export type ShimSpec = z.infer<typeof ShimSpec> & { name: string };
 
+const ValuesFile = z.strictObject({
+  one_of: z.optional(z.record(z.string(), z.array(z.string()))),
+  at_least: z.optional(z.record(z.string(), z.number())),
+});
+export interface ValueLimits {
+  oneOf: Record<string, string[]>;
+  atLeast: Record<string, number>;
+}
+
 const ShimsFile = z.strictObject({
   shim: z.record(z.string(), ShimSpec),
   unserved: z.optional(z.record(z.string(), z.string())),
@@ -115,6 +124,21 @@ export class Catalog {
     return [...this.shims.keys()].some((shim) => this.keyType(shim, key) !== undefined);
   }
 
+  /** Values Kata accepts, by key name (rules/config-values.toml). */
+  valueLimits: ValueLimits = { oneOf: {}, atLeast: {} };
+
+  /** Why `value` is not one Kata accepts for `key` ("hypervisor.qemu.shared_fs"), or null. */
+  valueProblem(key: string, value: unknown): string | null {
+    const name = key.slice(key.lastIndexOf(".") + 1);
+    const allowed = this.valueLimits.oneOf[name];
+    if (allowed !== undefined && typeof value === "string" && !allowed.includes(value))
+      return `"${value}" is not one of ${allowed.map((v) => `"${v}"`).join(", ")}`;
+    const least = this.valueLimits.atLeast[name];
+    if (least !== undefined && typeof value === "number" && value < least)
+      return `${value} is less than ${least}, the least Kata takes for ${name}`;
+    return null;
+  }
+
   /** A shim name kata-install serves, or one of kata-deploy's it knows and says why it does not. */
   isKnownShim(name: string): boolean {
     return this.shims.has(name) || this.unserved.has(name);
@@ -175,8 +199,22 @@ export function loadCatalog(dir: string): Catalog {
               message: `no artifact "${artifact}" in artifacts/catalogue.toml`,
             });
   }
+  const valuesFile = path.join(dir, "config-values.toml");
+  const valuesText = fs.existsSync(valuesFile) ? readText(valuesFile, issues) : null;
+  let limits: ValueLimits = { oneOf: {}, atLeast: {} };
+  if (valuesText !== null) {
+    const parsed = parseToml(valuesFile, valuesText, issues);
+    const result = parsed === undefined ? null : ValuesFile.safeParse(parsed);
+    if (result && !result.success)
+      for (const issue of result.error.issues)
+        issues.push({ file: valuesFile, key: issue.path.join("."), message: issue.message });
+    else if (result?.success)
+      limits = { oneOf: result.data.one_of ?? {}, atLeast: result.data.at_least ?? {} };
+  }
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
-  return new Catalog(shims, keys, depends ?? new Map(), new Map(Object.entries(unserved)));
+  const catalog = new Catalog(shims, keys, depends ?? new Map(), new Map(Object.entries(unserved)));
+  catalog.valueLimits = limits;
+  return catalog;
 }
 
 function collectKeys(

@@ -64,9 +64,10 @@ export function parseOverrides(
         message,
       });
     }
-    throw new InputError("the overrides file is invalid", issues);
   }
-  const data = result.data;
+  // On a schema error, the rest is still checked, as far as its shape allows: every problem of
+  // the file in one run (an unknown key must not hide a bad value further down).
+  const data = (result.success ? result.data : wellShaped(table)) as z.infer<typeof OverridesSchema>;
   (data.shims ?? []).forEach((name, i) => {
     if (!catalog.isKnownShim(name))
       issues.push({ ...at(["shims", i]), key: `shims[${i}]`, message: unknownShim(name, catalog) });
@@ -174,4 +175,24 @@ export function unknownShim(name: string, catalog: Catalog): string {
 
 export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {
   return `unknown check "${id}" (known: ${[...checkIds].sort().join(", ")}, or all)`;
+}
+
+/** The parts of a table that failed the schema which still have the shape the checks read. */
+function wellShaped(table: Record<string, unknown>): Record<string, unknown> {
+  const isTable = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === "object" && !Array.isArray(v);
+  const out: Record<string, unknown> = {};
+  if (Array.isArray(table.shims) && table.shims.every((s) => typeof s === "string")) out.shims = table.shims;
+  if (typeof table.default_shim === "string") out.default_shim = table.default_shim;
+  if (isTable(table.artifacts))
+    out.artifacts = Object.fromEntries(
+      Object.entries(table.artifacts).filter(
+        ([, v]) => isTable(v) && (v.source === "bundled" || v.source === "distro"),
+      ),
+    );
+  if (isTable(table.config))
+    out.config = Object.fromEntries(Object.entries(table.config).filter(([, v]) => isTable(v)));
+  if (isTable(table.preflight) && Array.isArray(table.preflight.ignore))
+    out.preflight = { ignore: table.preflight.ignore.filter((i) => typeof i === "string") };
+  return out;
 }

@@ -74,7 +74,7 @@ export interface RuleSet {
   checkIds: ReadonlySet<string>;
 }
 
-const CATALOGUE_FILES = new Set(["shims.toml", "config-keys.toml"]);
+const CATALOGUE_FILES = new Set(["shims.toml", "config-keys.toml", "config-values.toml"]);
 
 export function ruleFilesIn(dir: string): string[] {
   return fs
@@ -307,7 +307,8 @@ export function checkConfigValue(
   const type = known[0];
   if (type !== undefined && !fitsType(type, value))
     return `expected ${article(type)}, got ${JSON.stringify(value)}`;
-  return null;
+  // The value itself, where Kata documents what it takes (rules/config-values.toml).
+  return catalog.valueProblem(key, value);
 }
 
 function article(type: string): string {

@@ -52,8 +52,28 @@ source = "distro"
 ignore = ["nested-virtualization", "no-such-check"]
 `),
     ).toEqual([
+      // Every problem in one run: an unknown key hides none of the others.
+      expect.stringMatching(/^\S+:1: shims\[1\]: unknown shim "kemu"/),
+      `${FILE}:2: default_shim: "clh" is not among the shims this file pins (qemu, kemu)`,
       `${FILE}:3: colour: unknown key "colour"`,
       `${FILE}:6: runtime.kind: Invalid option: expected one of "containerd"|"crio"|"k3s"|"rke2"|"k0s"|"microk8s"`,
+      `${FILE}:12: artifacts.firecracker.source: artifact "firecracker" has no distribution counterpart (only qemu, virtiofsd)`,
+      `${FILE}:16: config.qemu."hypervisor.qemu.default_memory": expected an integer, got "lots"`,
+      `${FILE}:17: config.qemu."hypervisor.qemu.no_such_key": unknown configuration key "hypervisor.qemu.no_such_key" for shim "qemu"`,
+      expect.stringMatching(/^\S+:23: preflight\.ignore\[1\]: unknown check "no-such-check"/),
+    ]);
+  });
+
+  it("values are checked, not only keys: a value Kata does not take is named with its line", () => {
+    expect(
+      problems(`[config.qemu]
+"hypervisor.qemu.shared_fs" = "virtio-fss"
+"hypervisor.qemu.default_memory" = -5
+"hypervisor.qemu.block_device_driver" = "virtio-blk"
+`),
+    ).toEqual([
+      `${FILE}:2: config.qemu."hypervisor.qemu.shared_fs": "virtio-fss" is not one of "virtio-fs", "virtio-9p", "virtio-fs-nydus", "inline-virtio-fs", "none"`,
+      `${FILE}:3: config.qemu."hypervisor.qemu.default_memory": -5 is less than 0, the least Kata takes for default_memory`,
     ]);
   });
 

@@ -63,6 +63,17 @@ const arbitraryFor = (type: KeyType): fc.Arbitrary<unknown> => {
   }
 };
 
+/** Values Kata takes for `key`: its documented ones, or any of its type (numbers at or above the floor). */
+function valuesFor(shim: string, key: string): fc.Arbitrary<unknown> {
+  const name = key.slice(key.lastIndexOf(".") + 1);
+  const oneOf = catalog.valueLimits.oneOf[name];
+  if (oneOf !== undefined) return fc.constantFrom(...oneOf);
+  const least = catalog.valueLimits.atLeast[name];
+  const type = catalog.keyType(shim, key) as KeyType;
+  if (least !== undefined && type === "int") return fc.integer({ min: least, max: 1 << 20 });
+  return arbitraryFor(type).filter((v) => catalog.valueProblem(key, v) === null);
+}
+
 /** A TOML literal for the value (JSON's syntax is TOML's for these types, floats aside). */
 const toml = (value: unknown): string =>
   typeof value === "number" && !Number.isInteger(value)
@@ -72,17 +83,14 @@ const toml = (value: unknown): string =>
       : JSON.stringify(value);
 
 describe("an override beats every rule", () => {
-  it("for any ruled key, any value, any node", () => {
+  it("for any ruled key, any value Kata takes, any node", () => {
     expect(targets.length).toBeGreaterThan(8);
     const arbitrary = fc
       .record({ node: fc.nat({ max: 4 }), target: fc.constantFrom(...targets), perShim: fc.boolean() })
       .chain(({ node, target, perShim }) =>
-        arbitraryFor(catalog.keyType(target[0], target[1]) as KeyType).map((value) => ({
-          node,
-          target,
-          perShim,
-          value,
-        })),
+        valuesFor(target[0], target[1])
+          // Any value Kata takes for that key (rules/config-values.toml): the others are refused.
+          .map((value) => ({ node, target, perShim, value })),
       );
     fc.assert(
       fc.property(arbitrary, ({ node, target: [shim, key], perShim, value }) => {
