@@ -74,6 +74,20 @@ describe("bad input", () => {
     expect(run.stderr).toMatch(/- kvm\.device: Invalid input: expected boolean, received string/);
   });
 
+  it("a facts file with a key no fact has (a typo) names it, with the other problems", () => {
+    const facts = JSON.parse(runCli(["facts", "--json", "--host-root", "/"]).stdout);
+    facts.kvm.devcie = true;
+    facts.kvm.device = "yes";
+    facts.hypervisors.qemu = { ...(facts.hypervisors.qemu ?? {}), verison: "8.2" };
+    const file = path.join(tmp, "typo.json");
+    fs.writeFileSync(file, JSON.stringify(facts));
+    const run = runCli(["facts", "--facts", file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/- kvm\.devcie: no such fact/);
+    expect(run.stderr).toMatch(/- hypervisors\.qemu\.verison: no such fact/);
+    expect(run.stderr).toMatch(/- kvm\.device: Invalid input: expected boolean/);
+  });
+
   it("a facts file that is not JSON, or not there, says so", () => {
     const file = path.join(tmp, "broken.json");
     fs.writeFileSync(file, "{ nope");

@@ -110,3 +110,30 @@ export function valueAt(document: unknown, path: string): unknown {
   }
   return current;
 }
+
+/**
+ * Keys of `document` that `schema` does not have, as dotted paths ("kvm.devcie"): a saved facts
+ * document with a typo must say so, not pass with the fact silently absent. Records and values of
+ * any shape are not looked into.
+ */
+export function unknownKeys(
+  document: unknown,
+  schema: z.ZodMiniType = Facts as unknown as z.ZodMiniType,
+  at: string[] = [],
+): string[] {
+  const def = defOf(unwrap(schema));
+  if (document === null || typeof document !== "object") return [];
+  if (def.type === "array" && Array.isArray(document))
+    return document.flatMap((item, i) => unknownKeys(item, def.element as z.ZodMiniType, [...at, `[${i}]`]));
+  if (def.type === "record" && !Array.isArray(document))
+    return Object.entries(document).flatMap(([k, v]) =>
+      unknownKeys(v, def.valueType as z.ZodMiniType, [...at, k]),
+    );
+  if (def.type !== "object" || Array.isArray(document)) return [];
+  const shape = def.shape as Record<string, z.ZodMiniType>;
+  return Object.entries(document as Record<string, unknown>).flatMap(([k, v]) =>
+    shape[k] === undefined
+      ? [[...at, k].join(".").replace(/\.\[/g, "[")]
+      : unknownKeys(v, shape[k], [...at, k]),
+  );
+}

@@ -1,5 +1,6 @@
 // `--facts FILE`: a saved Facts document, validated before any stage uses it.
 import fs from "node:fs/promises";
+import { unknownKeys } from "../decide/fact-paths.js";
 import { UserError } from "../errors.js";
 import { keyPath } from "../schema.js";
 import { Facts } from "./facts.js";
@@ -33,9 +34,11 @@ export function parseFacts(file: string, text: string): Facts {
     throw new FactsFileError(file, [`invalid JSON: ${(error as Error).message}`]);
   }
   const result = Facts.safeParse(json);
-  if (result.success) return result.data;
-  throw new FactsFileError(
-    file,
-    result.error.issues.map((issue) => `${keyPath(issue.path)}: ${issue.message}`),
-  );
+  // Every problem at once: wrong values, and keys no fact has (a typo would read as a fact absent).
+  const unknown = unknownKeys(json).map((key) => `${key}: no such fact`);
+  if (result.success && unknown.length === 0) return result.data;
+  throw new FactsFileError(file, [
+    ...(result.success ? [] : result.error.issues.map((issue) => `${keyPath(issue.path)}: ${issue.message}`)),
+    ...unknown,
+  ]);
 }
