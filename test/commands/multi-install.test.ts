@@ -3,29 +3,20 @@
 // another's.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, intelContainerd16 } from "../helpers/nodes.js";
-import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
+import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
 afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
 
-async function nodeOf(spec: NodeSpec) {
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
-  const host = buildHost(spec);
-  const socket = path.join(host.root, (spec.sockets ?? [])[0] as string);
-  fs.rmSync(socket, { force: true });
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
-  afterAll(() => server.close());
-  return host;
-}
+const nodeOf = (spec: NodeSpec) => answeringHost(spec);
 
 const as = (suffix: string): Record<string, string> => (suffix ? { MULTI_INSTALL_SUFFIX: suffix } : {});
 const handlers = (file: string) => {

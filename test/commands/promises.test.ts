@@ -3,14 +3,13 @@
 // nothing on the host changes when an input is refused.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BLOCK_END } from "../../src/render/toml-edit.js";
+import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { intelContainerd16 } from "../helpers/nodes.js";
-import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
@@ -18,21 +17,14 @@ const artifacts = artifactDir();
 afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
 
 /** An Intel/containerd 1.6 test host whose systemctl succeeds and whose socket answers. */
-function node() {
-  const spec = intelContainerd16();
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "true" };
-  const host = buildHost(spec);
-  const socket = path.join(host.root, "run/containerd/containerd.sock");
-  fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  beforeAll(() => new Promise<void>((resolve) => server.listen(socket, resolve)));
-  afterAll(() => server.close());
+async function node() {
+  const host = await answeringHost();
   const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
   return { ...host, cli, config: path.join(host.root, "etc/containerd/config.toml") };
 }
 
-describe("kata-install's end marker removed and an admin table appended after it", () => {
-  const host = node();
+describe("kata-install's end marker removed and an admin table appended after it", async () => {
+  const host = await node();
 
   it("uninstall refuses naming the file and line and changes nothing; install refuses the same way", () => {
     expect(host.cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(0);
@@ -59,8 +51,8 @@ describe("kata-install's end marker removed and an admin table appended after it
   });
 });
 
-describe("garbage in config.toml", () => {
-  const host = node();
+describe("garbage in config.toml", async () => {
+  const host = await node();
 
   it("is the admin's to fix, said with its line: not a bug, nothing written", () => {
     fs.writeFileSync(host.config, 'version = 2\n[plugins\nx = "\n');
@@ -76,8 +68,8 @@ describe("garbage in config.toml", () => {
   });
 });
 
-describe("a full disk under the prefix", () => {
-  const host = node();
+describe("a full disk under the prefix", async () => {
+  const host = await node();
   const opt = path.join(host.root, "opt");
   beforeAll(() => {
     fs.mkdirSync(opt, { recursive: true });
@@ -98,8 +90,8 @@ describe("a full disk under the prefix", () => {
   });
 });
 
-describe("host files are the host's, links followed inside the host root", () => {
-  const host = node();
+describe("host files are the host's, links followed inside the host root", async () => {
+  const host = await node();
 
   it("the node's overrides file, a link to another file of the node, is read there", () => {
     const site = path.join(host.root, "etc/site/kata.toml");
@@ -125,8 +117,8 @@ describe("host files are the host's, links followed inside the host root", () =>
   });
 });
 
-describe("files that are not files", () => {
-  const host = node();
+describe("files that are not files", async () => {
+  const host = await node();
 
   it("a FIFO as config.toml: facts, plan and install answer at once, naming it; the lock is not left", () => {
     fs.rmSync(host.config);

@@ -5,14 +5,14 @@
 // kata-deploy's (no import left to dangle: kata-deploy's own incident #13141).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
-import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
+import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
@@ -68,14 +68,7 @@ const ADMIN_HANDLER = `
 
 /** The host, its socket answering, systemctl succeeding. */
 async function nodeOf(spec: NodeSpec, edit: (root: string) => void) {
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
-  const host = buildHost(spec);
-  edit(host.root);
-  const socket = path.join(host.root, (spec.sockets ?? [])[0] as string);
-  fs.rmSync(socket, { force: true });
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
-  afterAll(() => server.close());
+  const host = await answeringHost(spec, edit);
   const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
   return { ...host, cli };
 }

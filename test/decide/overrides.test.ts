@@ -5,12 +5,7 @@ import { parseEnv } from "../../src/decide/env.js";
 import { parseOverrides } from "../../src/decide/overrides.js";
 import { catalog, check, checkIds, decideFacts, factsOf, shimNames } from "../helpers/decide.js";
 import { inputErrorLines } from "../helpers/input-error.js";
-import {
-  amdSnpCrio,
-  INTEL_MODULES_AVAILABLE,
-  intelContainerd16,
-  nestedVmWithoutVmx,
-} from "../helpers/nodes.js";
+import { amdSnpCrio, intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);

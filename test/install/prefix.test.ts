@@ -1,13 +1,12 @@
 // The prefix is kata-install's only where its journal says so: data already there is refused up
 // front, by name, and never deleted or replaced — by install, upgrade or uninstall.
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { intelContainerd16 } from "../helpers/nodes.js";
-import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
@@ -17,20 +16,14 @@ afterAll(() => {
   for (const d of [artifacts, newer]) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function node() {
-  const spec = intelContainerd16();
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "true" };
-  const host = buildHost(spec);
-  const socket = path.join(host.root, "run/containerd/containerd.sock");
-  fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  beforeAll(() => new Promise<void>((resolve) => server.listen(socket, resolve)));
-  afterAll(() => server.close());
-  return host;
+async function node() {
+  const host = await answeringHost();
+  const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
+  return { ...host, cli };
 }
 
-describe("someone's data in the prefix", () => {
-  const host = node();
+describe("someone's data in the prefix", async () => {
+  const host = await node();
   const put = (file: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(host.root, file)), { recursive: true });
     fs.writeFileSync(path.join(host.root, file), text);
@@ -56,8 +49,8 @@ describe("someone's data in the prefix", () => {
   });
 });
 
-describe("data put beside an install of ours", () => {
-  const host = node();
+describe("data put beside an install of ours", async () => {
+  const host = await node();
 
   it("is refused for an upgrade and left by uninstall, named", () => {
     expect(runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]).status).toBe(0);
