@@ -5,6 +5,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, ociLayoutFrom, sampleContent } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
@@ -21,16 +22,7 @@ const withoutLog = (tree: Record<string, string>) =>
   Object.fromEntries(Object.entries(tree).filter(([p]) => !p.startsWith("var/log/systemctl.calls")));
 
 /** An Intel/containerd 1.6 test host whose systemctl succeeds and whose containerd socket answers. */
-async function answering() {
-  const spec = intelContainerd16();
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
-  const host = buildHost(spec);
-  const socket = path.join(host.root, "run/containerd/containerd.sock");
-  fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
-  return { ...host, close: () => server.close() };
-}
+const answering = () => answeringHost(intelContainerd16());
 
 describe("install, again, and uninstall", () => {
   const spec = intelContainerd16();

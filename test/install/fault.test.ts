@@ -2,13 +2,13 @@
 // (KATA_INSTALL_FAULT=<kind>:<n>): every time, the run exits 1 with one line naming what failed,
 // and the node is byte for byte as before — no temp file, no staging copy, no journal, no lock.
 import fs from "node:fs";
-import net from "node:net";
-import path from "node:path";
+import type net from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
+import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
-import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
@@ -21,15 +21,8 @@ afterAll(() => {
 
 async function node() {
   const spec = intelContainerd16();
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
-  spec.files = { ...spec.files, "/run/lock/.keep": "" };
-  const host = buildHost(spec);
-  const socket = path.join(host.root, "run/containerd/containerd.sock");
-  fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
-  servers.push(server);
-  return host;
+  spec.files = { ...spec.files, "/run/lock/.keep": "" }; // as on every node: /run/lock is there
+  return answeringHost(spec);
 }
 
 /** Which operations to fail: the first few, then spread out to past the last one. */
