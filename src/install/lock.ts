@@ -5,6 +5,7 @@
 // see (another pid namespace: a container, or the host seen from one) is refused with the exact
 // command that clears it, rather than guessed at.
 import fs from "node:fs";
+import path from "node:path";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { ensureParents, removeEmptyDirs } from "./fs-ops.js";
@@ -96,6 +97,7 @@ export async function acquireLock(host: Host): Promise<Lock> {
   const createdDirs = await ensureParents(host, LOCK_PATH);
   const file = await host.resolve(LOCK_PATH);
   const self = me();
+  removeUnlinkedTemps(file);
   let tookOver: Lock["tookOver"];
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -137,4 +139,21 @@ export async function acquireLock(host: Host): Promise<Lock> {
     }
   }
   throw new UserError(`cannot take ${LOCK_PATH}: another kata-install took it at the same moment; try again`);
+}
+
+/** Lock contents a killed installer wrote but never linked to the lock's name (lock.<pid>). */
+function removeUnlinkedTemps(file: string): void {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(name.slice(prefix.length));
+    if (!name.startsWith(prefix) || !Number.isInteger(pid) || pid === process.pid) continue;
+    if (startTime(pid) === undefined) fs.rmSync(path.join(dir, name), { force: true });
+  }
 }
