@@ -80,8 +80,16 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
   }
 }
 
+const loaded = new Map<string, ArtifactCatalogue>();
+
+/** The catalogue, read and checked once a run (decide, the sources and the plan all ask for it). */
 export function loadArtifactCatalogue(file = dataPath("artifacts", "catalogue.toml")): ArtifactCatalogue {
-  return parseArtifactCatalogue(file, fs.readFileSync(file, "utf8"));
+  let catalogue = loaded.get(file);
+  if (catalogue === undefined) {
+    catalogue = parseArtifactCatalogue(file, fs.readFileSync(file, "utf8"));
+    loaded.set(file, catalogue);
+  }
+  return catalogue;
 }
 
 export function parseArtifactCatalogue(file: string, text: string): ArtifactCatalogue {

@@ -74,7 +74,7 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
     const root = path.join(dir, artifact, "opt", "kata");
     if (!fs.existsSync(root))
       throw new ArtifactError(`dir:${dir}: artifact "${artifact}" is missing (no ${root})`);
-    const out: Array<{ file: string; full: string; mode: number; link?: string }> = [];
+    const out: Array<{ file: string; full: string; mode: number; size: number; link?: string }> = [];
     for (const rel of fs.readdirSync(root, { recursive: true }).map(String).sort()) {
       const full = path.join(root, rel);
       const st = fs.lstatSync(full);
@@ -87,8 +87,8 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
         const link = fs.readlinkSync(full);
         const outside = linkInside(file, link);
         if (outside !== null) throw new ArtifactError(`${entry}: ${outside}`);
-        out.push({ file, full, mode: 0o777, link });
-      } else if (st.isFile()) out.push({ file, full, mode: st.mode & 0o7777 });
+        out.push({ file, full, mode: 0o777, size: 0, link });
+      } else if (st.isFile()) out.push({ file, full, mode: st.mode & 0o7777, size: st.size });
       else throw new ArtifactError(`${entry} is not a regular file or link (devices and pipes are refused)`);
     }
     return out;
@@ -113,7 +113,7 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
       return entries(artifact).map((e) =>
         e.link !== undefined
           ? { path: e.file, type: "link" as const, target: e.link }
-          : { path: e.file, type: "file" as const, mode: e.mode, size: fs.statSync(e.full).size },
+          : { path: e.file, type: "file" as const, mode: e.mode, size: e.size },
       );
     },
     async identify(artifact) {
