@@ -97,6 +97,7 @@ export async function effectiveConfigs(
   host: Host,
   decision: Decision,
   changeset: Changeset,
+  catalog: Catalog,
 ): Promise<{ configs: Map<string, Record<string, unknown>>; problems: string[] }> {
   const planned = new Map(changeset.changes.map((c) => [c.path, c.after]));
   const read = async (file: string): Promise<string | null> => {
@@ -107,8 +108,9 @@ export async function effectiveConfigs(
   const configs = new Map<string, Record<string, unknown>>();
   const problems: string[] = [];
   for (const { name } of decision.shims) {
-    const base = shimConfigPath(decision, name);
-    const dropIns = `${shimConfigDir(decision, name)}/config.d`;
+    const runtime = catalog.shims.get(name)?.runtime ?? "go";
+    const base = shimConfigPath(decision, name, runtime);
+    const dropIns = `${shimConfigDir(decision, name, runtime)}/config.d`;
     const listing = await host.readDir(dropIns);
     const names = new Set(listing.ok ? listing.entries : []);
     for (const file of planned.keys())
@@ -142,7 +144,7 @@ export async function namedPaths(
   changeset: Changeset,
   catalog: Catalog,
 ): Promise<{ paths: NamedPath[]; problems: string[] }> {
-  const { configs, problems } = await effectiveConfigs(host, decision, changeset);
+  const { configs, problems } = await effectiveConfigs(host, decision, changeset, catalog);
   const paths: NamedPath[] = [];
   for (const { name } of decision.shims) {
     paths.push(...pathsIn(name, configs.get(name) ?? {}));
@@ -156,7 +158,7 @@ export async function namedPaths(
     paths.push({
       shim: name,
       key: "handler ConfigPath",
-      path: shimConfigPath(decision, name),
+      path: shimConfigPath(decision, name, runtime),
       program: false,
     });
   }

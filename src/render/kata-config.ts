@@ -102,7 +102,7 @@ function renderBase(
   });
   checkKeys(content, template, spec, catalog);
   return {
-    path: shimConfigPath(decision, spec.name),
+    path: shimConfigPath(decision, spec.name, spec.runtime),
     content,
     mode: 0o644,
     template,
@@ -168,7 +168,7 @@ function renderDecided(
     }
   }
   return {
-    path: `${shimConfigDir(decision, spec.name)}/config.d/${DECIDED_DROP_IN}`,
+    path: `${shimConfigDir(decision, spec.name, spec.runtime)}/config.d/${DECIDED_DROP_IN}`,
     content,
     mode: 0o644,
     template,

@@ -14,12 +14,17 @@ export function handlerName(decision: Decision, shim: string): string {
   return suffix ? `kata-${shim}-${suffix}` : `kata-${shim}`;
 }
 
-export function shimConfigDir(decision: Decision, shim: string): string {
-  return `${installDir(decision)}/share/defaults/kata-containers/runtimes/${shim}`;
+/**
+ * Where a shim's configuration lives, as kata-deploy puts it: runtimes/<shim>/ for the Go runtime,
+ * runtime-rs/runtimes/<shim>/ for the Rust one (handlers' ConfigPath, admins' config.d).
+ */
+export function shimConfigDir(decision: Decision, shim: string, runtime: "go" | "rust" = "go"): string {
+  const base = `${installDir(decision)}/share/defaults/kata-containers`;
+  return runtime === "rust" ? `${base}/runtime-rs/runtimes/${shim}` : `${base}/runtimes/${shim}`;
 }
 
-export function shimConfigPath(decision: Decision, shim: string): string {
-  return `${shimConfigDir(decision, shim)}/configuration-${shim}.toml`;
+export function shimConfigPath(decision: Decision, shim: string, runtime: "go" | "rust" = "go"): string {
+  return `${shimConfigDir(decision, shim, runtime)}/configuration-${shim}.toml`;
 }
 
 export function shimBinary(decision: Decision, runtime: "go" | "rust"): string {

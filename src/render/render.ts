@@ -104,29 +104,35 @@ async function staleKataFiles(
   host: Host,
   read: (p: string) => Promise<string | null>,
 ): Promise<FileChange[]> {
-  const root = `${installDir(decision)}/share/defaults/kata-containers/runtimes`;
-  const listing = await host.readDir(root);
-  if (!listing.ok) return [];
+  const defaults = `${installDir(decision)}/share/defaults/kata-containers`;
   const keep = new Set(wanted.map((f) => f.path));
   const out: FileChange[] = [];
-  for (const shim of listing.entries) {
-    for (const path of [
-      `${root}/${shim}/configuration-${shim}.toml`,
-      `${root}/${shim}/config.d/${DECIDED_DROP_IN}`,
-    ]) {
-      if (keep.has(path)) continue;
-      const before = await read(path);
-      const c = change(
-        path,
-        before,
-        null,
-        0o644,
-        decision.shims.some((s) => s.name === shim)
-          ? "no value is decided for this shim any more"
-          : `the ${shim} shim is no longer installed`,
-        "kata",
-      );
-      if (c) out.push(c);
+  // Go shims' directories, and the Rust shims' (where an earlier kata-install also put them under runtimes/).
+  for (const root of [`${defaults}/runtimes`, `${defaults}/runtime-rs/runtimes`]) {
+    const listing = await host.readDir(root);
+    if (!listing.ok) continue;
+    for (const shim of listing.entries) {
+      for (const path of [
+        `${root}/${shim}/configuration-${shim}.toml`,
+        `${root}/${shim}/config.d/${DECIDED_DROP_IN}`,
+      ]) {
+        if (keep.has(path)) continue;
+        const before = await read(path);
+        const moved = decision.shims.some((s) => s.name === shim) && !path.endsWith(DECIDED_DROP_IN);
+        const c = change(
+          path,
+          before,
+          null,
+          0o644,
+          moved
+            ? `the ${shim} shim's configuration lives elsewhere now`
+            : decision.shims.some((s) => s.name === shim)
+              ? "no value is decided for this shim any more"
+              : `the ${shim} shim is no longer installed`,
+          "kata",
+        );
+        if (c) out.push(c);
+      }
     }
   }
   return out;

@@ -60,7 +60,7 @@ export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
       name: handler,
       runtimeType: `io.containerd.${handler}.v2`,
       runtimePath: shimBinary(decision, spec.runtime),
-      configPath: shimConfigPath(decision, name),
+      configPath: shimConfigPath(decision, name, catalog.shims.get(name)?.runtime ?? "go"),
       snapshotter: decision.handlers[name]?.snapshotter?.value,
       pullImage: decision.handlers[name]?.pullType?.value === "guest-pull",
     };

@@ -116,8 +116,9 @@ describe.each(["x86_64", "aarch64"] as const)(
       const started = served.log.split("\n").find((l) => l.includes("Start cri plugin with config")) ?? "";
       for (const shim of shims) {
         expect(started.match(new RegExp(`\\bkata-${shim}:\\{`, "g")) ?? [], shim).toHaveLength(1);
+        const dir = catalog.shims.get(shim)?.runtime === "rust" ? "runtime-rs/runtimes" : "runtimes";
         expect(started).toContain(
-          `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml`,
+          `/opt/kata/share/defaults/kata-containers/${dir}/${shim}/configuration-${shim}.toml`,
         );
       }
     });

@@ -9,9 +9,14 @@ import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
 
-const RUNTIMES = "/opt/kata/share/defaults/kata-containers/runtimes";
-const base = (shim: string) => `${RUNTIMES}/${shim}/configuration-${shim}.toml`;
-const decided = (shim: string) => `${RUNTIMES}/${shim}/config.d/50-kata-install.toml`;
+const DEFAULTS = "/opt/kata/share/defaults/kata-containers";
+/** Where kata-deploy (and so kata-install) keeps a shim's configuration: Rust shims under runtime-rs/. */
+const dirOf = (shim: string) =>
+  catalog.shims.get(shim)?.runtime === "rust"
+    ? `${DEFAULTS}/runtime-rs/runtimes/${shim}`
+    : `${DEFAULTS}/runtimes/${shim}`;
+const base = (shim: string) => `${dirOf(shim)}/configuration-${shim}.toml`;
+const decided = (shim: string) => `${dirOf(shim)}/config.d/50-kata-install.toml`;
 type Table = Record<string, Record<string, Record<string, unknown>>>;
 
 describe("every shim's base configuration", async () => {

@@ -81,7 +81,7 @@ describe("plan after install", () => {
     });
     const byPath = Object.fromEntries(
       next.changeset.changes.map((c) => [
-        c.path.replace("/opt/kata/share/defaults/kata-containers/runtimes/", "…/"),
+        c.path.replace(/^\/opt\/kata\/share\/defaults\/kata-containers\/(runtime-rs\/)?runtimes\//, "…/"),
         c.action,
       ]),
     );

@@ -8,6 +8,7 @@ import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
 import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
+import { catalog } from "../helpers/decide.js";
 import { intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
@@ -78,7 +79,8 @@ describe("containerd 1.6 from Debian: config.toml edited in place", async () => 
         privileged_without_host_devices: true,
         pod_annotations: ["io.katacontainers.*"],
         options: {
-          ConfigPath: `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml`,
+          // kata-deploy's places: the Rust shims' configurations under runtime-rs/.
+          ConfigPath: `/opt/kata/share/defaults/kata-containers/${catalog.shims.get(shim)?.runtime === "rust" ? "runtime-rs/" : ""}runtimes/${shim}/configuration-${shim}.toml`,
         },
       });
     }
