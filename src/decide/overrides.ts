@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import * as z from "zod/mini";
 import { RuntimeKind } from "../detect/runtime/schema.js";
+import { isTable } from "../detect/toml.js";
 import { notRegular } from "../host/host.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
@@ -179,8 +180,6 @@ export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string 
 
 /** The parts of a table that failed the schema which still have the shape the checks read. */
 function wellShaped(table: Record<string, unknown>): Record<string, unknown> {
-  const isTable = (v: unknown): v is Record<string, unknown> =>
-    v !== null && typeof v === "object" && !Array.isArray(v);
   const out: Record<string, unknown> = {};
   if (Array.isArray(table.shims) && table.shims.every((s) => typeof s === "string")) out.shims = table.shims;
   if (typeof table.default_shim === "string") out.default_shim = table.default_shim;

@@ -14,11 +14,12 @@ export const ListedEntry = z.union([
 export type ListedEntry = z.infer<typeof ListedEntry>;
 export const Listing = z.array(ListedEntry);
 
-/** Where a path of the release ends, links followed inside it. */
-export type Reached =
+/** Where a path of the release ends, links followed inside it; `through`: every path on the way. */
+export type Reached = { through: string[] } & (
   | { kind: "file"; mode: number; size: number; path: string }
   | { kind: "missing"; path: string }
-  | { kind: "loop" };
+  | { kind: "loop" }
+);
 
 /** The files of several artifacts as one tree, as the version directory will hold them. */
 export class ReleaseTree {
@@ -28,22 +29,12 @@ export class ReleaseTree {
     for (const listing of listings) for (const e of listing) this.entries.set(e.path, e);
   }
 
-  get size(): number {
-    return this.entries.size;
-  }
-
-  paths(): string[] {
-    return [...this.entries.keys()].sort();
-  }
-
-  get(file: string): ListedEntry | undefined {
-    return this.entries.get(file);
-  }
-
   /** Follow `file` (relative to /opt/kata) through links to what it reaches. */
   reach(file: string): Reached {
     let at = path.posix.normalize(file);
+    const through: string[] = [];
     for (let hops = 0; hops < 40; hops++) {
+      through.push(at);
       // A link in a parent directory counts too (share/kata-containers/x through a linked dir).
       const parts = at.split("/");
       let moved = false;
@@ -58,10 +49,11 @@ export class ReleaseTree {
       }
       if (moved) continue;
       const entry = this.entries.get(at);
-      if (entry === undefined) return { kind: "missing", path: at };
-      if (entry.type === "file") return { kind: "file", mode: entry.mode, size: entry.size, path: at };
+      if (entry === undefined) return { kind: "missing", path: at, through };
+      if (entry.type === "file")
+        return { kind: "file", mode: entry.mode, size: entry.size, path: at, through };
       at = path.posix.normalize(path.posix.join(path.posix.dirname(at), entry.target));
     }
-    return { kind: "loop" };
+    return { kind: "loop", through };
   }
 }

@@ -19,7 +19,7 @@ import xzDecompress from "xz-decompress";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
 import { linkInside } from "./artifacts.js";
-import { FILES_ANNOTATION, type ListedEntry } from "./listing.js";
+import { FILES_ANNOTATION, type ListedEntry, ReleaseTree } from "./listing.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";
 const GO_ARCH: Record<string, string> = {
@@ -186,17 +186,18 @@ function checkOwnership(
   problems: string[],
 ): IgnoredEntry[] {
   const ignored: IgnoredEntry[] = [];
+  const tree = treeOf(entries);
   for (const e of [...entries.values()].sort((a, b) => (a.file < b.file ? -1 : 1))) {
-    const target = e.type === "link" ? resolveLink(entries, e) : null;
+    const target = e.type === "link" ? tree.reach(e.file) : null;
     if (e.owner === null) {
       const own = catalogue.ownerOf(e.file);
       const reason = own.kind === "ignored" ? own.reason : "";
-      ignored.push({ path: e.file, reason, ...(target?.kind === "dangling" ? { dangling: true } : {}) });
+      ignored.push({ path: e.file, reason, ...(target?.kind === "missing" ? { dangling: true } : {}) });
       continue;
     }
     if (target === null) continue;
     const where = `${e.file} (artifact ${e.owner}, in ${path.basename(e.tarball)})`;
-    if (target.kind === "dangling") {
+    if (target.kind === "missing") {
       problems.push(`${where}: a link to ${e.target}, which is in none of the tarballs given`);
       continue;
     }
@@ -204,7 +205,7 @@ function checkOwnership(
       problems.push(`${where}: a link that never reaches a file (a loop)`);
       continue;
     }
-    const reached = target.entry;
+    const reached = entries.get(target.path) as ReleaseEntry;
     const allowed = catalogue.dependencies(e.owner);
     if (reached.owner === null)
       problems.push(`${where}: links to ${reached.file}, which no artifact holds: the link would dangle`);
@@ -216,19 +217,9 @@ function checkOwnership(
   return ignored;
 }
 
-type LinkEnd = { kind: "file"; entry: ReleaseEntry } | { kind: "dangling" } | { kind: "loop" };
-
-/** Follow a link (and links it reaches) through the release. */
-function resolveLink(entries: Map<string, ReleaseEntry>, link: ReleaseEntry): LinkEnd {
-  let at = link;
-  for (let hops = 0; hops < 40; hops++) {
-    const next = path.posix.normalize(path.posix.join(path.posix.dirname(at.file), at.target ?? ""));
-    const found = entries.get(next);
-    if (!found) return { kind: "dangling" };
-    if (found.type !== "link") return { kind: "file", entry: found };
-    at = found;
-  }
-  return { kind: "loop" };
+/** The release's entries as one tree, to follow links through (the listings' own walk). */
+function treeOf(entries: Map<string, ReleaseEntry>): ReleaseTree {
+  return new ReleaseTree([[...entries.values()].map(listed)]);
 }
 
 /**

@@ -11,6 +11,7 @@ import path from "node:path";
 import { parse } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
+import { isTable } from "../detect/toml.js";
 import type { Host } from "../host/host.js";
 import type { Changeset } from "../render/changeset.js";
 import { installDir, shimBinary, shimConfigDir, shimConfigPath } from "../render/layout.js";
@@ -58,9 +59,6 @@ function deepMerge(into: Record<string, unknown>, from: Record<string, unknown>)
   }
   return into;
 }
-
-const isTable = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date);
 
 /** The paths one effective configuration names. */
 export function pathsIn(shim: string, config: Record<string, unknown>): NamedPath[] {
@@ -335,10 +333,11 @@ export async function verifyPlanned(
     failures = failures.filter((f) => {
       if (!f.path.startsWith(`${prefix}/`)) return true;
       const rel = f.path.slice(prefix.length + 1);
-      if (!LINKS.some((l) => rel === l || rel.startsWith(`${l}/`)) || tree.reach(rel).kind !== "file")
-        return true;
+      const reached = tree.reach(rel);
+      if (!LINKS.some((l) => rel === l || rel.startsWith(`${l}/`)) || reached.kind !== "file") return true;
+      // The artifacts holding any entry on the way (the link removed, or the file it names).
       const owners = [...byArtifact]
-        .filter(([, list]) => list.some((e) => chainHas(tree, rel, e.path)))
+        .filter(([, list]) => list.some((e) => reached.through.includes(e.path)))
         .map(([n]) => n);
       for (const owner of owners)
         if (!repairs.get(owner)?.includes(f.path))
@@ -354,16 +353,4 @@ export async function verifyPlanned(
     if (repairs.size > 0) changeset.transfer = await transferOf(source, [...repairs.keys()], allArtifacts);
   }
   decision.checks.push(pathsCheck(failures, problems, paths.length, "on the node as installed"));
-}
-
-/** Whether following `rel` through the tree's links passes through `entry`. */
-function chainHas(tree: ReleaseTree, rel: string, entry: string): boolean {
-  let at = path.posix.normalize(rel);
-  for (let hops = 0; hops < 40; hops++) {
-    if (at === entry) return true;
-    const e = tree.get(at);
-    if (e === undefined || e.type === "file") return false;
-    at = path.posix.normalize(path.posix.join(path.posix.dirname(at), e.target));
-  }
-  return false;
 }
