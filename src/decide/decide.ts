@@ -7,7 +7,7 @@ import { type Catalog, DISTRO_REPLACEABLE, type ShimSpec } from "./catalog.js";
 import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
 import type { EnvSettings } from "./env.js";
 import { valueAt } from "./fact-paths.js";
-import { evaluate } from "./match.js";
+import { compareVersions, evaluate, parseVersion } from "./match.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, describeSource, isOverride, Ladder, type Source } from "./provenance.js";
 import type { Rule, RuleSet } from "./rules.js";
@@ -75,6 +75,7 @@ export function decide(input: DecideInput): Decision {
   }
   const defaultShim = chooseDefaultShim(input, selected, warnings);
   warnings.push(...mappingChecks(input));
+  warnings.push(...snapshotterChecks(input, selected));
 
   // 4. Artifacts and where each comes from.
   const sources = artifactSources(input, matched);
@@ -110,6 +111,10 @@ export function decide(input: DecideInput): Decision {
   suffix.offer("", { kind: "default", name: "no suffix" });
   if (env.suffix) suffix.offer(env.suffix.value, { kind: "env", name: env.suffix.name });
 
+  const debug = new Ladder<boolean>();
+  debug.offer(false, { kind: "default", name: "no debug handlers" });
+  if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
+
   const allChecks = applyIgnores([...checks, ...warnings], overrides, flags);
   return {
     arch,
@@ -122,7 +127,11 @@ export function decide(input: DecideInput): Decision {
     droppedArtifacts,
     config,
     handlers,
-    install: { prefix: prefix.resolve() as Decided<string>, suffix: suffix.resolve() as Decided<string> },
+    install: {
+      prefix: prefix.resolve() as Decided<string>,
+      suffix: suffix.resolve() as Decided<string>,
+      debug: debug.resolve() as Decided<boolean>,
+    },
     vars,
     matched: matched.map((r) => r.name),
   };
@@ -499,11 +508,7 @@ function shimConfig(
     offer(`${hv}.valid_virtio_fs_daemon_paths`, [facts.hypervisors.virtiofsd.path], from);
   }
 
-  // kata-deploy's environment.
-  if (env.debug) {
-    for (const key of ["runtime.enable_debug", "agent.kata.enable_debug", `${hv}.enable_debug`])
-      offer(key, env.debug.value, { kind: "env", name: env.debug.name });
-  }
+  // kata-deploy's environment (DEBUG is not here: it adds debug handlers, see install.debug).
   const annotations = [
     ...(env.allowedAnnotations.all?.value ?? []),
     ...(env.allowedAnnotations[spec.name]?.value ?? []),
@@ -576,6 +581,49 @@ function sortByName<T extends { name: string }>(list: T[]): T[] {
 }
 
 export { TEMPLATE_DEFAULT };
+
+/** Snapshotters containerd always has; any other must be configured on the node to be used. */
+const BUILTIN_SNAPSHOTTERS = ["overlayfs", "native"];
+const CONTAINERD_FAMILY = ["containerd", "k3s", "rke2", "k0s", "microk8s"];
+
+/**
+ * SNAPSHOTTER_HANDLER_MAPPING takes effect only where containerd can pick a snapshotter per handler
+ * (1.7 and later) and only with a snapshotter the node has: otherwise every pod of that handler
+ * fails at image unpack, long after the install called itself a success.
+ */
+function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
+  const { env, facts } = input;
+  const mapped = Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim));
+  if (mapped.length === 0) return [];
+  const variable = mapped[0]?.[1].name as string;
+  const kind = facts.runtime.kind;
+  const problem = (message: string, hint: string): Check[] => [
+    { id: "handler-snapshotter", severity: "error", status: "fail", message, hint, rule: "decide" },
+  ];
+  if (kind === null || !CONTAINERD_FAMILY.includes(kind))
+    return problem(
+      `${variable} maps handlers to containerd snapshotters, but this node's runtime is ${kind ?? "unknown"}`,
+      "unset it on CRI-O nodes (PULL_TYPE_MAPPING chooses how their images are pulled)",
+    );
+  const version = facts.runtime.version === null ? null : parseVersion(facts.runtime.version);
+  if (kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
+    return problem(
+      `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,
+      "upgrade containerd to 1.7 or later, or unset the mapping",
+    );
+  const known = new Set([...BUILTIN_SNAPSHOTTERS, ...facts.runtime.snapshotters.map((s) => s.name)]);
+  const missing = mapped.filter(([, to]) => !known.has(to.value));
+  if (missing.length === 0) return [];
+  return problem(
+    missing
+      .map(
+        ([shim, to]) =>
+          `${to.name} maps ${shim} to the snapshotter "${to.value}", which is not configured on this node`,
+      )
+      .join("; "),
+    `configure it in containerd (configured here: ${[...known].sort().join(", ")}), or map the handler to one of those`,
+  );
+}
 
 /**
  * kata-deploy's per-shim variables may name only the shims asked for (--shims, the overrides

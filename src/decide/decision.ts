@@ -46,7 +46,11 @@ export interface Decision {
   /** Shim → Kata configuration key → value. */
   config: Record<string, Record<string, Decided<unknown>>>;
   handlers: Record<string, HandlerSettings>;
-  install: { prefix: Decided<string>; suffix: Decided<string> };
+  /**
+   * Where Kata goes, and kata-deploy's DEBUG: a kata-<shim>-debug handler beside each shim's, its
+   * guest debug on, the normal handlers' left off (their kernel command line stays measurable).
+   */
+  install: { prefix: Decided<string>; suffix: Decided<string>; debug: Decided<boolean> };
   vars: Record<string, unknown>;
   /** Rules whose match held, in evaluation order. */
   matched: string[];

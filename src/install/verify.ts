@@ -14,7 +14,7 @@ import type { Check, Decision } from "../decide/decision.js";
 import { isTable } from "../detect/toml.js";
 import type { Host } from "../host/host.js";
 import type { Changeset } from "../render/changeset.js";
-import { installDir, shimBinary, shimConfigDir, shimConfigPath } from "../render/layout.js";
+import { type Handler, handlersFor, installDir } from "../render/layout.js";
 import { type ArtifactSource, LINKS } from "./artifacts.js";
 import { type ListedEntry, ReleaseTree } from "./listing.js";
 
@@ -105,10 +105,10 @@ export async function effectiveConfigs(
   };
   const configs = new Map<string, Record<string, unknown>>();
   const problems: string[] = [];
-  for (const { name } of decision.shims) {
-    const runtime = catalog.shims.get(name)?.runtime ?? "go";
-    const base = shimConfigPath(decision, name, runtime);
-    const dropIns = `${shimConfigDir(decision, name, runtime)}/config.d`;
+  for (const handler of handlersFor(decision, catalog)) {
+    const name = checkedName(handler);
+    const base = handler.configPath;
+    const dropIns = `${path.posix.dirname(base)}/config.d`;
     const listing = await host.readDir(dropIns);
     const names = new Set(listing.ok ? listing.entries : []);
     for (const file of planned.keys())
@@ -135,6 +135,11 @@ export async function effectiveConfigs(
   return { configs, problems };
 }
 
+/** What a failure names: the shim, or for a debug handler, the handler. */
+function checkedName(handler: Handler): string {
+  return handler.debug ? handler.name : handler.shim;
+}
+
 /** Every path the decision's shims and handlers name. */
 export async function namedPaths(
   host: Host,
@@ -144,21 +149,11 @@ export async function namedPaths(
 ): Promise<{ paths: NamedPath[]; problems: string[] }> {
   const { configs, problems } = await effectiveConfigs(host, decision, changeset, catalog);
   const paths: NamedPath[] = [];
-  for (const { name } of decision.shims) {
+  for (const handler of handlersFor(decision, catalog)) {
+    const name = checkedName(handler);
     paths.push(...pathsIn(name, configs.get(name) ?? {}));
-    const runtime = catalog.shims.get(name)?.runtime ?? "go";
-    paths.push({
-      shim: name,
-      key: "handler shim binary",
-      path: shimBinary(decision, runtime),
-      program: true,
-    });
-    paths.push({
-      shim: name,
-      key: "handler ConfigPath",
-      path: shimConfigPath(decision, name, runtime),
-      program: false,
-    });
+    paths.push({ shim: name, key: "handler shim binary", path: handler.runtimePath, program: true });
+    paths.push({ shim: name, key: "handler ConfigPath", path: handler.configPath, program: false });
   }
   return { paths, problems };
 }

@@ -4,9 +4,17 @@
 import { parse } from "smol-toml";
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
-import type { Decided } from "../decide/provenance.js";
+import type { Decided, Source } from "../decide/provenance.js";
 import { describeSource } from "../decide/provenance.js";
-import { DECIDED_DROP_IN, installDir, shimConfigDir, shimConfigPath } from "./layout.js";
+import { DEFAULT_PREFIX } from "../decide/decide.js";
+import {
+  DECIDED_DROP_IN,
+  debugConfigDir,
+  installDir,
+  shimConfigDir,
+  shimConfigPath,
+  WRAPPERS_DIR,
+} from "./layout.js";
 import { parseRendered, TemplateBug, type Templates } from "./templates.js";
 import { tomlKey } from "./toml-literal.js";
 
@@ -49,16 +57,85 @@ export function renderKataConfigs(
   };
   const arch = variants.arch[decision.arch ?? ""] ?? variants.arch.x86_64;
   const files: RenderedFile[] = [];
+  const wrappers = new Map<string, RenderedFile>();
   for (const { name } of decision.shims) {
     const spec = catalog.shims.get(name) as ShimSpec;
     const v = { ...variants.default, ...variants.shim[name] };
-    const base = renderBase(decision, spec, v, arch as Record<string, string>, templates, catalog);
+    const wrapper = qemuWrapper(decision, spec, v, arch as Record<string, string>, templates);
+    if (wrapper) wrappers.set(wrapper.path, wrapper);
+    const base = renderBase(decision, spec, v, arch as Record<string, string>, templates, catalog, wrapper);
     files.push(base);
     const decided = decision.config[name] ?? {};
-    if (Object.keys(decided).length > 0)
-      files.push(renderDecided(decision, spec, decided, parse(base.content ?? ""), templates));
+    const baseTable = parse(base.content ?? "");
+    const dir = shimConfigDir(decision, name, spec.runtime);
+    if (Object.keys(decided).length > 0) files.push(renderDecided(dir, spec, decided, baseTable, templates));
+    if (decision.install.debug.value) {
+      // kata-deploy's -debug variant: the same base, and the decided values with guest debug on.
+      const variant = debugConfigDir(decision, name);
+      files.push({
+        ...base,
+        path: `${variant}/configuration-${name}.toml`,
+        reason: `Kata's configuration for ${name}, for its debug handler (DEBUG)`,
+      });
+      const debugged = withGuestDebug(spec, decided, catalog, decision.install.debug.source);
+      files.push(renderDecided(variant, spec, debugged, baseTable, templates));
+    }
   }
-  return files;
+  return [...files, ...wrappers.values()];
+}
+
+/**
+ * Outside /opt/kata (INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX), Kata's qemu does not find its
+ * firmware where it was built to look: a wrapper passes -L, as kata-deploy's does. Not for a
+ * host's qemu, which the decided values point at instead.
+ */
+function qemuWrapper(
+  decision: Decision,
+  spec: ShimSpec,
+  v: Variant,
+  arch: Record<string, string>,
+  templates: Templates,
+): RenderedFile | null {
+  const dir = installDir(decision);
+  if (spec.hypervisor !== "qemu" || dir === DEFAULT_PREFIX) return null;
+  if (decision.config[spec.name]?.["hypervisor.qemu.path"] !== undefined) return null;
+  const suffix = typeof v.qemu_suffix === "string" ? v.qemu_suffix : "";
+  const binary = `${arch.qemu_binary}${suffix}`;
+  const template = "kata/qemu-wrapper.sh.njk";
+  return {
+    path: `${dir}/${WRAPPERS_DIR}/${binary}-installation-prefix`,
+    content: templates.render(template, {
+      dir,
+      share: `kata-qemu${suffix}`,
+      qemu: `${dir}/bin/${binary}`,
+      datadir: `${dir}/share/kata-qemu${suffix}/qemu/`,
+    }),
+    mode: 0o755,
+    template,
+    reason: `Kata's qemu, told where its firmware is under ${dir}`,
+  };
+}
+
+/** kata-deploy's guest debug settings (its 20-debug.toml and debug kernel parameters). */
+function withGuestDebug(
+  spec: ShimSpec,
+  decided: Record<string, Decided<unknown>>,
+  catalog: Catalog,
+  source: Source,
+): Record<string, Decided<unknown>> {
+  const hv = `hypervisor.${spec.hypervisor}`;
+  const out = { ...decided };
+  const set = (key: string, value: unknown, from: Source = source) => {
+    if (catalog.keyType(spec.name, key) !== undefined) out[key] = { value, source: from, beaten: [] };
+  };
+  for (const key of ["runtime.enable_debug", "agent.kata.enable_debug", `${hv}.enable_debug`]) set(key, true);
+  set("agent.kata.debug_console_enabled", true);
+  // Added to the command line as the environment's parameters are: after what is there already.
+  const params = "agent.log=debug initcall_debug";
+  const kernel = decided[`${hv}.kernel_params`];
+  if (kernel === undefined) set(`${hv}.kernel_params`, params);
+  else set(`${hv}.kernel_params`, `${String(kernel.value)} ${params}`, kernel.source);
+  return out;
 }
 
 function renderBase(
@@ -68,6 +145,7 @@ function renderBase(
   arch: Record<string, string>,
   templates: Templates,
   catalog: Catalog,
+  wrapper: RenderedFile | null,
 ): RenderedFile {
   const dir = installDir(decision);
   const share = `${dir}/share/kata-containers`;
@@ -77,7 +155,7 @@ function renderBase(
   const firmware = v.firmware || (qemuOnly ? arch.qemu_firmware : "");
   const firmwareVolume = v.firmware_volume || (qemuOnly && !v.firmware ? arch.qemu_firmware_volume : "");
   const paths = {
-    qemu: `${dir}/bin/${arch.qemu_binary}${v.qemu_suffix ?? ""}`,
+    qemu: wrapper?.path ?? `${dir}/bin/${arch.qemu_binary}${v.qemu_suffix ?? ""}`,
     clh: `${dir}/bin/cloud-hypervisor`,
     firecracker: `${dir}/bin/firecracker`,
     jailer: `${dir}/bin/jailer`,
@@ -120,7 +198,7 @@ function checkKeys(content: string, template: string, spec: ShimSpec, catalog: C
 }
 
 function renderDecided(
-  decision: Decision,
+  dir: string,
   spec: ShimSpec,
   decided: Record<string, Decided<unknown>>,
   base: Record<string, unknown>,
@@ -168,7 +246,7 @@ function renderDecided(
     }
   }
   return {
-    path: `${shimConfigDir(decision, spec.name, spec.runtime)}/config.d/${DECIDED_DROP_IN}`,
+    path: `${dir}/config.d/${DECIDED_DROP_IN}`,
     content,
     mode: 0o644,
     template,

@@ -8,7 +8,7 @@ import type { Facts } from "../detect/facts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
-import { DECIDED_DROP_IN, installDir } from "./layout.js";
+import { DECIDED_DROP_IN, installDir, WRAPPERS_DIR } from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import type { Templates } from "./templates.js";
 
@@ -34,9 +34,12 @@ export async function render(
     const result = await host.readText(path);
     return result.ok ? result.text : null;
   };
-  const runtimeFiles = [facts.runtime.configPath, facts.runtime.templatePath].filter(
-    (p): p is string => p !== null,
-  );
+  // CRI-O's drop-ins too: what the admin set there decides what ours may set.
+  const runtimeFiles = [
+    facts.runtime.configPath,
+    facts.runtime.templatePath,
+    ...(facts.runtime.kind === "crio" ? facts.runtime.imports : []),
+  ].filter((p): p is string => p !== null);
   const current = new Map(await Promise.all(runtimeFiles.map(async (p) => [p, await read(p)] as const)));
 
   const kata = renderKataConfigs(decision, catalog, templates);
@@ -65,7 +68,7 @@ export async function render(
     await consider(file, "runtime");
     if (changes.length > before) runtimeChanged = true;
   }
-  if (takeover === null) changes.push(...(await staleKataFiles(decision, kata, host, read)));
+  if (takeover === null) changes.push(...(await staleKataFiles(decision, catalog, kata, host, read)));
 
   const actions: PlanAction[] = [];
   if (takeover)
@@ -100,6 +103,7 @@ export async function render(
 /** Configuration files of ours that the decision no longer wants: shims dropped, drop-ins emptied. */
 async function staleKataFiles(
   decision: Decision,
+  catalog: Catalog,
   wanted: RenderedFile[],
   host: Host,
   read: (p: string) => Promise<string | null>,
@@ -135,7 +139,49 @@ async function staleKataFiles(
       }
     }
   }
+  // Debug handlers' configurations (DEBUG turned off, or a shim dropped): only the names ours have.
+  const variants = `${defaults}/custom-runtimes`;
+  const listing = await host.readDir(variants);
+  for (const shim of debugDirs(listing.ok ? listing.entries : [], decision, catalog))
+    for (const path of [
+      `${variants}/${shim.dir}/configuration-${shim.name}.toml`,
+      `${variants}/${shim.dir}/config.d/${DECIDED_DROP_IN}`,
+    ]) {
+      if (keep.has(path)) continue;
+      const c = change(
+        path,
+        await read(path),
+        null,
+        0o644,
+        "no debug handler for this shim any more",
+        "kata",
+      );
+      if (c) out.push(c);
+    }
+  // qemu wrappers no shim uses any more.
+  const wrappers = `${installDir(decision)}/${WRAPPERS_DIR}`;
+  const programs = await host.readDir(wrappers);
+  for (const name of programs.ok ? programs.entries : []) {
+    const path = `${wrappers}/${name}`;
+    if (keep.has(path) || !name.endsWith("-installation-prefix")) continue;
+    const c = change(path, await read(path), null, 0o755, "no shim runs this qemu any more", "kata");
+    if (c) out.push(c);
+  }
   return out;
+}
+
+/** The debug handlers' directories of this install among `entries`, with the shim each is for. */
+function debugDirs(
+  entries: string[],
+  decision: Decision,
+  catalog: Catalog,
+): Array<{ dir: string; name: string }> {
+  const suffix = decision.install.suffix.value;
+  const tail = `${suffix ? `-${suffix}` : ""}-debug`;
+  return entries
+    .filter((dir) => dir.startsWith("kata-") && dir.endsWith(tail) && dir.length > 5 + tail.length)
+    .map((dir) => ({ dir, name: dir.slice(5, -tail.length) }))
+    .filter(({ name }) => catalog.shims.has(name));
 }
 
 /** What the install journal says (render only reads it): artifacts in place, a restart owed. */

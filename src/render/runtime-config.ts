@@ -4,26 +4,16 @@
 // drop-in directory their template imports; k0s: containerd.d/; microk8s: its template; CRI-O:
 // crio.conf.d/. The admin's own files are edited minimally and parsed back before any plan shows them.
 import { parse } from "smol-toml";
-import type { Catalog, ShimSpec } from "../decide/catalog.js";
+import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import type { RenderedFile } from "./kata-config.js";
-import { handlerName, installDir, shimBinary, shimConfigPath } from "./layout.js";
+import { type Handler, handlersFor, installDir } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
-
-export interface Handler {
-  shim: string;
-  name: string;
-  runtimeType: string;
-  runtimePath: string;
-  configPath: string;
-  snapshotter?: string;
-  pullImage: boolean;
-}
 
 export interface RuntimeAction {
   kind: "restart-runtime" | "reload-runtime";
@@ -50,53 +40,54 @@ const NEW_CONTAINERD_CONFIG = `version = 2
   runtime_type = "io.containerd.runc.v2"
 `;
 const CONTAINERD_DROP_IN_DIR = "/etc/containerd/conf.d";
-
-export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
-  return decision.shims.map(({ name }) => {
-    const spec = catalog.shims.get(name) as ShimSpec;
-    const handler = handlerName(decision, name);
-    return {
-      shim: name,
-      name: handler,
-      runtimeType: `io.containerd.${handler}.v2`,
-      runtimePath: shimBinary(decision, spec.runtime),
-      configPath: shimConfigPath(decision, name, catalog.shims.get(name)?.runtime ?? "go"),
-      snapshotter: decision.handlers[name]?.snapshotter?.value,
-      pullImage: decision.handlers[name]?.pullType?.value === "guest-pull",
-    };
-  });
-}
+const CRIO_DROP_IN_DIR = "/etc/crio/crio.conf.d";
 
 /**
  * Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>, with this install's
- * suffix; in a takeover, kata-deploy's -debug variants too. Any other kata-* table is the admin's
- * (kata-qemu-mylab): never removed.
+ * suffix, and its -debug variant (kata-deploy's name for it too). Any other kata-* table is the
+ * admin's (kata-qemu-mylab): never removed.
  */
-export function isOurHandler(name: string, catalog: Catalog, suffix = "", takeover = false): boolean {
+export function isOurHandler(name: string, catalog: Catalog, suffix = ""): boolean {
   if (!name.startsWith("kata-")) return false;
   const rest = name.slice(5);
   const tail = suffix ? `-${suffix}` : "";
-  return catalog
-    .shimNames()
-    .some((shim) => rest === `${shim}${tail}` || (takeover && rest === `${shim}${tail}-debug`));
+  return catalog.shimNames().some((shim) => rest === `${shim}${tail}` || rest === `${shim}${tail}-debug`);
 }
 
 const RUNTIMES_PATHS = [
   ["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"],
   ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"],
+  ["plugins", "cri", "containerd", "runtimes"], // schema 1's short name
 ];
 
-function isOurTable(path: string[], catalog: Catalog, suffix: string, takeover: boolean): boolean {
+function isOurTable(path: string[], catalog: Catalog, suffix: string): boolean {
   return RUNTIMES_PATHS.some(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
-      isOurHandler(path[prefix.length] as string, catalog, suffix, takeover),
+      isOurHandler(path[prefix.length] as string, catalog, suffix),
   );
 }
 
+/** The CRI plugin's table name: a file without `version` (schema 1, containerd 1.x) uses short names. */
 export function pluginFor(version: number): string {
-  return version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+  if (version >= 3) return "io.containerd.cri.v1.runtime";
+  return version === 2 ? "io.containerd.grpc.v1.cri" : "cri";
+}
+
+/**
+ * What the handlers template needs beside the handlers: from config version 3 on, image pulls are
+ * the images plugin's, which picks a snapshotter per handler only from its own runtime_platforms
+ * (containerd#12836), so a mapped snapshotter is written there too, as kata-deploy does.
+ */
+function handlersContext(version: number, handlers: Handler[], debugLevel: boolean) {
+  return {
+    version,
+    plugin: pluginFor(version),
+    imagesPlugin: version >= 3 ? "io.containerd.cri.v1.images" : null,
+    handlers,
+    debugLevel,
+  };
 }
 
 /** A node kata-deploy configured: its drop-ins and imports go, its handlers become ours. */
@@ -141,7 +132,9 @@ function renderFor(
 ): RuntimeRender {
   const handlers = handlersFor(decision, catalog);
   const suffix = decision.install.suffix.value;
-  const ours = (p: string[]) => isOurTable(p, catalog, suffix, takeover !== null);
+  // kata-deploy's DEBUG raises the runtime's own log level too.
+  const debug = decision.install.debug.value;
+  const ours = (p: string[]) => isOurTable(p, catalog, suffix);
   const kind = decision.runtime.value;
   const runtime = facts.runtime;
   const restart = (target: string): RuntimeAction => ({
@@ -154,13 +147,13 @@ function renderFor(
       const main = runtime.configPath ?? "/etc/containerd/config.toml";
       if (decision.vars["runtime-config-in-place"] === true) {
         return {
-          files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix)],
+          files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix, debug)],
           onChange: restart("containerd"),
         };
       }
       const dir = runtime.dropInDir ?? CONTAINERD_DROP_IN_DIR;
       const version = runtime.configVersion ?? 3;
-      const files = [dropIn(`${dir}/${dropInName(suffix)}`, version, handlers, templates)];
+      const files = [dropIn(`${dir}/${dropInName(suffix)}`, version, handlers, templates, debug)];
       const mainText = current.get(main) ?? null;
       const cleaned = cleanMain(
         main,
@@ -184,6 +177,7 @@ function renderFor(
             runtime.configVersion ?? 2,
             handlers,
             templates,
+            debug,
           ),
         ],
         onChange: restart(kind),
@@ -197,24 +191,38 @@ function renderFor(
             runtime.configVersion ?? 2,
             handlers,
             templates,
+            debug,
           ),
         ],
       };
     case "microk8s": {
       const template = runtime.templatePath ?? "/var/snap/microk8s/current/args/containerd-template.toml";
       return {
-        files: [editInPlace(template, current.get(template) ?? null, handlers, ours, templates, suffix)],
+        files: [
+          editInPlace(template, current.get(template) ?? null, handlers, ours, templates, suffix, debug),
+        ],
         onChange: restart("snap.microk8s.daemon-containerd"),
       };
     }
     case "crio": {
       const name = "crio/kata.conf.njk";
-      const content = handlers.length === 0 ? null : templates.render(name, { handlers });
+      // CRI-O mounts the image store's home privately unless told not to; kata-deploy tells it so.
+      // An admin's own storage_option stays theirs: CRI-O would take our list instead of it.
+      const own = `${CRIO_DROP_IN_DIR}/${dropInName(suffix, "conf")}`;
+      const adminStorage = [runtime.configPath, ...runtime.imports].some((file) => {
+        if (file === null || file === own || takeover?.dropIns.includes(file)) return false;
+        const text = current.get(file);
+        return text != null && dig(parseOrNull(text), ["crio", "storage_option"]) !== undefined;
+      });
+      const content =
+        handlers.length === 0
+          ? null
+          : templates.render(name, { handlers, debugLevel: debug, storageOption: !adminStorage });
       if (content !== null) checkCrio(content, name, handlers);
       return {
         files: [
           {
-            path: `/etc/crio/crio.conf.d/${dropInName(suffix, "conf")}`,
+            path: own,
             content,
             mode: 0o644,
             template: name,
@@ -233,12 +241,18 @@ function renderFor(
   }
 }
 
-function dropIn(path: string, version: number, handlers: Handler[], templates: Templates): RenderedFile {
+function dropIn(
+  path: string,
+  version: number,
+  handlers: Handler[],
+  templates: Templates,
+  debugLevel: boolean,
+): RenderedFile {
   const name = "containerd/drop-in.toml.njk";
   // No shim to install: no drop-in either (an earlier one of ours goes).
   if (handlers.length === 0)
     return { path, content: null, mode: 0o644, template: name, reason: "no Kata shim is to be installed" };
-  const content = templates.render(name, { version, plugin: pluginFor(version), handlers });
+  const content = templates.render(name, handlersContext(version, handlers, debugLevel));
   checkContainerd(content, name, handlers, version);
   return {
     path,
@@ -257,13 +271,15 @@ function editInPlace(
   ours: (tablePath: string[]) => boolean,
   templates: Templates,
   suffix: string,
+  debug: boolean,
 ): RenderedFile {
   const name = "containerd/handlers.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
   // (runc included), so a new file names runc too.
   const before = text ?? NEW_CONTAINERD_CONFIG;
   const parsedBefore = parseAdmin(path, before);
-  const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 2;
+  // No `version` line: schema 1, which containerd 1.x still reads (with short plugin names).
+  const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 1;
   const cleaned = removeTables(before, ours);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
@@ -276,10 +292,14 @@ function editInPlace(
       reason: "no Kata shim is to be installed",
     };
   }
-  const block = templates.render(name, { plugin: pluginFor(version), handlers });
+  // The log level joins our block only where the admin has no [debug] table of their own: theirs
+  // is theirs to set (a second [debug] table would not parse).
+  const adminsDebug = parseOrNull(dropBlock(cleaned, path, suffix))?.debug !== undefined;
+  const block = templates.render(name, handlersContext(version, handlers, debug && !adminsDebug));
   const after = putBlock(cleaned, block, path, suffix);
   checkContainerd(after, name, handlers, version);
-  checkUntouched(parsedBefore, after, name, ours);
+  // Without a [debug] table of the admin's, one there is ours (an earlier block's, or this one's).
+  checkUntouched(parsedBefore, after, name, ours, adminsDebug ? [] : ["debug"]);
   return {
     path,
     content: after,

@@ -50,6 +50,8 @@ export async function loadTemplates(dir = dataPath("templates")): Promise<Templa
   env.addFilter("toml", tomlLiteral);
   env.addFilter("key", tomlKey);
   env.addFilter("comment", tomlComment);
+  // One shell word, whatever the value holds.
+  env.addFilter("sh", (value: unknown) => `'${String(value).replaceAll("'", `'\\''`)}'`);
   // YAML values as JSON, which YAML reads as it is: no value can break a manifest's structure.
   env.addFilter("json", (value: unknown) => JSON.stringify(value));
   const data = new Map<string, Record<string, unknown>>();

@@ -122,6 +122,40 @@ describe.each(["x86_64", "aarch64"] as const)(
         );
       }
     });
+
+    it("DEBUG under an INSTALLATION_PREFIX: debug handlers and qemu's firmware wrapper pass every check, containerd loads them, uninstall takes all back", async () => {
+      const host = await hostOf(arch);
+      const env = { DEBUG: "true", INSTALLATION_PREFIX: "/srv/k8s" };
+      const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--shims", "qemu,clh"];
+      const plan = runCli(["plan", ...args, "--json"], { env });
+      expect(plan.status, plan.stderr).toBe(0);
+      expect(checkOf(plan.stdout)?.status, checkOf(plan.stdout)?.message).toBe("pass");
+      const run = runCli(["install", ...args], { env });
+      expect(run.status, run.stderr).toBe(0);
+      const dir = "/srv/k8s/opt/kata";
+      const qemu = arch === "x86_64" ? "qemu-system-x86_64" : "qemu-system-aarch64";
+      const wrapper = path.join(host.root, `${dir}/kata-install/bin/${qemu}-installation-prefix`);
+      expect(fs.statSync(wrapper).mode & 0o777).toBe(0o755);
+      expect(fs.readFileSync(wrapper, "utf8")).toContain(
+        `exec '${dir}/bin/${qemu}' "$@" -L '${dir}/share/kata-qemu/qemu/'\n`,
+      );
+      const config = fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8");
+      const served = await containerdServes(config);
+      expect(served.cri, served.log.slice(-2000)).toBe("ok");
+      const started = served.log.split("\n").find((l) => l.includes("Start cri plugin with config")) ?? "";
+      for (const handler of ["kata-qemu", "kata-qemu-debug", "kata-clh", "kata-clh-debug"])
+        expect(started.match(new RegExp(`\\b${handler}:\\{`, "g")) ?? [], handler).toHaveLength(1);
+      expect(started).toContain(
+        `${dir}/share/defaults/kata-containers/custom-runtimes/kata-qemu-debug/configuration-qemu.toml`,
+      );
+      // Installed as planned: nothing more to do.
+      expect(JSON.parse(runCli(["plan", ...args, "--json"], { env }).stdout).changes).toEqual([]);
+      const uninstall = runCli(["uninstall", "--host-root", host.root], { env });
+      expect(uninstall.status, uninstall.stderr).toBe(0);
+      const tree = snapshot(host.root);
+      delete tree["var/log/systemctl.calls"];
+      expect(tree).toEqual(host.original);
+    });
   },
 );
 

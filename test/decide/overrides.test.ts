@@ -218,23 +218,20 @@ describe("precedence: defaults < rules < environment < overrides file < flags", 
     expect(flagged.shims[0]?.source).toEqual({ kind: "flag", name: "--shims" });
   });
 
-  it("DEBUG sets debug for every shim; the overrides file beats it for one", async () => {
+  it("DEBUG asks for debug handlers and leaves the shims' own values alone", async () => {
     const facts = await factsOf(intelContainerd16());
     const decision = decideFacts(facts, {
       env: { DEBUG: "true" },
       overrides: '[config.clh]\n"runtime.enable_debug" = false\n',
     });
-    expect(decision.config.qemu?.["runtime.enable_debug"]).toMatchObject({
-      value: true,
-      source: { kind: "env", name: "DEBUG" },
-    });
-    expect(decision.config.qemu?.["hypervisor.qemu.enable_debug"]?.value).toBe(true);
-    expect(decision.config.clh?.["hypervisor.clh.enable_debug"]?.value).toBe(true);
+    expect(decision.install.debug).toMatchObject({ value: true, source: { kind: "env", name: "DEBUG" } });
+    expect(decision.config.qemu?.["runtime.enable_debug"]).toBeUndefined();
     expect(decision.config.clh?.["runtime.enable_debug"]).toMatchObject({
       value: false,
       source: { kind: "overrides" },
-      beaten: [{ value: true, source: { kind: "env", name: "DEBUG" } }],
+      beaten: [],
     });
+    expect(decideFacts(facts, {}).install.debug.value).toBe(false);
   });
 
   it("a default shim that will not be installed is an error", async () => {

@@ -2,6 +2,7 @@
 // values land in config.d with their source; no value can break out of its key.
 import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
+import { dig } from "../../src/detect/toml.js";
 import { catalog } from "../helpers/decide.js";
 import { intelContainerd16, qemuScript } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
@@ -96,17 +97,54 @@ describe("decided values", () => {
     expect(table.hypervisor?.qemu).toMatchObject({
       path: "/usr/bin/qemu-system-x86_64",
       valid_hypervisor_paths: ["/usr/bin/qemu-system-x86_64"],
-      enable_debug: true,
       kernel_params: "agent.https_proxy=http://proxy:3128",
     });
-    expect(table.runtime?.enable_debug).toBe(true);
-    expect(table.agent?.kata?.enable_debug).toBe(true);
+    // DEBUG leaves the normal handler's guest as it is (kata-deploy: measurement-stable).
+    expect(table.hypervisor?.qemu?.enable_debug).toBeUndefined();
+    expect(table.runtime?.enable_debug).toBeUndefined();
     expect(text).toContain("# the host's qemu, from rule use-distro-qemu (rules/hypervisors.toml)\npath = ");
-    expect(text).toContain("# environment DEBUG\nenable_debug = true");
     // The base keeps Kata's defaults: the decision is visible as a drop-in, not buried in the file.
     expect(parse(changeAt(changeset, base("qemu"))?.after as string)).toMatchObject({
       hypervisor: { qemu: { path: "/opt/kata/bin/qemu-system-x86_64", enable_debug: false } },
     });
+  });
+
+  it("DEBUG: each shim's debug handler has the same base and its values with guest debug on", async () => {
+    const { changeset } = await planOn(buildHost(intelContainerd16()).host, {
+      env: { DEBUG: "true", AGENT_HTTPS_PROXY: "http://proxy:3128" },
+    });
+    const dir = "/opt/kata/share/defaults/kata-containers/custom-runtimes/kata-qemu-debug";
+    expect(changeAt(changeset, `${dir}/configuration-qemu.toml`)?.after).toBe(
+      changeAt(changeset, base("qemu"))?.after,
+    );
+    const text = changeAt(changeset, `${dir}/config.d/50-kata-install.toml`)?.after as string;
+    const table = parse(text) as Table;
+    const baseParams = (parse(changeAt(changeset, base("qemu"))?.after as string) as Table).hypervisor?.qemu
+      ?.kernel_params as string;
+    expect(table.hypervisor?.qemu).toMatchObject({
+      enable_debug: true,
+      // The base's parameters, the proxy's, then kata-deploy's debug ones.
+      kernel_params:
+        `${baseParams} agent.https_proxy=http://proxy:3128 agent.log=debug initcall_debug`.trim(),
+    });
+    expect(table.runtime?.enable_debug).toBe(true);
+    expect(table.agent?.kata).toEqual({ enable_debug: true, debug_console_enabled: true });
+    expect(text).toContain("# environment DEBUG\nenable_debug = true");
+    // The handler points there; containerd's own log level is raised.
+    const main = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    const runtimes = dig(parse(main), [
+      "plugins",
+      "io.containerd.grpc.v1.cri",
+      "containerd",
+      "runtimes",
+    ]) as Table;
+    expect(runtimes?.["kata-qemu-debug"]).toMatchObject({
+      runtime_type: "io.containerd.kata-qemu-debug.v2",
+      runtime_path: "/opt/kata/bin/containerd-shim-kata-v2",
+      options: { ConfigPath: `${dir}/configuration-qemu.toml` },
+    });
+    expect(runtimes?.["kata-qemu"]?.options?.ConfigPath).toBe(base("qemu"));
+    expect((parse(main) as Table).debug).toEqual({ level: "debug" });
   });
 
   it("a value cannot break out of its key", async () => {

@@ -3,6 +3,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { applyChanges } from "../../src/install/apply.js";
@@ -71,6 +72,18 @@ describe("plan after install", () => {
     await apply(host, first);
     const second = await planOn(host.host, { env: { DEBUG: "true" } });
     expect(second.changeset).toEqual({ changes: [], actions: [] });
+  });
+
+  it("DEBUG off again: the debug handlers' files go", async () => {
+    const host = buildHost(intelContainerd16());
+    await apply(host, await planOn(host.host, { env: { DEBUG: "true" } }));
+    const { changeset } = await planOn(host.host);
+    const gone = changeset.changes.filter((c) => c.path.includes("/custom-runtimes/"));
+    expect(gone.length).toBeGreaterThan(0);
+    expect(gone.every((c) => c.action === "delete")).toBe(true);
+    const main = changeset.changes.find((c) => c.path === "/etc/containerd/config.toml")?.after as string;
+    expect(main).not.toContain("kata-qemu-debug");
+    expect((parse(main) as { debug?: unknown }).debug).toBeUndefined();
   });
 
   it("a changed decision changes only what it touches, and a dropped shim's files go", async () => {

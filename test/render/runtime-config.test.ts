@@ -295,3 +295,121 @@ describe("a node where no shim can run", () => {
     expect(changeAt(changeset, "/etc/containerd/config.toml")?.after).toBe(original);
   });
 });
+
+describe("kata-deploy's other per-node settings", () => {
+  it("containerd 1.x, a file without a version line (schema 1): handlers under plugins.cri, which the real containerd reads", async () => {
+    const spec = intelContainerd16();
+    const original =
+      '# schema 1: no version line\n[plugins.cri]\n  sandbox_image = "registry.example.com/pause:3.9"\n[plugins.cri.containerd]\n  snapshotter = "overlayfs"\n';
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
+    const { decision, changeset } = await planOn(buildHost(spec).host, { env: { DEBUG: "true" } });
+    expect(decision.checks.find((c) => c.id === "containerd-config-version")?.status).not.toBe("fail");
+    const after = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(after.startsWith(original)).toBe(true);
+    expect(after).toContain(`[plugins."cri".containerd.runtimes.kata-qemu]`);
+    // containerd 1.x migrates the file as it loads it: every handler, the debug ones too, and the admin's settings.
+    const config = dump(writeOut("schema1/config.toml", after));
+    const runtimes = runtimesOf(config);
+    for (const shim of decision.shims.map((s) => s.name)) {
+      expect(runtimes[`kata-${shim}`]?.runtime_type).toBe(`io.containerd.kata-${shim}.v2`);
+      expect(runtimes[`kata-${shim}-debug`]?.runtime_type).toBe(`io.containerd.kata-${shim}-debug.v2`);
+    }
+    expect((config.plugins as Record<string, Record<string, unknown>>)[CRI]?.sandbox_image).toBe(
+      "registry.example.com/pause:3.9",
+    );
+    expect(config.debug).toMatchObject({ level: "debug" });
+  });
+
+  it("DEBUG with the admin's own [debug] table: theirs stays as it is, and no second one", async () => {
+    const spec = intelContainerd16();
+    const original = `${spec.files?.["/etc/containerd/config.toml"]}\n[debug]\n  level = "info"\n  address = "/run/containerd/debug.sock"\n`;
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
+    const host = buildHost(spec);
+    const { changeset } = await planOn(host.host, { env: { DEBUG: "true" } });
+    const after = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(after.startsWith(original)).toBe(true);
+    expect(after.match(/^\[debug\]/gm)).toHaveLength(1);
+    const config = dump(writeOut("admin-debug/config.toml", after));
+    expect(config.debug).toMatchObject({ level: "info", address: "/run/containerd/debug.sock" });
+    expect(runtimesOf(config)["kata-qemu-debug"]).toBeDefined();
+  });
+
+  it("version 3: a mapped snapshotter is set on the images side too (runtime_platforms)", async () => {
+    const main = 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n';
+    const spec = containerd2(main, {
+      files: {
+        "/etc/containerd/conf.d/10-nydus.toml":
+          'version = 3\n[proxy_plugins.nydus]\n  type = "snapshot"\n  address = "/run/nydus.sock"\n',
+      },
+    });
+    const { decision, changeset } = await planOn(buildHost(spec).host, {
+      env: { SHIMS: "qemu clh", SNAPSHOTTER_HANDLER_MAPPING: "qemu:nydus" },
+    });
+    expect(decision.checks.find((c) => c.id === "handler-snapshotter")).toBeUndefined();
+    const dropIn = parse(
+      changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml")?.after as string,
+    ) as Record<string, Record<string, Record<string, unknown>>>;
+    const plugins = dropIn.plugins as Record<string, Record<string, unknown>>;
+    expect(
+      (plugins["io.containerd.cri.v1.runtime"]?.containerd as Record<string, Record<string, unknown>>)
+        .runtimes?.["kata-qemu"],
+    ).toMatchObject({ snapshotter: "nydus" });
+    expect(plugins["io.containerd.cri.v1.images"]?.runtime_platforms).toEqual({
+      "kata-qemu": { snapshotter: "nydus" },
+    });
+  });
+
+  it("a mapped snapshotter the node lacks, or a containerd before 1.7, fails preflight", async () => {
+    const missing = await planOn(buildHost(containerd2("version = 3\n")).host, {
+      env: { SHIMS: "qemu", SNAPSHOTTER_HANDLER_MAPPING: "qemu:nydus" },
+    });
+    expect(missing.decision.checks.find((c) => c.id === "handler-snapshotter")).toMatchObject({
+      severity: "error",
+      status: "fail",
+      message: expect.stringContaining('SNAPSHOTTER_HANDLER_MAPPING maps qemu to the snapshotter "nydus"'),
+    });
+    const old = await planOn(buildHost(intelContainerd16()).host, {
+      env: { SHIMS: "qemu", SNAPSHOTTER_HANDLER_MAPPING: "qemu:overlayfs" },
+    });
+    expect(old.decision.checks.find((c) => c.id === "handler-snapshotter")?.message).toMatch(
+      /containerd 1\.6\.\S+ has no snapshotter per runtime handler/,
+    );
+  });
+
+  it("CRI-O: kata-deploy's storage_option unless the admin set one, and DEBUG's log level", async () => {
+    const crio = (files: Record<string, string>) => {
+      const spec = intelContainerd16();
+      spec.commands = { "/usr/bin/crio": 'echo "crio version 1.31.0"' };
+      spec.sockets = ["/var/run/crio/crio.sock"];
+      spec.files = { "/etc/crio/crio.conf.d/10-crio.conf": "[crio.runtime]\n", ...files };
+      return buildHost(spec).host;
+    };
+    const conf = async (files: Record<string, string>, env: Record<string, string> = {}) =>
+      parse(
+        changeAt((await planOn(crio(files), { env })).changeset, "/etc/crio/crio.conf.d/50-kata-install.conf")
+          ?.after as string,
+      ) as { crio: { storage_option?: string[]; runtime: { log_level?: string; runtimes: object } } };
+    const plain = await conf({});
+    expect(plain.crio.storage_option).toEqual(["overlay.skip_mount_home=true"]);
+    expect(plain.crio.runtime.log_level).toBeUndefined();
+    const debug = await conf({}, { DEBUG: "true" });
+    expect(debug.crio.runtime.log_level).toBe("debug");
+    expect(Object.keys(debug.crio.runtime.runtimes)).toContain("kata-qemu-debug");
+    const admins = await conf({
+      "/etc/crio/crio.conf": '[crio]\nstorage_option = ["overlay.mountopt=nodev"]\n',
+    });
+    expect(admins.crio.storage_option).toBeUndefined();
+  });
+
+  it("k0s: the Go shims get k0s's kubelet directory, the Rust ones do not (as kata-deploy)", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
+    spec.files = { "/etc/k0s/containerd.toml": 'version = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n' };
+    const { decision } = await planOn(buildHost(spec).host, { env: { SHIMS: "qemu qemu-runtime-rs" } });
+    expect(decision.config.qemu?.["runtime.kubelet_root_dir"]).toMatchObject({
+      value: "/var/lib/k0s/kubelet",
+      source: { kind: "rule", name: "k0s-kubelet-root" },
+    });
+    expect(decision.config["qemu-runtime-rs"]?.["runtime.kubelet_root_dir"]).toBeUndefined();
+  });
+});
