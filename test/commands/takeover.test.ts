@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dig } from "../../src/detect/toml.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
@@ -45,7 +46,11 @@ function kataDeployTree(root: string, shims: string[]): void {
 }
 
 /** kata-deploy's handler table, as its containerd code writes one. */
-function deployHandler(plugin: string, shim: string): string {
+function deployHandler(
+  plugin: string,
+  shim: string,
+  configPath = `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml`,
+): string {
   const table = `plugins."${plugin}".containerd.runtimes.kata-${shim}`;
   return [
     `[${table}]`,
@@ -56,7 +61,7 @@ function deployHandler(plugin: string, shim: string): string {
     `container_annotations = ["io.kubernetes.container.terminationMessage*"]`,
     "",
     `[${table}.options]`,
-    `ConfigPath = "/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml"`,
+    `ConfigPath = "${configPath}"`,
     "",
   ].join("\n");
 }
@@ -158,6 +163,67 @@ describe("a containerd 1.6 node kata-deploy installed (handlers in config.toml i
     expect(fs.existsSync(path.join(host.root, "opt/kata"))).toBe(false);
     // kata-deploy's own backup is the admin's to keep or remove: untouched.
     expect(read(host.root, "etc/containerd/config.toml.bak")).toBe(CONTAINERD_V2_MAIN);
+  });
+});
+
+describe("a containerd 1.7 node kata-deploy installed with DEBUG (debug handlers, containerd's log level)", () => {
+  let host: Awaited<ReturnType<typeof nodeOf>>;
+  const debugDir = "/opt/kata/share/defaults/kata-containers/custom-runtimes/kata-qemu-debug";
+  let adminOnly = "";
+  beforeAll(async () => {
+    const spec = intelContainerd16();
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/containerd": 'echo "containerd containerd.io 1.7.27 05044ec0"',
+    };
+    host = await nodeOf(spec, (root) => {
+      kataDeployTree(root, ["qemu"]);
+      // Its debug variant: the shim's configuration copied, with its drop-ins.
+      const dir = path.join(root, debugDir);
+      fs.mkdirSync(path.join(dir, "config.d"), { recursive: true });
+      fs.writeFileSync(path.join(dir, "configuration-qemu.toml"), `${HEADER}[hypervisor.qemu]\n`);
+      fs.writeFileSync(path.join(dir, "config.d/20-debug.toml"), "[runtime]\nenable_debug = true\n");
+      // containerd 1.x: kata-deploy writes into config.toml itself, [debug] level included.
+      adminOnly = `${CONTAINERD_V2_MAIN}${ADMIN_HANDLER}`;
+      fs.writeFileSync(
+        path.join(root, "etc/containerd/config.toml"),
+        `${adminOnly}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu-debug", `${debugDir}/configuration-qemu.toml`)}\n[debug]\n  level = "debug"\n`,
+      );
+    });
+  });
+  const cli = (...args: string[]) => runCli([...args, "--host-root", host.root], { env: { DEBUG: "true" } });
+
+  it("install: one definition of each handler, the debug one ours at kata-deploy's path; uninstall gives the admin's file back", () => {
+    const run = cli("install", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+    expect(run.status, run.stderr).toBe(0);
+    const file = path.join(host.root, "etc/containerd/config.toml");
+    const config = fs.readFileSync(file, "utf8");
+    expect(config.match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
+    expect(config.match(/runtimes\.kata-qemu-debug\]/g)).toHaveLength(1);
+    // kata-deploy's [debug] table is taken for the admin's (nothing tells them apart): kept, not doubled.
+    expect(config.match(/^\[debug\]/gm)).toHaveLength(1);
+    const dumped = parse(
+      execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8" }),
+    );
+    const runtimes = dig(dumped, [
+      "plugins",
+      "io.containerd.grpc.v1.cri",
+      "containerd",
+      "runtimes",
+    ]) as Record<string, { options?: { ConfigPath?: string } }>;
+    expect(Object.keys(runtimes).sort()).toEqual(["kata-qemu", "kata-qemu-debug", "kata-qemu-mylab", "runc"]);
+    expect(runtimes["kata-qemu-debug"]?.options?.ConfigPath).toBe(`${debugDir}/configuration-qemu.toml`);
+    // The debug handler's configuration is kata-install's now, its guest debug on.
+    const drop = read(host.root, `${debugDir}/config.d/50-kata-install.toml`);
+    expect(parse(drop)).toMatchObject({
+      runtime: { enable_debug: true },
+      agent: { kata: { debug_console_enabled: true } },
+    });
+    expect(fs.existsSync(path.join(host.root, debugDir, "config.d/20-debug.toml"))).toBe(false);
+    expect(cli("uninstall").status).toBe(0);
+    expect(read(host.root, "etc/containerd/config.toml")).toBe(
+      `${adminOnly}\n[debug]\n  level = "debug"\n`,
+    );
   });
 });
 
