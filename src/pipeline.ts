@@ -5,6 +5,7 @@ import type { DecideCommandOptions } from "./commands/decide-run.js";
 import { openHost } from "./commands/facts.js";
 import type { Decision } from "./decide/decision.js";
 import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
+import { detectOptionsFromEnv } from "./detect/context.js";
 import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
@@ -39,7 +40,9 @@ export async function planPipeline(
       task: async () => {
         // What kata-install's own binaries answered before is read from its cache, not asked again.
         const probes = given.probes ?? (await ProbeCache.load(host, installDirFromEnv(env ?? {})));
-        ctx.facts = options.facts ? await loadFacts(options.facts) : await detectFacts(host, { probes });
+        ctx.facts = options.facts
+          ? await loadFacts(options.facts)
+          : await detectFacts(host, { probes, ...detectOptionsFromEnv(env ?? process.env) });
       },
     },
     {

@@ -1,6 +1,8 @@
 // What preflight, explain and shims share: validate every input, then read the node (or a saved
 // facts file), then decide.
+
 import { type DecideOptions, decideFor, prepare } from "../decide/prepare.js";
+import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import type { StrategyName } from "../host/command.js";
@@ -22,7 +24,10 @@ export async function runDecide(options: DecideCommandOptions, env?: DecideOptio
   const facts: Facts =
     options.facts !== undefined
       ? await loadFacts(options.facts)
-      : await detectFacts(await openHost(options.hostRoot, options.hostExec));
+      : await detectFacts(
+          await openHost(options.hostRoot, options.hostExec),
+          detectOptionsFromEnv(env ?? process.env),
+        );
   const { decision } = decideFor(prepared, facts);
   return { prepared, facts, decision };
 }

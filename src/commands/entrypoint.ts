@@ -8,6 +8,7 @@
 //   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
 //             installed: the node claims nothing until the next install has checked it again.
+import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
@@ -159,7 +160,7 @@ export async function runEntrypoint(
     // The node as it is now, installed (the Kata version, its hypervisors), with the decision applied.
     const host = await openHost(settings.hostRoot, settings.hostExec);
     const probes = await ProbeCache.load(host, installDirFromEnv(process.env));
-    const after = await detectFacts(host, { probes });
+    const after = await detectFacts(host, { probes, ...detectOptionsFromEnv(process.env) });
     const { templates, decision } = planned as Planned;
     const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, shim));
     if (kube && node) {

@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import { UserError } from "../errors.js";
@@ -22,11 +23,15 @@ export async function openHost(hostRoot: string, strategy?: StrategyName): Promi
   return new Host({ root, strategy });
 }
 
-export async function runFacts(options: FactsOptions, out: (text: string) => void): Promise<number> {
+export async function runFacts(
+  options: FactsOptions,
+  out: (text: string) => void,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
   const facts =
     options.facts !== undefined
       ? await loadFacts(options.facts)
-      : await detectFacts(await openHost(options.hostRoot, options.hostExec));
+      : await detectFacts(await openHost(options.hostRoot, options.hostExec), detectOptionsFromEnv(env));
   if (options.json) out(`${JSON.stringify(facts, null, 2)}\n`);
   else out(renderFactsSummary(facts, options.facts ?? path.resolve(options.hostRoot)));
   return 0;

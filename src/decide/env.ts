@@ -1,6 +1,7 @@
 // kata-deploy's environment variables, so kata-install is a drop-in for its DaemonSet. Architecture-
 // specific forms (SHIMS_X86_64) win over the plain ones (SHIMS). Every malformed variable is
 // reported, by name.
+import { isPlainFileName } from "../detect/context.js";
 import type { Catalog } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { unknownShim } from "./overrides.js";
@@ -160,6 +161,12 @@ export function parseEnv(
     // As in kata-deploy: Kata goes to <INSTALLATION_PREFIX>/opt/kata.
     else settings.prefix = { value: `${prefix.replace(/\/+$/, "")}/opt/kata`, name: "INSTALLATION_PREFIX" };
   }
+  const configName = env.CONTAINERD_CONFIG_FILE_NAME?.trim();
+  if (configName && !isPlainFileName(configName))
+    bad(
+      "CONTAINERD_CONFIG_FILE_NAME",
+      `expected a file name in /etc/containerd (no "/"), got "${configName}"`,
+    );
   const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
   if (suffix) {
     if (!/^[a-z0-9][a-z0-9-]*$/.test(suffix))
@@ -176,9 +183,5 @@ const NOT_CARRIED_OUT: Array<[string, string]> = [
   [
     "EXPERIMENTAL_SETUP_SNAPSHOTTER",
     "kata-install does not install snapshotters (kata-deploy's nydus and erofs setup writes systemd units and containerd proxy plugins): set the snapshotter up on the node, then map handlers to it with SNAPSHOTTER_HANDLER_MAPPING",
-  ],
-  [
-    "CONTAINERD_CONFIG_FILE_NAME",
-    "not supported yet: kata-install edits the file containerd reads (config.toml, or the one its distribution uses); unset it",
   ],
 ];

@@ -1,6 +1,7 @@
 // What every fact source gets: the host, a memo so that a file read or a command run by two sources
 // happens once, and the problem log. A source records what it could not learn here instead of
 // throwing or guessing.
+import { UserError } from "../errors.js";
 import { type CommandResult, DEFAULT_TIMEOUT_MS, type RunOptions } from "../host/command.js";
 import type { Host } from "../host/host.js";
 import type { ProbeCache } from "./probe-cache.js";
@@ -16,6 +17,26 @@ export interface DetectOptions {
   commandTimeoutMs?: number;
   /** Answers of kata-install's own binaries, known from an earlier install. */
   probes?: ProbeCache;
+  /** kata-deploy's CONTAINERD_CONFIG_FILE_NAME: containerd reads /etc/containerd/<this>. */
+  containerdConfigName?: string;
+}
+
+/**
+ * What of kata-deploy's environment says where to look (not what to decide): the file name
+ * containerd was started with. Checked as kata-deploy checks it: a plain name in /etc/containerd.
+ */
+export function detectOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): DetectOptions {
+  const name = env.CONTAINERD_CONFIG_FILE_NAME?.trim();
+  if (!name) return {};
+  if (!isPlainFileName(name))
+    throw new UserError(
+      `CONTAINERD_CONFIG_FILE_NAME: expected a file name in /etc/containerd (no "/"), got "${name}"`,
+    );
+  return { containerdConfigName: name };
+}
+
+export function isPlainFileName(name: string): boolean {
+  return name !== "." && name !== ".." && !name.includes("/") && !name.includes("\0");
 }
 
 export class DetectContext {
@@ -24,6 +45,7 @@ export class DetectContext {
 
   readonly commandTimeoutMs: number;
   private readonly probes: ProbeCache | null;
+  readonly containerdConfigName: string | null;
 
   constructor(
     readonly host: Host,
@@ -31,6 +53,7 @@ export class DetectContext {
   ) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.probes = options.probes ?? null;
+    this.containerdConfigName = options.containerdConfigName ?? null;
   }
 
   /** Run `compute` once per key for the whole detection; later callers share its result. */

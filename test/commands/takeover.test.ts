@@ -221,9 +221,7 @@ describe("a containerd 1.7 node kata-deploy installed with DEBUG (debug handlers
     });
     expect(fs.existsSync(path.join(host.root, debugDir, "config.d/20-debug.toml"))).toBe(false);
     expect(cli("uninstall").status).toBe(0);
-    expect(read(host.root, "etc/containerd/config.toml")).toBe(
-      `${adminOnly}\n[debug]\n  level = "debug"\n`,
-    );
+    expect(read(host.root, "etc/containerd/config.toml")).toBe(`${adminOnly}\n[debug]\n  level = "debug"\n`);
   });
 });
 

@@ -259,8 +259,14 @@ describe("kata-deploy settings kata-install does not carry out", () => {
     expect(() => parseEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" }, "x86_64", catalog)).toThrow(
       /EXPERIMENTAL_SETUP_SNAPSHOTTER: kata-install does not install snapshotters/,
     );
-    expect(() => parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "config-custom.toml" }, "x86_64", catalog)).toThrow(
-      /CONTAINERD_CONFIG_FILE_NAME: not supported yet/,
+  });
+
+  it("CONTAINERD_CONFIG_FILE_NAME is a plain file name, as in kata-deploy", () => {
+    expect(() =>
+      parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "config-custom.toml" }, "x86_64", catalog),
+    ).not.toThrow();
+    expect(() => parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "../passwd" }, "x86_64", catalog)).toThrow(
+      /CONTAINERD_CONFIG_FILE_NAME: expected a file name in \/etc\/containerd \(no "\/"\), got "..\/passwd"/,
     );
   });
 });

@@ -1,8 +1,10 @@
 // Plan on a test host through the same stage functions as `kata-install plan`, without the CLI.
+
 import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
+import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Host } from "../../src/host/host.js";
 import type { Changeset } from "../../src/render/changeset.js";
@@ -22,7 +24,8 @@ export async function planOn(
   host: Host,
   options: PlanOn = {},
 ): Promise<{ facts: Facts; decision: Decision; changeset: Changeset }> {
-  const facts = await detectFacts(host);
+  // As the pipeline detects: what of the environment says where to look, too.
+  const facts = await detectFacts(host, detectOptionsFromEnv(options.env ?? {}));
   const overrides =
     options.overrides === undefined
       ? emptyOverrides()

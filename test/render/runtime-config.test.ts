@@ -412,4 +412,15 @@ describe("kata-deploy's other per-node settings", () => {
     });
     expect(decision.config["qemu-runtime-rs"]?.["runtime.kubelet_root_dir"]).toBeUndefined();
   });
+
+  it("CONTAINERD_CONFIG_FILE_NAME: containerd started on another file of /etc/containerd gets the handlers there", async () => {
+    const spec = intelContainerd16();
+    const original = spec.files?.["/etc/containerd/config.toml"] as string;
+    spec.files = { ...spec.files, "/etc/containerd/config-custom.toml": original };
+    const env = { CONTAINERD_CONFIG_FILE_NAME: "config-custom.toml" };
+    const { facts, changeset } = await planOn(buildHost(spec).host, { env });
+    expect(facts.runtime.configPath).toBe("/etc/containerd/config-custom.toml");
+    expect(changeAt(changeset, "/etc/containerd/config-custom.toml")?.after).toContain("runtimes.kata-qemu]");
+    expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined();
+  });
 });

@@ -89,7 +89,14 @@ export const runtime = defineSource({
   key: "runtime",
   schema: RuntimeFacts,
   async detect(ctx: DetectContext): Promise<RuntimeFacts> {
-    const candidates = (await Promise.all(LAYOUTS.map((layout) => evidenceFor(ctx, layout)))).filter(
+    // kata-deploy's CONTAINERD_CONFIG_FILE_NAME: plain containerd started on another file of /etc/containerd.
+    const name = ctx.containerdConfigName;
+    const layouts = LAYOUTS.map((layout) =>
+      layout.kind === "containerd" && name !== null
+        ? { ...layout, config: `/etc/containerd/${name}` }
+        : layout,
+    );
+    const candidates = (await Promise.all(layouts.map((layout) => evidenceFor(ctx, layout)))).filter(
       (c): c is Candidate => c !== null,
     );
     const endpoint = await kubeletEndpoint(ctx);
