@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
+import { dig } from "../../src/detect/toml.js";
 import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
 import { catalog } from "../helpers/decide.js";
 import { intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
@@ -351,9 +352,10 @@ describe("kata-deploy's other per-node settings", () => {
     ) as Record<string, Record<string, Record<string, unknown>>>;
     const plugins = dropIn.plugins as Record<string, Record<string, unknown>>;
     expect(
-      (plugins["io.containerd.cri.v1.runtime"]?.containerd as Record<string, Record<string, unknown>>)
-        .runtimes?.["kata-qemu"],
-    ).toMatchObject({ snapshotter: "nydus" });
+      dig(dropIn, ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes", "kata-qemu"]),
+    ).toMatchObject({
+      snapshotter: "nydus",
+    });
     expect(plugins["io.containerd.cri.v1.images"]?.runtime_platforms).toEqual({
       "kata-qemu": { snapshotter: "nydus" },
     });
