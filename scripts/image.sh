@@ -8,6 +8,7 @@
 #   scripts/image.sh [TAG]      (default localhost/kata-install:ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/test-deps.sh image # buildah and mmdebstrap: installed as root with apt-get, or the command to run
 TAG="${1:-localhost/kata-install:ci}"
 BASE="docker.io/library/node:20-bookworm-slim"
 export STORAGE_DRIVER=vfs

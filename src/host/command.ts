@@ -62,8 +62,8 @@ export function spawnSpec(
 const PIPE_GRACE_MS = 250;
 
 /**
- * Run one command with a deadline. node:child_process rather than execa: the facts benchmark showed
- * execa's module load alone (~38 ms) costing a third of the start-up budget, for the few lines
+ * Run one command with a deadline. node:child_process rather than execa: execa 10 needs Node 22, and
+ * execa 9 adds ~15 ms to a start even bundled (README, "Why these dependencies"), for the few lines
  * below.
  */
 export function runCommand(
