@@ -11,17 +11,18 @@ import type { FileChange } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
 import {
+  atomicLink,
   atomicWrite,
   ensureParents,
   type FileMeta,
   missingDirs,
-  readFile,
+  readEntry,
   removeEmptyDirs,
   removeFile,
   removeLeftoverTemps,
   removeUnbornDirs,
 } from "./fs-ops.js";
-import type { Journal, JournalStore, Saved } from "./journal.js";
+import { backupOf, type Journal, type JournalStore, type Saved } from "./journal.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
@@ -79,7 +80,7 @@ export async function applyChanges(
   crashPoint("begin");
 
   for (const [i, c] of ordered.entries()) {
-    const current = await readFile(store.host, c.path);
+    const current = await readEntry(store.host, c.path, c.link === true);
     if ((current === null ? null : hash(current.bytes)) !== c.beforeHash) {
       await recover(store);
       throw new StalePlanError(
@@ -87,7 +88,11 @@ export async function applyChanges(
       );
     }
     const pre: Saved =
-      current === null ? "absent" : { backup: await store.keep("txn", current.bytes), ...current.meta };
+      current === null
+        ? "absent"
+        : c.link
+          ? { link: current.bytes.toString("utf8") }
+          : { backup: await store.keep("txn", current.bytes), ...current.meta };
     // The directories the write will make are journalled before they exist: a kill between making
     // them and the next save must not leave them behind.
     const createdDirs = c.after === null ? [] : await missingDirs(store.host, path.posix.dirname(c.path));
@@ -107,11 +112,14 @@ export async function applyChanges(
         original:
           current === null || own === null
             ? "absent"
-            : { backup: await store.keep("original", own), ...current.meta },
+            : c.link
+              ? { link: own.toString("utf8") }
+              : { backup: await store.keep("original", own), ...current.meta },
         afterHash: "",
-        editedInPlace: current !== null && hasBlock(c.after),
+        editedInPlace: !c.link && current !== null && hasBlock(c.after),
         ...(c.block ? { block: c.block } : {}),
         role: c.role,
+        ...(c.link ? { link: true } : {}),
       };
     }
     await store.save(journal);
@@ -122,6 +130,12 @@ export async function applyChanges(
       result.removed.push(c.path);
       // A file of ours that goes leaves nothing to restore; one that was the node's stays recorded.
       if (journal.files[c.path]?.original === "absent") delete journal.files[c.path];
+    } else if (c.link) {
+      await ensureParents(store.host, c.path);
+      await atomicLink(store.host, c.path, c.after);
+      const record = journal.files[c.path];
+      if (record) record.afterHash = hash(c.after);
+      result.written.push(c.path);
     } else {
       await ensureParents(store.host, c.path);
       const meta: FileMeta = current?.meta ?? {
@@ -191,10 +205,13 @@ export async function recover(store: JournalStore): Promise<boolean> {
   return true;
 }
 
-/** Put a file back as saved: its bytes, mode and owner, or its absence. */
+/** Put a file back as saved: its bytes, mode and owner, a link's target, or its absence. */
 export async function restore(store: JournalStore, path: string, saved: Saved): Promise<void> {
   if (saved === "absent") await removeFile(store.host, path);
-  else {
+  else if ("link" in saved) {
+    await ensureParents(store.host, path);
+    await atomicLink(store.host, path, saved.link);
+  } else {
     await ensureParents(store.host, path);
     await atomicWrite(store.host, path, await store.bytesOf(saved.backup), saved);
   }
@@ -202,9 +219,7 @@ export async function restore(store: JournalStore, path: string, saved: Saved): 
 
 /** Saved originals of files whose record was rolled back with the transaction that made it. */
 async function discardUnrecordedOriginals(store: JournalStore, journal: Journal): Promise<void> {
-  const kept = new Set(
-    Object.values(journal.files).flatMap((r) => (r.original === "absent" ? [] : [r.original.backup])),
-  );
+  const kept = new Set(Object.values(journal.files).flatMap((r) => backupOf(r.original) ?? []));
   const dir = await store.host.resolve(`${store.dir}/original`);
   let names: string[];
   try {

@@ -37,9 +37,53 @@ export async function readFile(
 }
 
 /**
- * Create the missing directories above `hostPath`; returns the ones it created, outermost first,
- * so that the journal can remove exactly those again.
+ * A symbolic link's target, or null when nothing is there. Anything else at the path is an error:
+ * a link kata-install manages is never taken for a file, nor a file for a link.
  */
+export async function readLink(host: Host, hostPath: string): Promise<string | null> {
+  const at = await host.resolveLink(hostPath);
+  const stats = fs.lstatSync(at, { throwIfNoEntry: false });
+  if (stats === undefined) return null;
+  if (!stats.isSymbolicLink()) throw new HostError(`${hostPath} is not a symbolic link`);
+  return fs.readlinkSync(at);
+}
+
+/**
+ * What a journalled path holds, as the journal hashes it: a file's bytes, or for a link of ours its
+ * target (as bytes; a link has no metadata of its own). Null when nothing is there. Where a link
+ * was and a file is now, the file's bytes: they match no target, so the path reads as changed.
+ */
+export async function readEntry(
+  host: Host,
+  hostPath: string,
+  link: boolean,
+): Promise<{ bytes: Buffer; meta: FileMeta } | null> {
+  if (!link) return readFile(host, hostPath);
+  const at = await host.resolveLink(hostPath);
+  const stats = fs.lstatSync(at, { throwIfNoEntry: false });
+  if (stats === undefined) return null;
+  if (!stats.isSymbolicLink()) return readFile(host, hostPath);
+  return { bytes: Buffer.from(fs.readlinkSync(at)), meta: { mode: 0o777, uid: 0, gid: 0 } };
+}
+
+/** Point a link at `target`, atomically: a link beside it, renamed over it. */
+export async function atomicLink(host: Host, hostPath: string, target: string): Promise<void> {
+  const at = await host.resolveLink(hostPath);
+  const dir = path.dirname(at);
+  const temp = path.join(dir, `${TEMP_PREFIX(path.basename(at))}${process.pid}`);
+  try {
+    fs.rmSync(temp, { force: true });
+    fault("write", hostPath);
+    fs.symlinkSync(target, temp);
+    fault("rename", hostPath);
+    fs.renameSync(temp, at);
+    syncDir(dir);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw hostError(`cannot link ${hostPath}`, error);
+  }
+}
+
 /** The directories, outermost first, that creating `dir` would make. */
 export async function missingDirs(host: Host, dir: string): Promise<string[]> {
   const missing: string[] = [];
@@ -106,7 +150,8 @@ export async function removeLeftoverTemps(host: Host, hostPath: string): Promise
 }
 
 export async function removeFile(host: Host, hostPath: string): Promise<void> {
-  const file = await host.resolve(hostPath);
+  // The entry itself: a link goes, never the file it points at.
+  const file = await host.resolveLink(hostPath);
   if (!fs.existsSync(path.dirname(file))) return; // nothing there to remove
   fs.rmSync(file, { force: true });
   syncDir(path.dirname(file));

@@ -12,8 +12,16 @@ import { atomicWrite, ensureParents, type FileMeta, readFile } from "./fs-ops.js
 
 export const JOURNAL_VERSION = 1;
 
-/** A file's earlier state: absent, or saved bytes (by their name in original/ or txn/) and metadata. */
-export type Saved = "absent" | ({ backup: string } & FileMeta);
+/**
+ * A path's earlier state: absent, saved bytes (by their name in original/ or txn/) and metadata,
+ * or a symbolic link's target.
+ */
+export type Saved = "absent" | ({ backup: string } & FileMeta) | { link: string };
+
+/** The saved bytes' name in original/ or txn/, if the state is a file's. */
+export function backupOf(saved: Saved): string | null {
+  return saved !== "absent" && "backup" in saved ? saved.backup : null;
+}
 
 export interface FileRecord {
   /** Before kata-install ever touched it. */
@@ -25,6 +33,8 @@ export interface FileRecord {
   /** That block's suffix (MULTI_INSTALL_SUFFIX); absent in journals written before it: "". */
   block?: string;
   role: "kata" | "runtime";
+  /** A symbolic link kata-install manages (afterHash: of its target); absent in older journals. */
+  link?: boolean;
 }
 
 export interface Step {

@@ -3,7 +3,7 @@
 import { change, type FileChange } from "../render/changeset.js";
 import { dropBlock } from "../render/toml-edit.js";
 import { hash } from "./apply.js";
-import { readFile } from "./fs-ops.js";
+import { readEntry } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 
 export async function previewUninstall(
@@ -13,23 +13,29 @@ export async function previewUninstall(
   if (journal === null) return { installed: false, cutShort: false, changes: [] };
   const changes: FileChange[] = [];
   for (const [path, record] of Object.entries(journal.files)) {
-    const current = await readFile(store.host, path);
+    const current = await readEntry(store.host, path, record.link === true);
     const text = current?.bytes.toString("utf8") ?? null;
     let after: string | null;
     if (current === null || hash(current.bytes) === record.afterHash) {
+      const original = record.original;
       after =
-        record.original === "absent" ? null : (await store.bytesOf(record.original.backup)).toString("utf8");
+        original === "absent"
+          ? null
+          : "link" in original
+            ? original.link
+            : (await store.bytesOf(original.backup)).toString("utf8");
     } else if (record.editedInPlace && text !== null) after = dropBlock(text, path, record.block ?? "");
     else after = text;
+    const original = record.original;
     const c = change(
       path,
       text,
       after,
-      record.original === "absent" ? 0o644 : record.original.mode,
+      original === "absent" || "link" in original ? 0o644 : original.mode,
       "restored as it was before kata-install",
       record.role,
     );
-    if (c) changes.push(c);
+    if (c) changes.push(record.link ? { ...c, link: true } : c);
   }
   return {
     installed: true,

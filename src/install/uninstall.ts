@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { dropBlock, findBlock } from "../render/toml-edit.js";
 import { hash, recover, restore } from "./apply.js";
-import { atomicWrite, readFile, removeEmptyDirs } from "./fs-ops.js";
+import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 import { prefixOf, removeArtifacts } from "./switch.js";
 
@@ -40,7 +40,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   // runtime's configuration still names them.
   for (const [path, record] of Object.entries(journal.files)) {
     if (!record.editedInPlace) continue;
-    const current = await readFile(store.host, path);
+    const current = await readEntry(store.host, path, false);
     if (current !== null && hash(current.bytes) !== record.afterHash)
       findBlock(current.bytes.toString("utf8"), path);
   }
@@ -49,7 +49,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     .reverse()
     .sort(([, a], [, b]) => (a.role === b.role ? 0 : a.role === "runtime" ? -1 : 1));
   for (const [path, record] of entries) {
-    const current = await readFile(store.host, path);
+    const current = await readEntry(store.host, path, record.link === true);
     const untouched = current !== null && hash(current.bytes) === record.afterHash;
     if (untouched || current === null) {
       await restore(store, path, record.original);

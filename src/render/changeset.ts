@@ -25,6 +25,8 @@ export interface FileChange {
   restore?: string | null;
   /** The admin's file holds this install's marked block: its suffix (MULTI_INSTALL_SUFFIX, or ""). */
   block?: string;
+  /** A symbolic link: `before` and `after` are its targets (and the hashes theirs). */
+  link?: boolean;
 }
 
 export interface PlanAction {
@@ -59,10 +61,30 @@ export function change(
 
 /** A unified diff that `patch -p1` applies inside the host root: a/… and b/…, /dev/null for new or removed files. */
 export function unifiedDiff(c: FileChange): string {
+  // patch makes no links: a link's change is said, as git says it, not diffed.
+  if (c.link) return linkChange(c);
   const relative = c.path.replace(/^\/+/, "");
   const from = c.action === "create" ? "/dev/null" : `a/${relative}`;
   const to = c.action === "delete" ? "/dev/null" : `b/${relative}`;
   const patch = createTwoFilesPatch(from, to, c.before ?? "", c.after ?? "", "", "", { context: 3 });
   // The library starts with an "Index"-style rule of "=" signs, which patch does not need.
   return patch.replace(/^=+\n/, "");
+}
+
+/**
+ * A link's change as git writes one (mode 120000, the target as the content): GNU patch makes and
+ * removes links from it, so the printed plan still applies with `patch -p1`.
+ */
+function linkChange(c: FileChange): string {
+  const relative = c.path.replace(/^\/+/, "");
+  const noNewline = "\\ No newline at end of file";
+  const lines = [`diff --git a/${relative} b/${relative}`];
+  if (c.before === null) lines.push("new file mode 120000");
+  if (c.after === null) lines.push("deleted file mode 120000");
+  lines.push(`--- ${c.before === null ? "/dev/null" : `a/${relative}`}`);
+  lines.push(`+++ ${c.after === null ? "/dev/null" : `b/${relative}`}`);
+  lines.push(`@@ -${c.before === null ? "0,0" : "1"} +${c.after === null ? "0,0" : "1"} @@`);
+  if (c.before !== null) lines.push(`-${c.before}`, noNewline);
+  if (c.after !== null) lines.push(`+${c.after}`, noNewline);
+  return `${lines.join("\n")}\n`;
 }

@@ -96,6 +96,22 @@ export function installDirFromEnv(env: Readonly<Record<string, string | undefine
   return suffix ? `${prefix}-${suffix}` : prefix;
 }
 
+/**
+ * The paths kata-deploy leaves for each shim's configuration (the release's own places), as links
+ * to the one kata-install writes: kata-runtime, kata-ctl and admins look there, and Kata resolves
+ * the link, so config.d/ beside the real file applies.
+ */
+export function defaultConfigLinks(
+  decision: Decision,
+  catalog: Catalog,
+): Array<{ path: string; target: string }> {
+  const base = `${installDir(decision)}/share/defaults/kata-containers`;
+  return decision.shims.map(({ name }) => ({
+    path: `${base}/${catalog.shims.get(name)?.runtime === "rust" ? "runtime-rs/" : ""}configuration-${name}.toml`,
+    target: `runtimes/${name}/configuration-${name}.toml`,
+  }));
+}
+
 /** Under the install directory: programs kata-install writes (not Kata's, so not under bin/, a link). */
 export const WRAPPERS_DIR = "kata-install/bin";
 

@@ -8,7 +8,7 @@ import type { Facts } from "../detect/facts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
-import { DECIDED_DROP_IN, installDir, WRAPPERS_DIR } from "./layout.js";
+import { DECIDED_DROP_IN, defaultConfigLinks, installDir, WRAPPERS_DIR } from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import type { Templates } from "./templates.js";
 
@@ -62,6 +62,13 @@ export async function render(
       });
   };
   for (const file of kata) await consider(file, "kata");
+  for (const link of defaultConfigLinks(decision, catalog)) {
+    const before = takeover && link.path.startsWith(`${prefix}/`) ? null : await host.readlink(link.path);
+    // A file there that is no link is not kata-install's (nor kata-deploy's): left as it is.
+    if (before === null && !takeover && (await host.exists(link.path))) continue;
+    const c = change(link.path, before, link.target, 0o777, LINK_REASON, "kata");
+    if (c) changes.push({ ...c, link: true });
+  }
   let runtimeChanged = false;
   for (const file of runtime.files) {
     const before = changes.length;
@@ -99,6 +106,9 @@ export async function render(
     });
   return { changes: changes.sort((a, b) => byText(a.path, b.path)), actions };
 }
+
+const LINK_REASON =
+  "where kata-deploy leaves this shim's configuration (kata-runtime, kata-ctl and admins look there): a link to it";
 
 /** Configuration files of ours that the decision no longer wants: shims dropped, drop-ins emptied. */
 async function staleKataFiles(
@@ -158,6 +168,20 @@ async function staleKataFiles(
       );
       if (c) out.push(c);
     }
+  // Links to configurations of shims no longer installed (only links of that exact shape are ours).
+  const linked = new Set(defaultConfigLinks(decision, catalog).map((l) => l.path));
+  for (const dir of [defaults, `${defaults}/runtime-rs`]) {
+    const entries = await host.readDir(dir);
+    for (const name of entries.ok ? entries.entries : []) {
+      const shim = /^configuration-(.+)\.toml$/.exec(name)?.[1];
+      const path = `${dir}/${name}`;
+      if (shim === undefined || linked.has(path)) continue;
+      const target = await host.readlink(path);
+      if (target !== `runtimes/${shim}/configuration-${shim}.toml`) continue;
+      const c = change(path, target, null, 0o777, `the ${shim} shim is no longer installed`, "kata");
+      if (c) out.push({ ...c, link: true });
+    }
+  }
   // qemu wrappers no shim uses any more.
   const wrappers = `${installDir(decision)}/${WRAPPERS_DIR}`;
   const programs = await host.readDir(wrappers);

@@ -47,7 +47,7 @@ describe("install, again, and uninstall", () => {
     expect(run.stderr).toMatch(/✔ Render configuration/);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(
-      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nPulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\.\nFiles: 6 written, 0 removed\.\nRuntime: restarted containerd, and it answers\.\n$/,
+      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nPulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\.\nFiles: 11 written, 0 removed\.\nRuntime: restarted containerd, and it answers\.\n$/,
     );
     expect(calls()).toBe("restart containerd\n");
     expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
@@ -92,7 +92,7 @@ describe("install, again, and uninstall", () => {
     const run = cli("uninstall");
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
-      "Restored 1 file(s), removed 5, and the artifacts.\nRuntime: containerd restarted, and it answers.\n",
+      "Restored 1 file(s), removed 10, and the artifacts.\nRuntime: containerd restarted, and it answers.\n",
     );
     expect(calls()).toBe("restart containerd\nrestart containerd\n");
     expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(original));

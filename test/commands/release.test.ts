@@ -86,6 +86,16 @@ describe.each(["x86_64", "aarch64"] as const)(
         const run = runCli(["install", ...args]);
         expect(run.status, run.stderr).toBe(0);
         expect(run.stdout).toMatch(/Pulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\./);
+        // kata-deploy's path for the shim's configuration leads to the one the handler names.
+        const rust = catalog.shims.get(shim)?.runtime === "rust";
+        const defaults = path.join(host.root, "opt/kata/share/defaults/kata-containers");
+        expect(
+          fs.realpathSync(path.join(defaults, `${rust ? "runtime-rs/" : ""}configuration-${shim}.toml`)),
+        ).toBe(
+          fs.realpathSync(
+            path.join(defaults, `${rust ? "runtime-rs/" : ""}runtimes/${shim}/configuration-${shim}.toml`),
+          ),
+        );
         // On the node itself now: nothing left to do, and every path there.
         const after = runCli(["plan", ...args, "--json"]);
         expect(checkOf(after.stdout)?.status, checkOf(after.stdout)?.message).toBe("pass");

@@ -36,7 +36,8 @@ describe.each([
     const result = await applyChanges(storeFor(host), changeset.changes);
     expect(result.runtimeChanged).toBe(true);
     for (const c of changeset.changes)
-      expect(fs.readFileSync(path.join(host.root, c.path), "utf8")).toBe(c.after);
+      if (c.link) expect(fs.readlinkSync(path.join(host.root, c.path))).toBe(c.after);
+      else expect(fs.readFileSync(path.join(host.root, c.path), "utf8")).toBe(c.after);
     expect((await planOn(host.host)).changeset.changes).toEqual([]);
 
     const undone = await uninstallFiles(storeFor(host));

@@ -52,9 +52,12 @@ describe("the printed diffs", () => {
     try {
       const patchText = doc.changes.map((c) => c.diff).join("");
       execFileSync("patch", ["-p1", "--batch", "--forward", "-s"], { cwd: copy, input: patchText });
+      // Links too: the plan says them as git does, and patch makes them.
+      expect(changeset.changes.some((c) => c.link)).toBe(true);
       for (const c of changeset.changes) {
         const file = path.join(copy, c.path);
         if (c.after === null) expect(fs.existsSync(file)).toBe(false);
+        else if (c.link) expect(fs.readlinkSync(file)).toBe(c.after);
         else expect(fs.readFileSync(file, "utf8")).toBe(c.after);
       }
     } finally {
