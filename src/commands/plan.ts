@@ -1,3 +1,6 @@
+import { blocking } from "../decide/decision.js";
+import type { ArtifactSource } from "../install/artifacts.js";
+import { recordingEnv } from "../install/plan-inputs.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
 import { planPipeline } from "../pipeline.js";
 import type { DecideCommandOptions } from "./decide-run.js";
@@ -7,20 +10,55 @@ export interface PlanOptions extends DecideCommandOptions {
   /** `install --dry-run --artifacts …`: also compare the installed artifacts with the source's. */
   artifacts?: string;
   artifactsTag?: string;
+  /** Save the plan, with the hashes of what it was made from, for `install --plan`. */
+  out?: string;
 }
 
 export async function runPlan(options: PlanOptions, out: (text: string) => void): Promise<number> {
-  const planned = await planPipeline(options);
+  // The variables the plan reads are remembered: a saved plan keeps their hashes.
+  const env = recordingEnv(process.env);
+  const planned = await planPipeline(options, env.env);
+  let source: ArtifactSource | null = null;
   if (options.facts === undefined) {
     // The artifact source (if any) and the check of every path the configurations name.
     const { parseArtifactSpecifier, withArtifactSource } = await import("./artifact-source.js");
     const { journalFor } = await import("../install/install.js");
     const { installDirFromEnv } = await import("../render/layout.js");
-    const store = journalFor(planned.host, installDirFromEnv(process.env));
-    await withArtifactSource(planned, parseArtifactSpecifier(options.artifacts), options.artifactsTag, store);
+    const store = journalFor(planned.host, installDirFromEnv(env.env));
+    source = await withArtifactSource(
+      planned,
+      parseArtifactSpecifier(options.artifacts),
+      options.artifactsTag,
+      store,
+    );
   }
   const { decision, changeset } = planned;
   const doc = planDocument(decision, changeset);
-  out(options.json ? `${JSON.stringify(doc, null, 2)}\n` : renderPlan(doc));
+  let saved = "";
+  if (options.out !== undefined) {
+    if (blocking(decision).length > 0)
+      saved = `The plan was not saved to ${options.out}: a preflight error remains, so an install would refuse it.\n`;
+    else {
+      const { savedPlanOf, shapingOptions } = await import("./saved-plan.js");
+      const { writeSavedPlan } = await import("../install/saved-plan.js");
+      const { resolve } = await import("node:path");
+      writeSavedPlan(
+        options.out,
+        await savedPlanOf(planned, {
+          options: shapingOptions(options),
+          hostRoot: options.hostRoot,
+          env: env.env,
+          envNames: env.read(),
+          source,
+          factsFrom: options.facts === undefined ? "node" : resolve(options.facts),
+        }),
+      );
+      saved = `Saved the plan to ${options.out}. To apply exactly this plan: kata-install install --plan ${options.out}\n`;
+    }
+  }
+  if (options.json) {
+    out(`${JSON.stringify(doc, null, 2)}\n`);
+    if (saved) process.stderr.write(saved);
+  } else out(`${renderPlan(doc)}${saved ? `\n${saved}` : ""}`);
   return planExitCode(decision, doc, options.detailedExitcode === true);
 }
