@@ -79,6 +79,13 @@ function changedKeys<T>(before: Record<string, T>, after: Record<string, T>): st
   return keys.filter((k) => before[k] !== after[k]);
 }
 
+/** Sorted keys without those inside another one listed (a fact that was null and is a table now). */
+function outermost(keys: string[]): string[] {
+  const out: string[] = [];
+  for (const key of keys) if (!out.some((k) => key.startsWith(`${k}.`))) out.push(key);
+  return out;
+}
+
 /** At most `most` lines, then how many more: a plan of another node differs in most facts. */
 function capped(lines: string[], most = 10): string[] {
   return lines.length <= most ? lines : [...lines.slice(0, most), `… and ${lines.length - most} more`];
@@ -109,10 +116,14 @@ export function differences(
       `environment: ${name} ${was.environment[name] === null ? "is set now" : is.environment[name] === null ? "is unset now" : "changed"}`,
     );
   if (was.facts.sha256 !== is.facts.sha256)
-    out.push(...capped(changedKeys(was.facts.paths, is.facts.paths).map((key) => `facts: ${key} changed`)));
+    out.push(
+      ...capped(
+        outermost(changedKeys(was.facts.paths, is.facts.paths)).map((key) => `facts: ${key} changed`),
+      ),
+    );
   if (was.artifacts !== is.artifacts)
     out.push(
-      `artifacts: the source holds another version than the plan pulls (${was.artifacts ?? "none"} → ${is.artifacts ?? "none"})`,
+      `artifacts: the plan pulls version ${was.artifacts ?? "none"}; made again, it pulls ${is.artifacts ?? "none"}`,
     );
   // The files the plan would change, as they are now; and the plan made again, for what these do not say.
   const moved = new Set<string>();

@@ -102,7 +102,7 @@ describe("differences", () => {
       "environment: DEBUG is unset now",
       "environment: SHIMS is set now",
       "facts: kvm.device changed",
-      "artifacts: the source holds another version than the plan pulls (0123456789abcdef → fedcba9876543210)",
+      "artifacts: the plan pulls version 0123456789abcdef; made again, it pulls fedcba9876543210",
     ]);
   });
 
@@ -131,6 +131,18 @@ describe("differences", () => {
       "the plan no longer does restart-runtime containerd",
       "the plan now also does pull-artifact qemu",
     ]);
+  });
+
+  it("names a fact that became a table once, not each of its keys", () => {
+    const now = sample();
+    now.inputs.facts = {
+      from: "node",
+      sha256: h("7"),
+      paths: { arch: h("b"), "kvm.device": h("c"), "hypervisors.qemu.path": h("2") },
+    };
+    const saved = sample();
+    saved.inputs.facts.paths["hypervisors.qemu"] = h("0");
+    expect(differences(saved, now, asOnNode)).toEqual(["facts: hypervisors.qemu changed"]);
   });
 
   it("lists at most ten facts, then how many more", () => {
