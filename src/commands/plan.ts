@@ -1,4 +1,5 @@
 import { blocking } from "../decide/decision.js";
+import { UserError } from "../errors.js";
 import type { ArtifactSource } from "../install/artifacts.js";
 import { recordingEnv } from "../install/plan-inputs.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
@@ -15,6 +16,10 @@ export interface PlanOptions extends DecideCommandOptions {
 }
 
 export async function runPlan(options: PlanOptions, out: (text: string) => void): Promise<number> {
+  if (options.out !== undefined && options.facts !== undefined)
+    throw new UserError(
+      "--out with --facts: a saved plan is what install would do, and install reads the node: make it from the node (--host-root), not from a facts file",
+    );
   // The variables the plan reads are remembered: a saved plan keeps their hashes.
   const env = recordingEnv(process.env);
   const planned = await planPipeline(options, env.env);
@@ -41,7 +46,6 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
     else {
       const { savedPlanOf, shapingOptions } = await import("./saved-plan.js");
       const { writeSavedPlan } = await import("../install/saved-plan.js");
-      const { resolve } = await import("node:path");
       writeSavedPlan(
         options.out,
         await savedPlanOf(planned, {
@@ -50,7 +54,6 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
           env: env.env,
           envNames: env.read(),
           source,
-          factsFrom: options.facts === undefined ? "node" : resolve(options.facts),
         }),
       );
       saved = `Saved the plan to ${options.out}. To apply exactly this plan: kata-install install --plan ${options.out}\n`;

@@ -80,8 +80,6 @@ export interface Making {
   env: Env;
   envNames: string[];
   source: ArtifactSource | null;
-  /** "node", or the facts file the plan was made from. */
-  factsFrom: string;
 }
 
 /** A plan as saved: the plan document, and the hashes of everything it was made from. */
@@ -94,7 +92,7 @@ export async function savedPlanOf(planned: Planned, made: Making): Promise<Saved
     options: made.options,
     inputs: {
       version: kataInstallVersion(),
-      facts: { from: made.factsFrom, ...factsHashes(facts) },
+      facts: factsHashes(facts),
       data: dataHashes(),
       overrides: overridesInput(made.options.overrides, made.hostRoot),
       environment: envHashes(made.envNames, made.env),
@@ -119,7 +117,6 @@ export async function refuseIfMoved(
     ...made,
     options: saved.options,
     envNames: Object.keys(saved.inputs.environment),
-    factsFrom: "node",
   });
   const current: Record<string, string | null> = {};
   for (const c of saved.plan.changes) {

@@ -24,7 +24,6 @@ export const SavedPlan = z.strictObject({
   inputs: z.strictObject({
     version: z.string(),
     facts: z.strictObject({
-      from: z.string(),
       sha256: Sha256,
       paths: z.record(z.string(), Sha256),
     }),

@@ -147,6 +147,17 @@ describe("plan --out FILE, then install --plan FILE", () => {
     );
   });
 
+  it("is not made from a facts file: install reads the node", () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    const facts = path.join(plans, "facts.json");
+    fs.writeFileSync(facts, runCli(["facts", "--json", "--host-root", host.root]).stdout);
+    const file = path.join(plans, "from-facts.json");
+    const run = runCli(["plan", "--host-root", host.root, "--facts", facts, "--out", file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^kata-install: --out with --facts: a saved plan is what install would do/m);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
   it("is not saved when a preflight error remains: an install would refuse it", () => {
     const nested = buildHost(nestedVmWithoutVmx());
     const file = path.join(plans, "never.json");

@@ -1,7 +1,10 @@
 // The saved plan's format: loaded with every fault named by file and key, and compared with the plan
 // made again, each difference said.
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { differences, parseSavedPlan, type SavedPlan, SavedPlanError } from "../../src/install/saved-plan.js";
+import { differences, parseSavedPlan, SavedPlan, SavedPlanError } from "../../src/install/saved-plan.js";
+import { readmeFields, schemaFields } from "../helpers/schema-fields.js";
 
 const h = (digit: string) => digit.repeat(64);
 const CONFIG = "/etc/containerd/config.toml";
@@ -20,7 +23,7 @@ function sample(): SavedPlan {
     },
     inputs: {
       version: "0.1.0",
-      facts: { from: "node", sha256: h("a"), paths: { arch: h("b"), "kvm.device": h("c") } },
+      facts: { sha256: h("a"), paths: { arch: h("b"), "kvm.device": h("c") } },
       data: { "rules/shims.toml": h("d") },
       overrides: { path: "/etc/kata-containers/kata-install.toml", sha256: null },
       environment: { SHIMS: null, DEBUG: h("e") },
@@ -49,6 +52,11 @@ function sample(): SavedPlan {
 const asOnNode = { [CONFIG]: h("1"), [KATA]: null };
 
 describe("parseSavedPlan", () => {
+  it("reads the format the README's table documents, field for field", () => {
+    const readme = fs.readFileSync(path.resolve("README.md"), "utf8");
+    expect(readmeFields(readme, "#### The saved plan file")).toEqual(schemaFields(SavedPlan, ["plan"]));
+  });
+
   it("reads back what it is given", () => {
     expect(parseSavedPlan("p.json", JSON.stringify(sample()))).toEqual(sample());
   });
@@ -93,7 +101,7 @@ describe("differences", () => {
     now.inputs.data["rules/shims.toml"] = h("f");
     now.inputs.overrides.sha256 = h("9");
     now.inputs.environment = { SHIMS: h("8"), DEBUG: null };
-    now.inputs.facts = { from: "node", sha256: h("7"), paths: { arch: h("b"), "kvm.device": h("6") } };
+    now.inputs.facts = { sha256: h("7"), paths: { arch: h("b"), "kvm.device": h("6") } };
     now.inputs.artifacts = "fedcba9876543210";
     expect(differences(sample(), now, asOnNode)).toEqual([
       "kata-install 0.1.0 made the plan; this is kata-install 0.2.0",
@@ -136,7 +144,6 @@ describe("differences", () => {
   it("names a fact that became a table once, not each of its keys", () => {
     const now = sample();
     now.inputs.facts = {
-      from: "node",
       sha256: h("7"),
       paths: { arch: h("b"), "kvm.device": h("c"), "hypervisors.qemu.path": h("2") },
     };
@@ -150,7 +157,7 @@ describe("differences", () => {
     const saved = sample();
     saved.inputs.facts.paths = many("1");
     const now = sample();
-    now.inputs.facts = { from: "node", sha256: h("2"), paths: many("2") };
+    now.inputs.facts = { sha256: h("2"), paths: many("2") };
     const found = differences(saved, now, asOnNode);
     expect(found).toHaveLength(11);
     expect(found.at(-1)).toBe("… and 2 more");
