@@ -3,8 +3,9 @@
 // nsenter), labels its node through the Kubernetes API, and serves /healthz and /readyz.
 //
 //   install   label the node kata-runtime=false; plan, print the plan, apply it (or a saved plan,
-//             if it still holds); label the node with what is installed; then wait. On SIGTERM, clean up only if the DaemonSet no
-//             longer selects the node: a rolling update or a restarted pod leaves Kata in place.
+//             if it still holds); label the node with what is installed; then wait. On SIGTERM,
+//             clean up only if the DaemonSet no longer selects the node: a rolling update or a
+//             restarted pod leaves Kata in place.
 //   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
 //             installed: the node claims nothing until the next install has checked it again.

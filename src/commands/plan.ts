@@ -1,4 +1,3 @@
-import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import type { ArtifactSource } from "../install/artifacts.js";
 import { recordingEnv } from "../install/plan-inputs.js";
@@ -39,29 +38,16 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
   }
   const { decision, changeset } = planned;
   const doc = planDocument(decision, changeset);
-  let saved = "";
-  if (options.out !== undefined) {
-    if (blocking(decision).length > 0)
-      saved = `The plan was not saved to ${options.out}: a preflight error remains, so an install would refuse it.\n`;
-    else {
-      const { savedPlanOf, shapingOptions } = await import("./saved-plan.js");
-      const { writeSavedPlan } = await import("../install/saved-plan.js");
-      writeSavedPlan(
-        options.out,
-        await savedPlanOf(planned, {
-          options: shapingOptions(options),
-          hostRoot: options.hostRoot,
+  // Saved (or said why not) after the plan, which is printed as usual: --json stays one document.
+  const saved =
+    options.out === undefined
+      ? ""
+      : await (await import("./saved-plan.js")).savePlan(options.out, planned, {
+          options,
           env: env.env,
           envNames: env.read(),
           source,
-        }),
-      );
-      saved = `Saved the plan to ${options.out}. To apply exactly this plan: kata-install install --plan ${options.out}\n`;
-    }
-  }
-  if (options.json) {
-    out(`${JSON.stringify(doc, null, 2)}\n`);
-    if (saved) process.stderr.write(saved);
-  } else out(`${renderPlan(doc)}${saved ? `\n${saved}` : ""}`);
+        });
+  out(options.json ? `${JSON.stringify(doc, null, 2)}\n` : `${renderPlan(doc)}${saved ? `\n${saved}` : ""}`);
   return planExitCode(decision, doc, options.detailedExitcode === true);
 }

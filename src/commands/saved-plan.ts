@@ -1,6 +1,7 @@
 // `plan --out FILE` and `install --plan FILE` (the entrypoint's KATA_INSTALL_PLAN too): a plan saved
 // with what it was made from, and applied only when, made again now, it is the same plan.
 import path from "node:path";
+import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import { hash, StalePlanError } from "../install/apply.js";
 import { type ArtifactSource, versionId } from "../install/artifacts.js";
@@ -13,7 +14,7 @@ import {
   kataInstallVersion,
   overridesInput,
 } from "../install/plan-inputs.js";
-import { differences, SAVED_PLAN_VERSION, type SavedPlan } from "../install/saved-plan.js";
+import { differences, SAVED_PLAN_VERSION, type SavedPlan, writeSavedPlan } from "../install/saved-plan.js";
 import { planDocument } from "../output/plan.js";
 import { PlanJson } from "../output/plan-schema.js";
 import type { Planned } from "../pipeline.js";
@@ -101,6 +102,24 @@ export async function savedPlanOf(planned: Planned, made: Making): Promise<Saved
     },
     plan: PlanJson.parse(planDocument(decision, changeset)),
   };
+}
+
+/** `plan --out FILE`: the plan saved, unless an install would refuse it; what to tell the user. */
+export async function savePlan(
+  file: string,
+  planned: Planned,
+  made: { options: PlanOptions } & Pick<Making, "env" | "envNames" | "source">,
+): Promise<string> {
+  if (blocking(planned.decision).length > 0)
+    return `The plan was not saved to ${file}: a preflight error remains, so an install would refuse it.\n`;
+  const { options, ...rest } = made;
+  const saved = await savedPlanOf(planned, {
+    ...rest,
+    options: shapingOptions(options),
+    hostRoot: options.hostRoot,
+  });
+  writeSavedPlan(file, saved);
+  return `Saved the plan to ${file}. To apply exactly this plan: kata-install install --plan ${file}\n`;
 }
 
 /**

@@ -66,10 +66,11 @@ describe("plan --out FILE, then install --plan FILE", () => {
     expect(saved.inputs.overrides).toEqual({ path: "/etc/kata-containers/kata-install.toml", sha256: null });
     expect(saved.inputs.data["rules/shims.toml"]).toMatch(/^[0-9a-f]{64}$/);
     expect(saved.inputs.artifacts).toMatch(/^[0-9a-f]{16}$/);
-    // --json keeps stdout to the document; where the plan went is said on stderr.
+    // --json keeps stdout to the one document, and saves as well.
+    fs.rmSync(file);
     const quiet = runCli(["plan", "--host-root", host.root, ...source, "--json", "--out", file]);
     expect(JSON.parse(quiet.stdout)).toEqual(json);
-    expect(quiet.stderr).toContain(`Saved the plan to ${file}.`);
+    expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual(saved);
   });
 
   it("applied unchanged, gives the tree a plain install gives", async () => {
