@@ -100,9 +100,22 @@ export function differences(
   now: SavedPlan,
   current: Record<string, string | null>,
 ): string[] {
+  const moved = movedFiles(saved, current);
+  const found = [
+    ...inputDifferences(saved.inputs, now.inputs),
+    ...moved.map((m) => m.line),
+    ...planDifferences(saved.plan, now.plan, new Set(moved.map((m) => m.path))),
+  ];
+  if (found.length > 0) return found;
+  // Nothing the plan is made from moved, and it does the same: the rest of what was reviewed (the
+  // diffs, the checks, the reasons) must be what it is now too, or the file was edited.
+  return (Object.keys(PlanJson.shape) as Array<keyof PlanJson>)
+    .filter((key) => JSON.stringify(saved.plan[key]) !== JSON.stringify(now.plan[key]))
+    .map((key) => `the saved plan's "${key}" is not what the plan made again shows (was the file edited?)`);
+}
+
+function inputDifferences(was: SavedPlan["inputs"], is: SavedPlan["inputs"]): string[] {
   const out: string[] = [];
-  const was = saved.inputs;
-  const is = now.inputs;
   if (was.version !== is.version)
     out.push(`kata-install ${was.version} made the plan; this is kata-install ${is.version}`);
   for (const file of changedKeys(was.data, is.data)) out.push(`kata-install's data: ${file} changed`);
@@ -124,16 +137,29 @@ export function differences(
     out.push(
       `artifacts: the plan pulls version ${was.artifacts ?? "none"}; made again, it pulls ${is.artifacts ?? "none"}`,
     );
-  // The files the plan would change, as they are now; and the plan made again, for what these do not say.
-  const moved = new Set<string>();
-  for (const c of saved.plan.changes) {
+  return out;
+}
+
+/** The files the plan changes that are not on the node as they were when it was made. */
+function movedFiles(saved: SavedPlan, current: Record<string, string | null>) {
+  return saved.plan.changes.flatMap((c) => {
     const hash = current[c.path] ?? null;
-    if (hash === c.beforeHash) continue;
-    moved.add(c.path);
-    out.push(`${c.path} changed since the plan (sha256 ${short(c.beforeHash)} → ${short(hash)})`);
-  }
-  const planned = new Map(saved.plan.changes.map((c) => [c.path, c]));
-  const again = new Map(now.plan.changes.map((c) => [c.path, c]));
+    return hash === c.beforeHash
+      ? []
+      : [
+          {
+            path: c.path,
+            line: `${c.path} changed since the plan (sha256 ${short(c.beforeHash)} → ${short(hash)})`,
+          },
+        ];
+  });
+}
+
+/** What the plan made again writes or does otherwise; a file that moved is said once, above. */
+function planDifferences(was: PlanJson, is: PlanJson, moved: Set<string>): string[] {
+  const out: string[] = [];
+  const planned = new Map(was.changes.map((c) => [c.path, c]));
+  const again = new Map(is.changes.map((c) => [c.path, c]));
   for (const path of [...new Set([...planned.keys(), ...again.keys()])].sort()) {
     const before = planned.get(path);
     const after = again.get(path);
@@ -149,8 +175,8 @@ export function differences(
       );
   }
   const action = (a: { kind: string; target: string }) => `${a.kind} ${a.target}`;
-  const savedActions = new Set(saved.plan.actions.map(action));
-  const nowActions = new Set(now.plan.actions.map(action));
+  const savedActions = new Set(was.actions.map(action));
+  const nowActions = new Set(is.actions.map(action));
   for (const a of savedActions) if (!nowActions.has(a)) out.push(`the plan no longer does ${a}`);
   for (const a of nowActions) if (!savedActions.has(a)) out.push(`the plan now also does ${a}`);
   return out;

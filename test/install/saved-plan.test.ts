@@ -152,6 +152,22 @@ describe("differences", () => {
     expect(differences(saved, now, asOnNode)).toEqual(["facts: hypervisors.qemu changed"]);
   });
 
+  it("names what was reviewed and is not so now, when nothing else explains it: an edited file", () => {
+    const edited = sample();
+    (edited.plan.changes[0] as { diff: string }).diff = "+ a harmless line\n";
+    (edited.plan.checks[0] as { message: string }).message = "all is well";
+    expect(differences(edited, sample(), asOnNode)).toEqual([
+      'the saved plan\'s "checks" is not what the plan made again shows (was the file edited?)',
+      'the saved plan\'s "changes" is not what the plan made again shows (was the file edited?)',
+    ]);
+    // Said only when nothing else is: a changed input explains a changed plan.
+    const now = sample();
+    now.inputs.version = "0.2.0";
+    expect(differences(edited, now, asOnNode)).toEqual([
+      "kata-install 0.1.0 made the plan; this is kata-install 0.2.0",
+    ]);
+  });
+
   it("lists at most ten facts, then how many more", () => {
     const many = (digit: string) => Object.fromEntries([..."abcdefghijkl"].map((k) => [k, h(digit)]));
     const saved = sample();
