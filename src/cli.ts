@@ -171,10 +171,17 @@ Progress goes to stderr; stdout holds only the plan (or its JSON).
 Exit codes: 0 nothing to change (or changes, without --detailed-exitcode); 2 changes pending
 (with --detailed-exitcode); 1 a preflight error remains (the diff is still printed) or bad input.
 
+--out FILE saves the plan (the plan --json document) with the sha256 of everything it was made
+from: the node's facts, kata-install's rules, templates and artifact catalogue, the overrides file,
+the kata-deploy variables it read, the current bytes of every file it changes and the new ones.
+\`install --plan FILE\` applies exactly that plan, or refuses, naming what changed since. A plan with
+a preflight error is not saved.
+
 Examples:
   kata-install plan
   kata-install plan --facts node.json --host-root /mnt/node --json
-  kata-install plan --detailed-exitcode >/dev/null; echo $?`;
+  kata-install plan --detailed-exitcode >/dev/null; echo $?
+  kata-install plan --artifacts oci-layout:/srv/kata-oci --out node-1.plan.json`;
 
   decideOptions(
     program
@@ -188,8 +195,11 @@ Examples:
     )
     .option(
       "--artifacts-tag <tag>",
-      "with registry: the tag of the artifact images (Kata's version)",
-      "latest",
+      "with registry: the tag of the artifact images (Kata's version; default latest)",
+    )
+    .option(
+      "--out <file>",
+      "also save the plan, with the hashes of everything it was made from, for install --plan",
     )
     .addHelpText("after", planHelp)
     .action(async (options) => {
@@ -212,8 +222,11 @@ Examples:
     )
     .option(
       "--artifacts-tag <tag>",
-      "with registry: the tag of the artifact images (Kata's version)",
-      "latest",
+      "with registry: the tag of the artifact images (Kata's version; default latest)",
+    )
+    .option(
+      "--plan <file>",
+      "apply a plan saved by plan --out, exactly, or refuse if the node or the inputs changed since",
     )
     .option(
       "--runtime-timeout <seconds>",
@@ -230,11 +243,19 @@ only if a file it reads changed, and wait until it answers. Every step is journa
 <prefix>/.install, so the next run (or uninstall) finishes or undoes a cut-short one. A second
 install of the same plan changes nothing and restarts nothing.
 
+With --plan FILE (saved by plan --out), install plans again with the options the plan was made with
+(overrides, shims, artifacts: giving another is refused) and the environment as it is, and applies
+only if everything is as it was: the facts, kata-install's data, the overrides file, the variables
+read, every file the plan changes, and the plan itself. Otherwise it refuses (exit 1), naming each
+thing that changed, and writes nothing.
+
 Examples:
   kata-install install --dry-run
   kata-install install --artifacts registry:quay.io/kata-containers --artifacts-tag 3.9.0
   kata-install install --artifacts oci-layout:/srv/kata-oci
-  kata-install install --artifacts dir:/srv/kata-artifacts`,
+  kata-install install --artifacts dir:/srv/kata-artifacts
+  kata-install plan --artifacts oci-layout:/srv/kata-oci --out node-1.plan.json   (review it, then)
+  kata-install install --plan node-1.plan.json`,
     )
     .action(async (options) => {
       const { runInstall } = await import("./commands/install.js");
@@ -353,11 +374,16 @@ Examples:
       "--health-port <port>",
       "port of /healthz and /readyz (default: $HEALTH_PORT, else 8090; 0 picks one)",
     )
+    .option(
+      "--plan <file>",
+      "install: apply this saved plan (plan --out) or refuse, as install --plan (default: $KATA_INSTALL_PLAN)",
+    )
     .addHelpText(
       "after",
       `
 Actions:
-  install   label the node katacontainers.io/kata-runtime=false; plan, print the plan, install it;
+  install   label the node katacontainers.io/kata-runtime=false; plan, print the plan, install it
+            (with --plan or KATA_INSTALL_PLAN: that saved plan, or refuse as install --plan does);
             label the node =true with katacontainers.io/shim.<shim>=true per installed shim and a
             summary annotation; then wait. On SIGTERM it cleans up only if its DaemonSet no longer
             selects the node (deleted, or its nodeSelector, affinity or tolerations exclude it): a
@@ -372,6 +398,7 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, INSTALLATION_PREFIX,
   MULTI_INSTALL_SUFFIX           as for install (see kata-install explain)
   ARTIFACTS, ARTIFACTS_TAG       where the artifacts come from (as --artifacts, --artifacts-tag)
+  KATA_INSTALL_PLAN              a saved plan to apply (as --plan); e.g. /plans/$(NODE_NAME).json
   HOST_ROOT, HOST_EXEC           the host mount and how host commands run
   HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
     )

@@ -2,9 +2,10 @@
 // kata-deploy's environment, works on the host mounted at /host (host commands through chroot or
 // nsenter), labels its node through the Kubernetes API, and serves /healthz and /readyz.
 //
-//   install   label the node kata-runtime=false; plan, print the plan, apply it; label the node
-//             with what is installed; then wait. On SIGTERM, clean up only if the DaemonSet no
-//             longer selects the node: a rolling update or a restarted pod leaves Kata in place.
+//   install   label the node kata-runtime=false; plan, print the plan, apply it (or a saved plan,
+//             if it still holds); label the node with what is installed; then wait. On SIGTERM,
+//             clean up only if the DaemonSet no longer selects the node: a rolling update or a
+//             restarted pod leaves Kata in place.
 //   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
 //             installed: the node claims nothing until the next install has checked it again.
@@ -34,6 +35,8 @@ export interface EntrypointOptions {
   hostExec?: StrategyName;
   kubeconfig?: string;
   healthPort?: string;
+  /** A saved plan (`plan --out`) to apply instead of planning afresh. */
+  plan?: string;
 }
 
 interface Settings {
@@ -44,6 +47,7 @@ interface Settings {
   hostExec: StrategyName;
   artifacts?: string;
   artifactsTag?: string;
+  plan?: string;
   healthAddress: string;
   healthPort: number;
   kubeconfig?: string;
@@ -73,6 +77,7 @@ export function settingsFrom(
     hostExec: hostExec as StrategyName,
     artifacts: value("ARTIFACTS"),
     artifactsTag: value("ARTIFACTS_TAG"),
+    plan: options.plan ?? value("KATA_INSTALL_PLAN"),
     healthAddress: value("HEALTH_ADDRESS") ?? "0.0.0.0",
     healthPort,
     kubeconfig: options.kubeconfig ?? value("KUBECONFIG"),
@@ -142,6 +147,10 @@ export async function runEntrypoint(
       log(`Node ${node}: katacontainers.io/kata-runtime=false while installing.`);
     }
     health.setReady(false, "installing");
+    if (settings.plan)
+      log(
+        `Applying the saved plan ${settings.plan} (refused if the node or the inputs changed since it was made).`,
+      );
     let planned: Planned | null = null;
     const status = await runInstall(
       {
@@ -149,6 +158,7 @@ export async function runEntrypoint(
         hostExec: settings.hostExec,
         artifacts: settings.artifacts,
         artifactsTag: settings.artifactsTag,
+        plan: settings.plan,
       },
       out,
       { showPlan: true, installed: (p) => (planned = p) },

@@ -28,6 +28,8 @@ export interface InstallOptions extends PlanOptions {
   artifacts?: string;
   artifactsTag?: string;
   runtimeTimeout?: string;
+  /** A saved plan (`plan --out`): applied as it is, or refused if the node or the inputs moved. */
+  plan?: string;
 }
 
 function timeoutOf(text: string | undefined): number | undefined {
@@ -47,15 +49,22 @@ export interface InstallHooks {
 }
 
 export async function runInstall(
-  options: InstallOptions,
+  given: InstallOptions,
   out: (text: string) => void,
   hooks: InstallHooks = {},
 ): Promise<number> {
-  if (options.dryRun) return runPlan(options, out);
-  if (options.facts !== undefined)
+  if (given.dryRun && given.plan !== undefined)
+    throw new UserError(
+      `--dry-run with --plan: the saved plan is what install --plan ${given.plan} would do; make it again with plan --out to see it against the node now`,
+    );
+  if (given.dryRun) return runPlan(given, out);
+  if (given.facts !== undefined)
     throw new UserError(
       "--facts: install reads the node itself (a saved facts file is for plan and preflight)",
     );
+  // A saved plan is made again from its own options, and applied only if nothing differs.
+  const saved = given.plan === undefined ? null : await loadPlan(given.plan, given);
+  const options = saved?.options ?? given;
   const env = process.env;
   const prepared = prepare({ ...options, env });
   const specifier = parseArtifactSpecifier(options.artifacts);
@@ -70,13 +79,14 @@ export async function runInstall(
     const probes = await ProbeCache.load(host, prefix);
     const planned = await planPipeline(options, env, { prepared, host, probes });
     const source = await withArtifactSource(planned, specifier, options.artifactsTag, store);
+    if (saved) await saved.refuseIfMoved(planned, { hostRoot: options.hostRoot, env, source });
     const blockers = blocking(planned.decision);
     if (blockers.length > 0) {
       throw new UserError(
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
       );
     }
-    if (hooks.showPlan) out(renderPlan(planDocument(planned.decision, planned.changeset)));
+    if (hooks.showPlan) out(renderPlan(saved?.plan ?? planDocument(planned.decision, planned.changeset)));
     const report = await install(host, { ...planned, catalog: planned.prepared.catalog }, source, timeout);
     const changed =
       report.artifacts.switched ||
@@ -156,6 +166,19 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   } finally {
     await lock.release();
   }
+}
+
+/** A saved plan, the options to plan again with (its own), and the check that it still holds. */
+async function loadPlan(file: string, given: InstallOptions) {
+  const { loadSavedPlan } = await import("../install/saved-plan.js");
+  const { optionsOfSavedPlan, refuseIfMoved } = await import("./saved-plan.js");
+  const saved = await loadSavedPlan(file);
+  return {
+    plan: saved.plan,
+    options: optionsOfSavedPlan(file, saved, given),
+    refuseIfMoved: (planned: Planned, made: Parameters<typeof refuseIfMoved>[3]) =>
+      refuseIfMoved(file, saved, planned, made),
+  };
 }
 
 /**

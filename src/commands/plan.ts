@@ -1,3 +1,6 @@
+import { UserError } from "../errors.js";
+import type { ArtifactSource } from "../install/artifacts.js";
+import { recordingEnv } from "../install/plan-inputs.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
 import { planPipeline } from "../pipeline.js";
 import type { DecideCommandOptions } from "./decide-run.js";
@@ -7,20 +10,44 @@ export interface PlanOptions extends DecideCommandOptions {
   /** `install --dry-run --artifacts …`: also compare the installed artifacts with the source's. */
   artifacts?: string;
   artifactsTag?: string;
+  /** Save the plan, with the hashes of what it was made from, for `install --plan`. */
+  out?: string;
 }
 
 export async function runPlan(options: PlanOptions, out: (text: string) => void): Promise<number> {
-  const planned = await planPipeline(options);
+  if (options.out !== undefined && options.facts !== undefined)
+    throw new UserError(
+      "--out with --facts: a saved plan is what install would do, and install reads the node: make it from the node (--host-root), not from a facts file",
+    );
+  // The variables the plan reads are remembered: a saved plan keeps their hashes.
+  const env = recordingEnv(process.env);
+  const planned = await planPipeline(options, env.env);
+  let source: ArtifactSource | null = null;
   if (options.facts === undefined) {
     // The artifact source (if any) and the check of every path the configurations name.
     const { parseArtifactSpecifier, withArtifactSource } = await import("./artifact-source.js");
     const { journalFor } = await import("../install/install.js");
     const { installDirFromEnv } = await import("../render/layout.js");
-    const store = journalFor(planned.host, installDirFromEnv(process.env));
-    await withArtifactSource(planned, parseArtifactSpecifier(options.artifacts), options.artifactsTag, store);
+    const store = journalFor(planned.host, installDirFromEnv(env.env));
+    source = await withArtifactSource(
+      planned,
+      parseArtifactSpecifier(options.artifacts),
+      options.artifactsTag,
+      store,
+    );
   }
   const { decision, changeset } = planned;
   const doc = planDocument(decision, changeset);
-  out(options.json ? `${JSON.stringify(doc, null, 2)}\n` : renderPlan(doc));
+  // Saved (or said why not) after the plan, which is printed as usual: --json stays one document.
+  const saved =
+    options.out === undefined
+      ? ""
+      : await (await import("./saved-plan.js")).savePlan(options.out, planned, {
+          options,
+          env: env.env,
+          envNames: env.read(),
+          source,
+        });
+  out(options.json ? `${JSON.stringify(doc, null, 2)}\n` : `${renderPlan(doc)}${saved ? `\n${saved}` : ""}`);
   return planExitCode(decision, doc, options.detailedExitcode === true);
 }

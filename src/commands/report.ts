@@ -1,12 +1,12 @@
 // `kata-install report`: many nodes at once, from saved facts or from the cluster's annotations.
 import fs from "node:fs";
-import path from "node:path";
 import { prepare } from "../decide/prepare.js";
 import { UserError } from "../errors.js";
 import { renderOverrides, renderReport } from "../output/report.js";
 import { loadTemplates } from "../render/templates.js";
 import { buildReport } from "../report/report.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
+import { writeFileAtomically } from "../write-file.js";
 
 export interface ReportOptions {
   factsDir?: string;
@@ -40,25 +40,15 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
   }
   const report = buildReport(loaded.nodes, loaded.skipped);
   if (options.emitOverrides !== undefined)
-    atomicWriteFile(options.emitOverrides, renderOverrides(report.overrides, from, report.nodes.length));
+    writeFileAtomically(
+      options.emitOverrides,
+      renderOverrides(report.overrides, from, report.nodes.length),
+      "--emit-overrides",
+    );
   out(
     options.json
       ? `${JSON.stringify({ ...report, decisions: loaded.decisions }, null, 2)}\n`
       : renderReport(report),
   );
   return report.nodes.length === 0 ? 1 : 0;
-}
-
-/** Written whole or not at all: a temp file beside it, then a rename. */
-function atomicWriteFile(file: string, text: string): void {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  try {
-    fs.writeFileSync(temp, text, { mode: 0o644 });
-    fs.renameSync(temp, file);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw new UserError(
-      `--emit-overrides ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
-  }
 }

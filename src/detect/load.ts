@@ -1,7 +1,7 @@
 // `--facts FILE`: a saved Facts document, validated before any stage uses it.
-import fs from "node:fs/promises";
 import { unknownKeys } from "../decide/fact-paths.js";
 import { UserError } from "../errors.js";
+import { parseJson, readDocument } from "../json-file.js";
 import { keyPath } from "../schema.js";
 import { Facts } from "./facts.js";
 
@@ -15,24 +15,11 @@ export class FactsFileError extends UserError {
 }
 
 export async function loadFacts(file: string): Promise<Facts> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, "utf8");
-  } catch (error) {
-    throw new FactsFileError(file, [
-      `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    ]);
-  }
-  return parseFacts(file, text);
+  return parseFacts(file, await readDocument(file, (details) => new FactsFileError(file, details)));
 }
 
 export function parseFacts(file: string, text: string): Facts {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new FactsFileError(file, [`invalid JSON: ${(error as Error).message}`]);
-  }
+  const json = parseJson(text, (details) => new FactsFileError(file, details));
   const result = Facts.safeParse(json);
   // Every problem at once: wrong values, and keys no fact has (a typo would read as a fact absent).
   const unknown = unknownKeys(json).map((key) => `${key}: no such fact`);

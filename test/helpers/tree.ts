@@ -40,3 +40,31 @@ export function mtimes(root: string): Record<string, number> {
   walk(root);
   return out;
 }
+
+/**
+ * A host tree after an install, as two installs of one plan on two copies of a node share it: the
+ * journal's saved copies named by their content instead of their random names, and the probe
+ * cache's entries without the device, inode and mtime that identify each binary.
+ */
+export function installedTree(root: string, prefix = "opt/kata"): TreeSnapshot {
+  const dir = path.join(root, prefix, ".install");
+  const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
+  const named = (text: string) =>
+    text.replace(
+      /original\/[0-9a-f-]{36}/g,
+      (name) => `original/${sha(fs.readFileSync(path.join(dir, name)))}`,
+    );
+  const rehashed = (value: string, content: string) => value.replace(/[0-9a-f]{64}$/, sha(content));
+  const out: TreeSnapshot = {};
+  for (const [rel, value] of Object.entries(snapshot(root))) {
+    const full = path.join(root, rel);
+    if (rel === `${prefix}/.install/journal.json`)
+      out[rel] = rehashed(value, named(fs.readFileSync(full, "utf8")));
+    else if (rel === `${prefix}/.install/probes.json`) {
+      const entries = JSON.parse(fs.readFileSync(full, "utf8")) as Record<string, { identity: string }>;
+      for (const entry of Object.values(entries)) entry.identity = "(the file's identity)";
+      out[rel] = rehashed(value, JSON.stringify(entries));
+    } else out[named(rel)] = value;
+  }
+  return out;
+}

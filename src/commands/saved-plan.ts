@@ -1,0 +1,150 @@
+// `plan --out FILE` and `install --plan FILE` (the entrypoint's KATA_INSTALL_PLAN too): a plan saved
+// with what it was made from, and applied only when, made again now, it is the same plan.
+import path from "node:path";
+import { blocking } from "../decide/decision.js";
+import { UserError } from "../errors.js";
+import { hash, StalePlanError } from "../install/apply.js";
+import { type ArtifactSource, versionId } from "../install/artifacts.js";
+import { readFile } from "../install/fs-ops.js";
+import {
+  dataHashes,
+  type Env,
+  envHashes,
+  factsHashes,
+  kataInstallVersion,
+  overridesInput,
+} from "../install/plan-inputs.js";
+import { differences, SAVED_PLAN_VERSION, type SavedPlan, writeSavedPlan } from "../install/saved-plan.js";
+import { planDocument } from "../output/plan.js";
+import { PlanJson } from "../output/plan-schema.js";
+import type { Planned } from "../pipeline.js";
+import type { PlanOptions } from "./plan.js";
+
+type Shaping = SavedPlan["options"];
+
+/** The options that shape a plan, as a saved plan keeps them: paths absolute, the tag's default said. */
+export function shapingOptions(options: PlanOptions): Shaping {
+  return {
+    overrides: options.overrides === undefined ? null : path.resolve(options.overrides),
+    shims: options.shims ?? null,
+    defaultShim: options.defaultShim ?? null,
+    ignorePreflightErrors: options.ignorePreflightErrors ?? null,
+    artifacts: options.artifacts === undefined ? null : absoluteSource(options.artifacts),
+    artifactsTag: options.artifactsTag ?? "latest",
+  };
+}
+
+/** dir:DIR and oci-layout:DIR with DIR absolute: the plan may be applied from another directory. */
+function absoluteSource(spec: string): string {
+  const local = /^(dir|oci-layout):(.+)$/.exec(spec);
+  return local ? `${local[1]}:${path.resolve(local[2] as string)}` : spec;
+}
+
+const FLAGS: Array<[keyof Shaping, string]> = [
+  ["overrides", "--overrides"],
+  ["shims", "--shims"],
+  ["defaultShim", "--default-shim"],
+  ["ignorePreflightErrors", "--ignore-preflight-errors"],
+  ["artifacts", "--artifacts"],
+  ["artifactsTag", "--artifacts-tag"],
+];
+
+/**
+ * The options to plan again with: the saved plan's own. One given that would make another plan is
+ * refused, by name; one given as the plan has it is harmless.
+ */
+export function optionsOfSavedPlan<T extends PlanOptions>(file: string, saved: SavedPlan, given: T): T {
+  const shaped = shapingOptions(given);
+  for (const [key, flag] of FLAGS) {
+    if (given[key] === undefined || shaped[key] === saved.options[key]) continue;
+    const was = saved.options[key];
+    throw new UserError(
+      `${flag} ${given[key]}: the plan in ${file} was made ${was === null ? `without ${flag}` : `with ${flag} ${was}`}, and a saved plan is applied as it was made: leave ${flag} out, or make the plan again with it`,
+    );
+  }
+  const { overrides, shims, defaultShim, ignorePreflightErrors, artifacts, artifactsTag } = saved.options;
+  return {
+    ...given,
+    overrides: overrides ?? undefined,
+    shims: shims ?? undefined,
+    defaultShim: defaultShim ?? undefined,
+    ignorePreflightErrors: ignorePreflightErrors ?? undefined,
+    artifacts: artifacts ?? undefined,
+    artifactsTag,
+  };
+}
+
+export interface Making {
+  options: Shaping;
+  hostRoot: string;
+  /** The environment the plan was made in, and the variables it read. */
+  env: Env;
+  envNames: string[];
+  source: ArtifactSource | null;
+}
+
+/** A plan as saved: the plan document, and the hashes of everything it was made from. */
+export async function savedPlanOf(planned: Planned, made: Making): Promise<SavedPlan> {
+  const { facts, decision, changeset } = planned;
+  const pulls = changeset.actions.some((a) => a.kind === "pull-artifact");
+  const bundled = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  return {
+    schemaVersion: SAVED_PLAN_VERSION,
+    options: made.options,
+    inputs: {
+      version: kataInstallVersion(),
+      facts: factsHashes(facts),
+      data: dataHashes(),
+      overrides: overridesInput(made.options.overrides, made.hostRoot),
+      environment: envHashes(made.envNames, made.env),
+      // What would be pulled, named by the source's digests: a new release there is another plan.
+      artifacts: pulls && made.source !== null ? await versionId(made.source, bundled) : null,
+    },
+    plan: PlanJson.parse(planDocument(decision, changeset)),
+  };
+}
+
+/** `plan --out FILE`: the plan saved, unless an install would refuse it; what to tell the user. */
+export async function savePlan(
+  file: string,
+  planned: Planned,
+  made: { options: PlanOptions } & Pick<Making, "env" | "envNames" | "source">,
+): Promise<string> {
+  if (blocking(planned.decision).length > 0)
+    return `The plan was not saved to ${file}: a preflight error remains, so an install would refuse it.\n`;
+  const { options, ...rest } = made;
+  const saved = await savedPlanOf(planned, {
+    ...rest,
+    options: shapingOptions(options),
+    hostRoot: options.hostRoot,
+  });
+  writeSavedPlan(file, saved);
+  return `Saved the plan to ${file}. To apply exactly this plan: kata-install install --plan ${file}\n`;
+}
+
+/**
+ * Refuse, naming each difference, unless the plan made again now (`planned`, from the saved plan's
+ * options, the node as it is and the environment as it is) is the saved one.
+ */
+export async function refuseIfMoved(
+  file: string,
+  saved: SavedPlan,
+  planned: Planned,
+  made: Pick<Making, "hostRoot" | "env" | "source">,
+): Promise<void> {
+  const now = await savedPlanOf(planned, {
+    ...made,
+    options: saved.options,
+    envNames: Object.keys(saved.inputs.environment),
+  });
+  const current: Record<string, string | null> = {};
+  for (const c of saved.plan.changes) {
+    const read = await readFile(planned.host, c.path);
+    current[c.path] = read === null ? null : hash(read.bytes);
+  }
+  const found = differences(saved, now, current);
+  if (found.length > 0)
+    throw new StalePlanError(
+      `the plan in ${file} was not applied: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\nNothing of it was applied. Make the plan again (plan --out ${file}), review it, and apply that.`,
+    );
+}
