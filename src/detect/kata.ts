@@ -66,10 +66,22 @@ export const kata = defineSource({
   },
 });
 
-/** The runtime drop-ins kata-deploy 4.x writes (its MULTI_INSTALL_SUFFIX variants too). */
-const DEPLOY_DROP_IN_DIRS = [
-  { dir: "/etc/containerd/conf.d", name: /^kata-deploy(-[\w.-]+)?\.toml$/ },
+/** The runtime drop-ins kata-deploy 4.x writes (its MULTI_INSTALL_SUFFIX variants too), per runtime. */
+const CONTAINERD_DROP_IN = /^kata-deploy(-[\w.-]+)?\.toml$/;
+const DEPLOY_DROP_IN_DIRS: Array<{ dir: string; name: RegExp; content?: (text: string) => boolean }> = [
+  { dir: "/etc/containerd/conf.d", name: CONTAINERD_DROP_IN },
   { dir: "/etc/crio/crio.conf.d", name: /^99-kata-deploy(-[\w.-]+)?$/ },
+  // Written at every CRI-O configure, empty unless DEBUG: kata-deploy's only while it holds just that.
+  {
+    dir: "/etc/crio/crio.conf.d",
+    name: /^100-debug$/,
+    content: (text) => /^\s*(\[crio\.runtime\]\s*log_level\s*=\s*"debug"\s*)?$/.test(text),
+  },
+  { dir: "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d", name: CONTAINERD_DROP_IN },
+  { dir: "/var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d", name: CONTAINERD_DROP_IN },
+  { dir: "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.d", name: CONTAINERD_DROP_IN },
+  { dir: "/var/lib/rancher/rke2/agent/etc/containerd/config-v3.toml.d", name: CONTAINERD_DROP_IN },
+  { dir: "/etc/k0s/containerd.d", name: CONTAINERD_DROP_IN },
 ];
 /** The header kata-deploy writes at the top of each shim's configuration copy. */
 const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy";
@@ -95,7 +107,11 @@ async function kataDeployTraces(
   const dropIns: string[] = [];
   const own = `${prefix}/containerd/config.d/kata-deploy.toml`;
   if (await ctx.host.exists(own)) dropIns.push(own);
-  for (const { dir, name } of DEPLOY_DROP_IN_DIRS)
-    for (const entry of await ctx.list("kata", dir)) if (name.test(entry)) dropIns.push(`${dir}/${entry}`);
+  for (const { dir, name, content } of DEPLOY_DROP_IN_DIRS)
+    for (const entry of await ctx.list("kata", dir)) {
+      if (!name.test(entry)) continue;
+      if (content && !content((await ctx.read("kata", `${dir}/${entry}`)) ?? "\0")) continue;
+      dropIns.push(`${dir}/${entry}`);
+    }
   return shims.length === 0 && dropIns.length === 0 ? null : { dropIns: dropIns.sort(), shims: shims.sort() };
 }

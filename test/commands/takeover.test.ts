@@ -12,7 +12,13 @@ import { dig } from "../../src/detect/toml.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { amdSnpCrio, arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import {
+  amdSnpCrio,
+  arm64Containerd20,
+  CONTAINERD_V2_MAIN,
+  intelContainerd16,
+  k3sImportingDropIns,
+} from "../helpers/nodes.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -263,12 +269,14 @@ describe("a containerd 2.x node kata-deploy installed (its drop-in under /opt/ka
   });
 });
 
-describe("a CRI-O node kata-deploy installed (99-kata-deploy)", () => {
+describe("a CRI-O node kata-deploy installed (99-kata-deploy, and 100-debug as its DEBUG writes it)", () => {
   let host: Awaited<ReturnType<typeof nodeOf>>;
   const dropIn = "etc/crio/crio.conf.d/99-kata-deploy";
+  const debug = "etc/crio/crio.conf.d/100-debug";
   beforeAll(async () => {
     host = await nodeOf(amdSnpCrio(), (root) => {
       kataDeployTree(root, ["qemu"]);
+      fs.writeFileSync(path.join(root, debug), '[crio.runtime]\nlog_level = "debug"\n');
       fs.writeFileSync(
         path.join(root, dropIn),
         '[crio]\n  storage_option = ["overlay.skip_mount_home=true"]\n\n[crio.runtime.runtimes.kata-qemu]\n  runtime_path = "/opt/kata/bin/containerd-shim-kata-v2"\n  runtime_type = "vm"\n  runtime_root = "/run/vc"\n  runtime_config_path = "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml"\n  privileged_without_host_devices = true\n',
@@ -276,19 +284,65 @@ describe("a CRI-O node kata-deploy installed (99-kata-deploy)", () => {
     });
   });
 
-  it("its drop-in goes as kata-install's comes, and uninstall does not bring it back", () => {
+  it("its drop-ins go as kata-install's comes, and uninstall does not bring them back", () => {
     const before = snapshot(host.root);
+    expect(JSON.parse(host.cli("facts", "--json").stdout).kata.deploy.dropIns).toEqual([
+      `/${debug}`,
+      `/${dropIn}`,
+    ]);
     const run = host.cli("install", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
     expect(run.status, run.stderr).toBe(0);
     expect(fs.existsSync(path.join(host.root, dropIn))).toBe(false);
-    expect(read(host.root, "etc/crio/crio.conf.d/50-kata-install.conf")).toContain("runtimes.kata-qemu]");
+    expect(fs.existsSync(path.join(host.root, debug))).toBe(false);
+    const ours = parse(read(host.root, "etc/crio/crio.conf.d/50-kata-install.conf")) as {
+      crio: { storage_option?: string[]; runtime: { runtimes: Record<string, unknown> } };
+    };
+    expect(Object.keys(ours.crio.runtime.runtimes)).toEqual(["kata-qemu"]);
+    // kata-deploy's storage_option was its own, not the admin's: kata-install sets it in its place.
+    expect(ours.crio.storage_option).toEqual(["overlay.skip_mount_home=true"]);
     expect(host.cli("uninstall").status).toBe(0);
     const after = snapshot(host.root);
     // Everything of Kata's gone, the rest of the node as it was.
     for (const p of Object.keys(after)) expect(p.startsWith("opt/kata"), p).toBe(false);
     expect(after[dropIn]).toBeUndefined();
+    expect(after[debug]).toBeUndefined();
     for (const [p, v] of Object.entries(before))
-      if (!p.startsWith("opt") && p !== dropIn) expect(after[p], p).toEqual(v);
+      if (!p.startsWith("opt") && p !== dropIn && p !== debug) expect(after[p], p).toEqual(v);
+  });
+
+  it("a 100-debug with settings of the admin's is theirs: not taken for kata-deploy's", async () => {
+    const other = await nodeOf(amdSnpCrio(), (root) => {
+      kataDeployTree(root, ["qemu"]);
+      fs.writeFileSync(
+        path.join(root, debug),
+        '[crio.runtime]\nlog_level = "debug"\nlog_to_journald = true\n',
+      );
+    });
+    expect(JSON.parse(other.cli("facts", "--json").stdout).kata.deploy.dropIns).toEqual([]);
+  });
+});
+
+describe("a k3s node kata-deploy installed (its drop-in in the directory k3s's template imports)", () => {
+  it("the drop-in is kata-deploy's, named in the facts, and goes in the takeover as kata-install's comes", async () => {
+    const dir = "var/lib/rancher/k3s/agent/etc/containerd/config.toml.d";
+    const host = await nodeOf(k3sImportingDropIns(), (root) => {
+      kataDeployTree(root, ["qemu"]);
+      fs.mkdirSync(path.join(root, dir), { recursive: true });
+      fs.writeFileSync(
+        path.join(root, dir, "kata-deploy.toml"),
+        deployHandler("io.containerd.grpc.v1.cri", "qemu"),
+      );
+    });
+    expect(JSON.parse(host.cli("facts", "--json").stdout).kata.deploy.dropIns).toEqual([
+      `/${dir}/kata-deploy.toml`,
+    ]);
+    const plan = JSON.parse(
+      host.cli("plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu", "--json").stdout,
+    ) as { changes: Array<{ path: string; action: string }> };
+    expect(plan.changes.filter((c) => c.path.startsWith(`/${dir}/`))).toEqual([
+      expect.objectContaining({ path: `/${dir}/50-kata-install.toml`, action: "create" }),
+      expect.objectContaining({ path: `/${dir}/kata-deploy.toml`, action: "delete" }),
+    ]);
   });
 });
 
