@@ -19,20 +19,32 @@ export interface DetectOptions {
   probes?: ProbeCache;
   /** kata-deploy's CONTAINERD_CONFIG_FILE_NAME: containerd reads /etc/containerd/<this>. */
   containerdConfigName?: string;
+  /** Where an installed Kata is looked for: /opt/kata, or as INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX say. */
+  kataPrefix?: string;
+}
+
+/** kata-deploy's install directory: <INSTALLATION_PREFIX>/opt/kata[-<MULTI_INSTALL_SUFFIX>]. */
+export function kataDirFromEnv(env: Readonly<Record<string, string | undefined>>): string {
+  const given = env.INSTALLATION_PREFIX?.trim();
+  const prefix = given ? `${given.replace(/\/+$/, "")}/opt/kata` : "/opt/kata";
+  const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
+  return suffix ? `${prefix}-${suffix}` : prefix;
 }
 
 /**
- * What of kata-deploy's environment says where to look (not what to decide): the file name
- * containerd was started with. Checked as kata-deploy checks it: a plain name in /etc/containerd.
+ * What of kata-deploy's environment says where to look (not what to decide): Kata's install
+ * directory, and the file name containerd was started with (a plain name in /etc/containerd, as
+ * kata-deploy checks it).
  */
 export function detectOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): DetectOptions {
+  const kataPrefix = kataDirFromEnv(env);
   const name = env.CONTAINERD_CONFIG_FILE_NAME?.trim();
-  if (!name) return {};
+  if (!name) return { kataPrefix };
   if (!isPlainFileName(name))
     throw new UserError(
       `CONTAINERD_CONFIG_FILE_NAME: expected a file name in /etc/containerd (no "/"), got "${name}"`,
     );
-  return { containerdConfigName: name };
+  return { containerdConfigName: name, kataPrefix };
 }
 
 export function isPlainFileName(name: string): boolean {
@@ -46,6 +58,7 @@ export class DetectContext {
   readonly commandTimeoutMs: number;
   private readonly probes: ProbeCache | null;
   readonly containerdConfigName: string | null;
+  readonly kataPrefix: string;
 
   constructor(
     readonly host: Host,
@@ -54,6 +67,7 @@ export class DetectContext {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.probes = options.probes ?? null;
     this.containerdConfigName = options.containerdConfigName ?? null;
+    this.kataPrefix = options.kataPrefix ?? "/opt/kata";
   }
 
   /** Run `compute` once per key for the whole detection; later callers share its result. */

@@ -4,7 +4,6 @@ import type { DetectContext } from "./context.js";
 import { parseVersion } from "./hypervisors.js";
 import { defineSource } from "./source.js";
 
-export const KATA_PREFIX = "/opt/kata";
 const DEFAULTS_DIR = "share/defaults/kata-containers";
 /** Where kata-install keeps its journal under the prefix (the install issue). */
 export const JOURNAL_DIR = ".install";
@@ -39,7 +38,7 @@ export const kata = defineSource({
     const etcConfig = (await ctx.host.exists("/etc/kata-containers/configuration.toml"))
       ? "/etc/kata-containers/configuration.toml"
       : null;
-    const prefix = KATA_PREFIX;
+    const prefix = ctx.kataPrefix;
     const runtimeBinary = `${prefix}/bin/kata-runtime`;
     const shimBinary = `${prefix}/bin/containerd-shim-kata-v2`;
     const hasRuntime = await ctx.host.exists(runtimeBinary);
@@ -57,7 +56,8 @@ export const kata = defineSource({
     return {
       installed: true,
       prefix,
-      version: run?.ok ? parseVersion(run.stdout) : null,
+      // The runtime's answer; else the release's VERSION file (kata-deploy copies it in).
+      version: run?.ok ? parseVersion(run.stdout) : await versionFile(ctx, prefix),
       configs,
       etcConfig,
       managedBy: ours ? "kata-install" : deploy !== null ? "kata-deploy" : "other",
@@ -114,4 +114,9 @@ async function kataDeployTraces(
       dropIns.push(`${dir}/${entry}`);
     }
   return shims.length === 0 && dropIns.length === 0 ? null : { dropIns: dropIns.sort(), shims: shims.sort() };
+}
+
+async function versionFile(ctx: DetectContext, prefix: string): Promise<string | null> {
+  const text = (await ctx.read("kata", `${prefix}/VERSION`))?.trim();
+  return text && /^\d+\.\d+/.test(text) ? text : null;
 }

@@ -1,8 +1,8 @@
 // Where an install puts things on the node: Kata's release layout under the prefix, one directory
 // per shim so that each has its own config.d/.
 import type { Catalog } from "../decide/catalog.js";
-import { DEFAULT_PREFIX } from "../decide/decide.js";
 import type { Decision } from "../decide/decision.js";
+import { kataDirFromEnv } from "../detect/context.js";
 
 /** The install directory: the prefix, with kata-deploy's MULTI_INSTALL_SUFFIX appended. */
 export function installDir(decision: Decision): string {
@@ -90,10 +90,7 @@ export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
  * (or without) a decision: the same rule as installDir().
  */
 export function installDirFromEnv(env: Readonly<Record<string, string | undefined>>): string {
-  const given = env.INSTALLATION_PREFIX?.trim();
-  const prefix = given ? `${given.replace(/\/+$/, "")}/opt/kata` : DEFAULT_PREFIX;
-  const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
-  return suffix ? `${prefix}-${suffix}` : prefix;
+  return kataDirFromEnv(env);
 }
 
 /**

@@ -32,8 +32,8 @@ afterAll(() => {
 const HEADER = "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
 
 /** /opt/kata as kata-deploy 4.1 leaves it: the release's files, and one shim's configuration copy. */
-function kataDeployTree(root: string, shims: string[]): void {
-  const dest = path.join(root, "opt/kata");
+function kataDeployTree(root: string, shims: string[], prefix = "/opt/kata"): void {
+  const dest = path.join(root, prefix);
   for (const artifact of fs.readdirSync(artifacts))
     fs.cpSync(path.join(artifacts, artifact, "opt/kata"), dest, { recursive: true, verbatimSymlinks: true });
   const defaults = path.join(dest, "share/defaults/kata-containers");
@@ -343,6 +343,32 @@ describe("a k3s node kata-deploy installed (its drop-in in the directory k3s's t
       expect.objectContaining({ path: `/${dir}/50-kata-install.toml`, action: "create" }),
       expect.objectContaining({ path: `/${dir}/kata-deploy.toml`, action: "delete" }),
     ]);
+  });
+});
+
+describe("a node kata-deploy installed under INSTALLATION_PREFIX", () => {
+  it("is recognised there, with its version, and taken over there", async () => {
+    const dest = "/srv/k8s/opt/kata";
+    const host = await nodeOf(intelContainerd16(), (root) => {
+      kataDeployTree(root, ["qemu"], dest);
+      fs.writeFileSync(path.join(root, dest, "VERSION"), "4.1.0\n");
+      // A runtime that cannot say its version (it fails): the release's VERSION file says it.
+      fs.rmSync(path.join(root, dest, "bin/kata-runtime"), { force: true });
+      fs.writeFileSync(path.join(root, dest, "bin/kata-runtime"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    });
+    const env = { INSTALLATION_PREFIX: "/srv/k8s" };
+    const cli = (...args: string[]) => runCli([...args, "--host-root", host.root], { env });
+    const facts = JSON.parse(cli("facts", "--json").stdout);
+    expect(facts.kata).toMatchObject({ managedBy: "kata-deploy", prefix: dest, deploy: { shims: ["qemu"] } });
+    expect(facts.kata.version).toBe("4.1.0");
+    const plan = cli("plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+    expect(plan.status, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(`take-over ${dest}: kata-deploy's install`);
+    const run = cli("install", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.readlinkSync(path.join(host.root, dest, "bin"))).toBe("current/bin");
+    expect(cli("uninstall").status).toBe(0);
+    expect(fs.existsSync(path.join(host.root, dest))).toBe(false);
   });
 });
 
