@@ -3,6 +3,7 @@
 
 import { byText } from "../compare.js";
 import type { Facts } from "../detect/facts.js";
+import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { type Catalog, DISTRO_REPLACEABLE, type ShimSpec } from "./catalog.js";
 import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
 import type { EnvSettings } from "./env.js";
@@ -119,6 +120,7 @@ export function decide(input: DecideInput): Decision {
   return {
     arch,
     runtime,
+    containerdInPlace: containerdInPlace(matched),
     checks: allChecks,
     shims,
     dropped,
@@ -191,8 +193,8 @@ function overriddenRuntime(
   facts: Facts,
   overrides: Overrides,
   contradiction: (m: string, r: string) => void,
-): Decided<string | null> {
-  const ladder = new Ladder<string | null>();
+): Decided<RuntimeKind | null> {
+  const ladder = new Ladder<RuntimeKind | null>();
   ladder.offer(facts.runtime.kind, { kind: "default", name: "detected" });
   if (overrides.runtimeKind !== undefined) {
     ladder.offer(overrides.runtimeKind, overridesSource(overrides, ["runtime", "kind"], "runtime.kind"));
@@ -203,8 +205,17 @@ function overriddenRuntime(
       );
     }
   }
-  return ladder.resolve() as Decided<string | null>;
+  return ladder.resolve() as Decided<RuntimeKind | null>;
 }
+
+/** The rules' verdict on how containerd's handlers are written (the variable runtime-config-in-place). */
+function containerdInPlace(matched: Rule[]): Decided<boolean> {
+  const ladder = new Ladder<boolean>();
+  ladder.offer(false, { kind: "default", name: "a drop-in containerd imports" });
+  for (const rule of matched) if (rule.vars[IN_PLACE_VAR] === true) ladder.offer(true, ruleSource(rule));
+  return ladder.resolve() as Decided<boolean>;
+}
+export const IN_PLACE_VAR = "runtime-config-in-place";
 
 function chooseShims(
   input: DecideInput,

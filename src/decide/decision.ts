@@ -1,5 +1,6 @@
 // The Decision: what the decide stage hands to render, and what `preflight`, `explain` and `shims`
 // print. Plain data: it serialises as it is.
+import type { RuntimeKind } from "../detect/runtime/schema.js";
 import type { Decided, Source } from "./provenance.js";
 import type { Severity } from "./rules.js";
 
@@ -36,7 +37,12 @@ export interface HandlerSettings {
 
 export interface Decision {
   arch: string | null;
-  runtime: Decided<string | null>;
+  runtime: Decided<RuntimeKind | null>;
+  /**
+   * containerd: its config.toml edited in place (1.x replaces imported tables whole; also when the
+   * version is unknown), rather than a drop-in it imports. Set by the runtime rules.
+   */
+  containerdInPlace: Decided<boolean>;
   checks: Check[];
   shims: Chosen[];
   dropped: Chosen[];

@@ -3,6 +3,7 @@
 // answers on its socket. A runtime that does not come back is an error naming the socket: the
 // admin must know at once, not at the next pod.
 import net from "node:net";
+import { restartFor } from "../detect/runtime/layouts.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { PlanAction } from "../render/changeset.js";
@@ -10,13 +11,11 @@ import { fault } from "./fault.js";
 
 export const ANSWER_TIMEOUT_MS = 30_000;
 
-/** k3s and rke2 run as a server or an agent unit; ask systemd which one this node has. */
+/** The unit a runtime runs as: k3s and rke2 as a server or an agent, so systemd is asked which. */
 async function unitFor(host: Host, target: string): Promise<string> {
-  const candidates: Record<string, string[]> = {
-    k3s: ["k3s", "k3s-agent"],
-    rke2: ["rke2-server", "rke2-agent"],
-  };
-  for (const unit of candidates[target] ?? []) {
+  const units = restartFor(target)?.units ?? [target];
+  if (units.length === 1) return units[0] as string;
+  for (const unit of units) {
     if ((await host.run("systemctl", ["is-active", "--quiet", unit])).ok) return unit;
   }
   return target;

@@ -98,6 +98,13 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
   if (decision.install.suffix.value !== "")
     values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
+  if (decision.install.debug.value)
+    values.push({
+      kind: "install",
+      key: "install.debug",
+      ...decision.install.debug,
+      reason: "a kata-<shim>-debug handler beside each shim's, with guest debug on",
+    });
   return { values };
 }
 

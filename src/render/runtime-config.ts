@@ -7,6 +7,7 @@ import { parse } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
+import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import type { RenderedFile } from "./kata-config.js";
@@ -39,8 +40,6 @@ const NEW_CONTAINERD_CONFIG = `version = 2
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
   runtime_type = "io.containerd.runc.v2"
 `;
-const CONTAINERD_DROP_IN_DIR = "/etc/containerd/conf.d";
-const CRIO_DROP_IN_DIR = "/etc/crio/crio.conf.d";
 
 /**
  * Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>, with this install's
@@ -136,80 +135,88 @@ function renderFor(
   const debug = decision.install.debug.value;
   const ours = (p: string[]) => isOurTable(p, catalog, suffix);
   const kind = decision.runtime.value;
-  const runtime = facts.runtime;
-  const restart = (target: string): RuntimeAction => ({
-    kind: "restart-runtime",
-    target,
-    reason: `${target} reads its runtime handlers only at start`,
-  });
-  switch (kind) {
+  // No runtime to configure: the container-runtime check has failed the plan already.
+  if (kind === null) return { files: [] };
+  const layout = RUNTIME_LAYOUTS[kind];
+  // Detected facts describe the runtime found; the overrides file may name another kind.
+  const runtime = facts.runtime.kind === kind ? facts.runtime : null;
+  const onChange: RuntimeAction | undefined = layout.restart
+    ? {
+        kind: layout.restart.verb === "reload" ? "reload-runtime" : "restart-runtime",
+        target: layout.restart.target,
+        reason: layout.restart.reason,
+      }
+    : undefined;
+  const version = (fallback: number) => runtime?.configVersion ?? fallback;
+  const placement = layout.handlers;
+  switch (placement.kind) {
     case "containerd": {
-      const main = runtime.configPath ?? "/etc/containerd/config.toml";
-      if (decision.vars["runtime-config-in-place"] === true) {
+      const main = runtime?.configPath ?? layout.config;
+      if (decision.containerdInPlace.value) {
         return {
           files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix, debug)],
-          onChange: restart("containerd"),
+          onChange,
         };
       }
-      const dir = runtime.dropInDir ?? CONTAINERD_DROP_IN_DIR;
-      const version = runtime.configVersion ?? 3;
-      const files = [dropIn(`${dir}/${dropInName(suffix)}`, version, handlers, templates, debug)];
-      const mainText = current.get(main) ?? null;
+      const dir = runtime?.dropInDir ?? placement.dir;
+      const v = version(placement.defaultVersion);
+      const files = [dropIn(`${dir}/${dropInName(suffix)}`, v, handlers, templates, debug)];
       const cleaned = cleanMain(
         main,
-        mainText,
-        runtime.dropInDir === null ? `${dir}/*.toml` : null,
-        version,
+        current.get(main) ?? null,
+        (runtime?.dropInDir ?? null) === null ? `${dir}/*.toml` : null,
+        v,
         ours,
         takeover,
       );
       if (cleaned) files.push(cleaned);
-      return { files, onChange: restart("containerd") };
+      return { files, onChange };
     }
-    case "k3s":
-    case "rke2": {
+    case "imported-dir": {
       // Refused by the runtime-drop-in-dir check when their template imports no directory.
-      if (runtime.dropInDir === null) return { files: [] };
+      const dir = runtime?.dropInDir ?? null;
+      if (dir === null) return { files: [] };
       return {
         files: [
           dropIn(
-            `${runtime.dropInDir}/${dropInName(suffix)}`,
-            runtime.configVersion ?? 2,
+            `${dir}/${dropInName(suffix)}`,
+            version(placement.defaultVersion),
             handlers,
             templates,
             debug,
           ),
         ],
-        onChange: restart(kind),
+        onChange,
       };
     }
-    case "k0s":
+    case "drop-in-dir":
       return {
         files: [
           dropIn(
-            `/etc/k0s/containerd.d/${dropInName(suffix)}`,
-            runtime.configVersion ?? 2,
+            `${placement.dir}/${dropInName(suffix)}`,
+            version(placement.defaultVersion),
             handlers,
             templates,
             debug,
           ),
         ],
+        onChange,
       };
-    case "microk8s": {
-      const template = runtime.templatePath ?? "/var/snap/microk8s/current/args/containerd-template.toml";
+    case "template": {
+      const template = runtime?.templatePath ?? (layout.templates[0] as string);
       return {
         files: [
           editInPlace(template, current.get(template) ?? null, handlers, ours, templates, suffix, debug),
         ],
-        onChange: restart("snap.microk8s.daemon-containerd"),
+        onChange,
       };
     }
     case "crio": {
       const name = "crio/kata.conf.njk";
       // CRI-O mounts the image store's home privately unless told not to; kata-deploy tells it so.
       // An admin's own storage_option stays theirs: CRI-O would take our list instead of it.
-      const own = `${CRIO_DROP_IN_DIR}/${dropInName(suffix, "conf")}`;
-      const adminStorage = [runtime.configPath, ...runtime.imports].some((file) => {
+      const own = `${placement.dir}/${dropInName(suffix, "conf")}`;
+      const adminStorage = [runtime?.configPath ?? null, ...(runtime?.imports ?? [])].some((file) => {
         if (file === null || file === own || takeover?.dropIns.includes(file)) return false;
         const text = current.get(file);
         return text != null && dig(parseOrNull(text), ["crio", "storage_option"]) !== undefined;
@@ -229,16 +236,17 @@ function renderFor(
             reason: "CRI-O runtime handlers for the chosen shims",
           },
         ],
-        onChange: {
-          kind: "reload-runtime",
-          target: "crio",
-          reason: "CRI-O re-reads its runtime handlers on reload",
-        },
+        onChange,
       };
     }
     default:
-      return { files: [] };
+      return unreachable(placement);
   }
+}
+
+/** A kind of placement the switch above does not handle fails to compile here. */
+function unreachable(placement: never): never {
+  throw new Error(`no rendering for handler placement ${JSON.stringify(placement)}`);
 }
 
 function dropIn(

@@ -2,10 +2,8 @@
 // files override earlier ones key by key.
 import type { DetectContext } from "../context.js";
 import { dig, isTable, readToml } from "../toml.js";
+import { CRIO_CONFIG, CRIO_DROP_IN_DIR } from "./layouts.js";
 import type { RuntimeHandler } from "./schema.js";
-
-export const CRIO_CONFIG = "/etc/crio/crio.conf";
-export const CRIO_DROP_IN_DIR = "/etc/crio/crio.conf.d";
 
 export interface CrioConfig {
   exists: boolean;

@@ -5,79 +5,17 @@ import type { DetectContext } from "../context.js";
 import { parseVersion } from "../hypervisors.js";
 import { defineSource } from "../source.js";
 import { readContainerdConfig } from "./containerd-config.js";
-import { CRIO_CONFIG, CRIO_DROP_IN_DIR, readCrioConfig } from "./crio-config.js";
-import { RuntimeFacts, type RuntimeKind } from "./schema.js";
+import { readCrioConfig } from "./crio-config.js";
+import {
+  CRIO_CONFIG,
+  CRIO_DROP_IN_DIR,
+  DETECTION_ORDER,
+  RUNTIME_LAYOUTS,
+  type RuntimeLayout,
+} from "./layouts.js";
+import { RuntimeFacts } from "./schema.js";
 
 export { RuntimeFacts, RuntimeKind } from "./schema.js";
-
-interface Layout {
-  kind: RuntimeKind;
-  binaries: string[];
-  socket: string;
-  config: string;
-  /** Further files or directories that show the runtime is installed. */
-  marks: string[];
-  templates?: string[];
-  version: string[];
-}
-
-const K3S_CONTAINERD = "/var/lib/rancher/k3s/agent/etc/containerd";
-const RKE2_CONTAINERD = "/var/lib/rancher/rke2/agent/etc/containerd";
-
-/** In order of precedence when the kubelet does not say: the embedding distributions first. */
-export const LAYOUTS: Layout[] = [
-  {
-    kind: "k0s",
-    binaries: ["/usr/local/bin/k0s", "/usr/bin/k0s"],
-    socket: "/run/k0s/containerd.sock",
-    config: "/etc/k0s/containerd.toml",
-    marks: ["/etc/k0s", "/var/lib/k0s"],
-    version: ["version"],
-  },
-  {
-    kind: "k3s",
-    binaries: ["/usr/local/bin/k3s", "/usr/bin/k3s"],
-    socket: "/run/k3s/containerd/containerd.sock",
-    config: `${K3S_CONTAINERD}/config.toml`,
-    marks: ["/etc/rancher/k3s"],
-    templates: [`${K3S_CONTAINERD}/config-v3.toml.tmpl`, `${K3S_CONTAINERD}/config.toml.tmpl`],
-    version: ["--version"],
-  },
-  {
-    kind: "rke2",
-    binaries: ["/usr/local/bin/rke2", "/usr/bin/rke2", "/opt/rke2/bin/rke2"],
-    socket: "/run/k3s/containerd/containerd.sock",
-    config: `${RKE2_CONTAINERD}/config.toml`,
-    marks: ["/etc/rancher/rke2"],
-    templates: [`${RKE2_CONTAINERD}/config-v3.toml.tmpl`, `${RKE2_CONTAINERD}/config.toml.tmpl`],
-    version: ["--version"],
-  },
-  {
-    kind: "microk8s",
-    binaries: ["/snap/bin/microk8s"],
-    socket: "/var/snap/microk8s/common/run/containerd.sock",
-    config: "/var/snap/microk8s/current/args/containerd.toml",
-    marks: ["/var/snap/microk8s/current"],
-    templates: ["/var/snap/microk8s/current/args/containerd-template.toml"],
-    version: ["version"],
-  },
-  {
-    kind: "crio",
-    binaries: ["/usr/bin/crio", "/usr/local/bin/crio"],
-    socket: "/var/run/crio/crio.sock",
-    config: CRIO_CONFIG,
-    marks: [CRIO_DROP_IN_DIR],
-    version: ["--version"],
-  },
-  {
-    kind: "containerd",
-    binaries: ["/usr/bin/containerd", "/usr/local/bin/containerd"],
-    socket: "/run/containerd/containerd.sock",
-    config: "/etc/containerd/config.toml",
-    marks: [],
-    version: ["--version"],
-  },
-];
 
 const KUBELET_FILES = [
   "/var/lib/kubelet/kubeadm-flags.env",
@@ -91,7 +29,7 @@ export const runtime = defineSource({
   async detect(ctx: DetectContext): Promise<RuntimeFacts> {
     // kata-deploy's CONTAINERD_CONFIG_FILE_NAME: plain containerd started on another file of /etc/containerd.
     const name = ctx.containerdConfigName;
-    const layouts = LAYOUTS.map((layout) =>
+    const layouts = DETECTION_ORDER.map((kind) => RUNTIME_LAYOUTS[kind]).map((layout) =>
       layout.kind === "containerd" && name !== null
         ? { ...layout, config: `/etc/containerd/${name}` }
         : layout,
@@ -116,9 +54,9 @@ export const runtime = defineSource({
     }
     const { layout } = chosen;
     const versionRun =
-      chosen.binary === null ? null : await ctx.run("runtime", chosen.binary, layout.version);
+      chosen.binary === null ? null : await ctx.run("runtime", chosen.binary, layout.versionArgs);
     const version = versionRun?.ok ? parseVersion(versionRun.stdout) : null;
-    const templatePath = await firstExisting(ctx, layout.templates ?? []);
+    const templatePath = await firstExisting(ctx, layout.templates);
     const base = {
       kind: layout.kind,
       version,
@@ -157,15 +95,15 @@ export const runtime = defineSource({
 });
 
 interface Candidate {
-  layout: Layout;
+  layout: RuntimeLayout;
   evidence: string[];
   binary: string | null;
   socketLive: boolean;
 }
 
 /** What on the host shows that a runtime is installed; null when nothing does. */
-async function evidenceFor(ctx: DetectContext, layout: Layout): Promise<Candidate | null> {
-  const files = [...layout.binaries, layout.config, ...layout.marks, ...(layout.templates ?? [])];
+async function evidenceFor(ctx: DetectContext, layout: RuntimeLayout): Promise<Candidate | null> {
+  const files = [...layout.binaries, layout.config, ...layout.marks, ...layout.templates];
   const present = await Promise.all(files.map((file) => ctx.host.exists(file)));
   const evidence = files.filter((_, i) => present[i]);
   const binary = layout.binaries.find((_, i) => present[i]) ?? null;
