@@ -334,7 +334,14 @@ Examples:
     .description(
       "print the Kubernetes objects that run kata-install on every node, as YAML for kubectl apply",
     )
-    .option("-f, --values <file>", "a TOML values file (keys as in templates/k8s/values.toml)")
+    .option(
+      "-f, --values <file>",
+      "a values file: TOML (keys as in templates/k8s/values.toml), or kata-deploy's Helm chart values (.yaml)",
+    )
+    .option(
+      "--explain-values",
+      "with a kata-deploy values file: print what became of each of its keys (carried, not carried, no effect), not the objects",
+    )
     .option(
       "--set <key=value>",
       'set one value; VALUE is read as TOML when it can be (true, 8, ["qemu", "clh"]), else as a string; repeatable',
@@ -345,11 +352,15 @@ Examples:
       `
 Prints: the ServiceAccount and RBAC (nodes get/list/patch, daemonsets get), the DaemonSet running
 \`kata-install entrypoint install\` on every node with the host at /host, and one RuntimeClass per
-shim, handler kata-<shim>, whose nodeSelector is katacontainers.io/shim.<shim>=true: pods of a shim
-are scheduled only on nodes where kata-install installed that shim.
+shim the nodes install, handler kata-<shim>, whose nodeSelector is katacontainers.io/shim.<shim>=true:
+pods of a shim are scheduled only on nodes where kata-install installed that shim.
+
+A kata-deploy values file (-f values.yaml, the 4.1 chart's keys) is read key by key: each is carried
+over to the same effect, or said on stderr not to be, with its line and why.
 
 Examples:
   kata-install manifests | kubectl apply -f -
+  kata-install manifests -f kata-deploy-values.yaml --explain-values
   kata-install manifests --set image=registry.example/kata-install:0.1.0 --set 'shims=["qemu"]'
   kata-install manifests -f cluster-values.toml > kata-install.yaml`,
     )

@@ -9,6 +9,7 @@
 //   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
 //             installed: the node claims nothing until the next install has checked it again.
+import { loadCatalog } from "../decide/catalog.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
@@ -18,9 +19,10 @@ import { recover } from "../install/apply.js";
 import { journalFor } from "../install/install.js";
 import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
-import { cleanupPatch, installedPatch, installingPatch } from "../kube/node-labels.js";
+import { cleanupPatch, type Install, installedPatch, installingPatch } from "../kube/node-labels.js";
 import { daemonSetSelects } from "../kube/selects.js";
 import { summarize } from "../kube/summary.js";
+import { dataPath } from "../package-root.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import { installDirFromEnv } from "../render/layout.js";
@@ -51,6 +53,8 @@ interface Settings {
   healthAddress: string;
   healthPort: number;
   kubeconfig?: string;
+  /** Which install this is on the node (MULTI_INSTALL_SUFFIX), for its labels. */
+  suffix: string | null;
 }
 
 /** Flags first, then kata-deploy's (and the DaemonSet's) environment, then defaults. */
@@ -81,7 +85,13 @@ export function settingsFrom(
     healthAddress: value("HEALTH_ADDRESS") ?? "0.0.0.0",
     healthPort,
     kubeconfig: options.kubeconfig ?? value("KUBECONFIG"),
+    suffix: value("MULTI_INSTALL_SUFFIX") ?? null,
   };
+}
+
+/** The labels this install may set: its suffix, and every shim kata-install serves. */
+function installOf(settings: Settings): Install {
+  return { suffix: settings.suffix, shims: loadCatalog(dataPath("rules")).shimNames() };
 }
 
 /** The API client for labelling this node; null outside a cluster (no NODE_NAME), said so. */
@@ -131,7 +141,8 @@ export async function runEntrypoint(
       await lock.release();
     }
     const kube = await clusterFor(settings, log);
-    if (kube && node) await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta));
+    if (kube && node)
+      await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta, installOf(settings)));
     if (kube) log(`Node ${node}: kata-install's labels and annotation removed.`);
     return 0;
   }
@@ -143,7 +154,7 @@ export async function runEntrypoint(
   try {
     const kube = await clusterFor(settings, log);
     if (kube && node) {
-      await kube.patchNode(node, installingPatch((await kube.getNode(node)).meta));
+      await kube.patchNode(node, installingPatch((await kube.getNode(node)).meta, installOf(settings)));
       log(`Node ${node}: katacontainers.io/kata-runtime=false while installing.`);
     }
     health.setReady(false, "installing");
@@ -174,7 +185,10 @@ export async function runEntrypoint(
     const { templates, decision } = planned as Planned;
     const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, shim));
     if (kube && node) {
-      await kube.patchNode(node, installedPatch((await kube.getNode(node)).meta, summary));
+      await kube.patchNode(
+        node,
+        installedPatch((await kube.getNode(node)).meta, installOf(settings), summary),
+      );
       log(
         `Node ${node}: katacontainers.io/kata-runtime=true, shims ${summary.shims.join(", ") || "(none)"}.`,
       );
@@ -224,7 +238,7 @@ async function cleanup(
   const status = await runUninstall({ hostRoot: settings.hostRoot, hostExec: settings.hostExec }, out);
   const node = settings.nodeName;
   if (status === 0 && kube && node) {
-    await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta));
+    await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta, installOf(settings)));
     log(`Node ${node}: kata-install's labels and annotation removed.`);
   }
   return status;

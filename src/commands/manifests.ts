@@ -1,4 +1,7 @@
 import { loadCatalog } from "../decide/catalog.js";
+import { formatIssue } from "../decide/input-error.js";
+import { UserError } from "../errors.js";
+import type { Entry } from "../manifests/kata-deploy/ledger.js";
 import { renderManifests } from "../manifests/manifests.js";
 import { loadValues } from "../manifests/values.js";
 import { dataPath } from "../package-root.js";
@@ -7,6 +10,13 @@ import { loadTemplates } from "../render/templates.js";
 export interface ManifestsOptions {
   set?: string[];
   values?: string;
+  /** Print what became of each key of a kata-deploy values file, instead of the objects. */
+  explainValues?: boolean;
+}
+
+/** One line per key: where it is, what became of it. */
+function explain(entries: Entry[], file: string): string {
+  return entries.map((e) => `${file}:${e.line ?? "-"}\t${e.key}\t${e.status}\t${e.detail}\n`).join("");
 }
 
 export async function runManifests(
@@ -15,11 +25,27 @@ export async function runManifests(
   warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
   const templates = await loadTemplates();
-  const values = loadValues(`${templates.dir}/k8s/values.toml`, options.values, options.set ?? []);
-  out(renderManifests(values, loadCatalog(dataPath("rules")), templates));
-  if (!String(values.artifacts ?? "").trim())
+  const catalog = loadCatalog(dataPath("rules"));
+  const loaded = loadValues(`${templates.dir}/k8s/values.toml`, options.values, options.set ?? [], catalog);
+  const file = options.values ?? "values";
+  const { yaml, notes } = renderManifests(loaded.values, catalog, templates, file);
+  if (options.explainValues) {
+    if (loaded.entries === null)
+      throw new UserError("--explain-values: give a kata-deploy values file (-f values.yaml)");
+    out(explain(loaded.entries, file));
+    return 0;
+  }
+  out(yaml);
+  if (loaded.entries !== null) {
+    const count = (status: Entry["status"]) => loaded.entries?.filter((e) => e.status === status).length ?? 0;
     warn(
-      "manifests: no `artifacts` set: each node's install will stop and ask where Kata's artifacts come from; set one, e.g. --set artifacts=registry:HOST/REPO --set artifacts_tag=<kata version>",
+      `manifests: ${file} (kata-deploy's chart values): ${count("carried")} key(s) carried, ${count("not carried")} not carried (below), ${count("no effect")} without effect here (--explain-values lists them all)`,
+    );
+  }
+  for (const note of [...loaded.notes, ...notes]) warn(`manifests: ${formatIssue(note)}`);
+  if (!String(loaded.values.artifacts ?? "").trim())
+    warn(
+      "manifests: `artifacts` is empty: each node's install will stop and ask where Kata's artifacts come from; set one, e.g. --set artifacts=registry:HOST/REPO",
     );
   return 0;
 }

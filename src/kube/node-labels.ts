@@ -1,10 +1,19 @@
 // The labels and annotation a node carries, as JSON merge patches (RFC 7386: a key set to null is
-// removed). A RuntimeClass selects nodes on the shim labels, so they must say exactly what is
-// installed: while an install runs the node says kata-runtime=false, after it true with one label
-// per shim; after cleanup nothing of ours is left. Other labels are never touched.
+// removed). RuntimeClasses select nodes on them, so they must say exactly what is installed.
+//
+// Labels kata-deploy sets are set too, with its meaning, so that pods of RuntimeClasses made by its
+// chart keep scheduling while a cluster moves to kata-install: katacontainers.io/kata-runtime
+// (shared by every install on the node: "false" while one is installing, "true" once one serves Kata)
+// and each install's own mark kata-deploy.katacontainers.io/<suffix|default>. kata-install adds one
+// katacontainers.io/shim.<shim>[-<suffix>] per installed shim, the name of its handler. An install
+// changes only its own mark, shim labels and annotation; the shared label goes only with the last
+// install that held it. Other labels are never touched.
 import type { NodeSummary } from "./summary.js";
 
 export const RUNTIME_LABEL = "katacontainers.io/kata-runtime";
+/** kata-deploy's value of RUNTIME_LABEL (and of a mark) while an install has not finished. */
+const PENDING = "false";
+export const INSTANCE_LABEL_PREFIX = "kata-deploy.katacontainers.io/";
 export const SHIM_LABEL_PREFIX = "katacontainers.io/shim.";
 export const SUMMARY_ANNOTATION = "katacontainers.io/kata-install";
 
@@ -17,36 +26,81 @@ export interface MergePatch {
   metadata: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> };
 }
 
-export function shimLabel(shim: string): string {
-  return `${SHIM_LABEL_PREFIX}${shim}`;
+/** Which install on the node: its MULTI_INSTALL_SUFFIX, and every shim it could label. */
+export interface Install {
+  suffix: string | null;
+  shims: readonly string[];
 }
 
-/** Shim labels of ours the node carries. */
-function ourShimLabels(meta: NodeMeta): string[] {
-  return Object.keys(meta.labels ?? {}).filter((k) => k.startsWith(SHIM_LABEL_PREFIX));
+/** The label of an installed shim: its handler's name, kata-<shim>[-<suffix>], without "kata-". */
+export function shimLabel(shim: string, suffix: string | null = null): string {
+  return `${SHIM_LABEL_PREFIX}${shim}${suffix ? `-${suffix}` : ""}`;
 }
 
-/** Before anything is written: not ready for Kata pods, and no shim claimed. */
-export function installingPatch(meta: NodeMeta): MergePatch {
-  const labels: Record<string, string | null> = { [RUNTIME_LABEL]: "false" };
-  for (const label of ourShimLabels(meta)) labels[label] = null;
+/** The mark of one install, as kata-deploy names it. */
+export function instanceLabel(suffix: string | null): string {
+  return `${INSTANCE_LABEL_PREFIX}${suffix ?? "default"}`;
+}
+
+/** Each install's own summary: two installs on a node must not overwrite each other's. */
+export function summaryAnnotation(suffix: string | null): string {
+  return suffix ? `${SUMMARY_ANNOTATION}-${suffix}` : SUMMARY_ANNOTATION;
+}
+
+/** Shim labels of this install the node carries (set by it, or by hand for one of its shims). */
+function ourShimLabels(meta: NodeMeta, install: Install): string[] {
+  const ours = new Set(install.shims.map((s) => shimLabel(s, install.suffix)));
+  return Object.keys(meta.labels ?? {}).filter((k) => ours.has(k));
+}
+
+/**
+ * What the other installs' marks say about the shared label, as kata-deploy reads them: one that
+ * serves Kata keeps it "true"; marks that are all unfinished keep it, but "false"; none: it goes.
+ */
+export function sharedLabelAfter(meta: NodeMeta, install: Install): "keep" | "demote" | "remove" {
+  const ours = instanceLabel(install.suffix);
+  const others = Object.entries(meta.labels ?? {}).filter(
+    ([key]) => key !== ours && key.startsWith(INSTANCE_LABEL_PREFIX),
+  );
+  if (others.some(([, value]) => value !== PENDING)) return "keep";
+  return others.length > 0 ? "demote" : "remove";
+}
+
+/**
+ * Before anything is written: this install's mark says "not finished" and it claims no shim. The
+ * shared label says "false" too, unless another install serves Kata here: its pods keep landing.
+ */
+export function installingPatch(meta: NodeMeta, install: Install): MergePatch {
+  const labels: Record<string, string | null> = { [instanceLabel(install.suffix)]: PENDING };
+  if (sharedLabelAfter(meta, install) !== "keep") labels[RUNTIME_LABEL] = PENDING;
+  for (const label of ourShimLabels(meta, install)) labels[label] = null;
   return { metadata: { labels } };
 }
 
-/** After a successful install: ready, the installed shims and nothing else, and the summary. */
-export function installedPatch(meta: NodeMeta, summary: NodeSummary): MergePatch {
-  const labels: Record<string, string | null> = { [RUNTIME_LABEL]: "true" };
-  for (const label of ourShimLabels(meta)) labels[label] = null;
-  for (const shim of summary.shims) labels[shimLabel(shim)] = "true";
-  return { metadata: { labels, annotations: { [SUMMARY_ANNOTATION]: JSON.stringify(summary) } } };
+/** After a successful install: ready, its installed shims and no other of its own, and the summary. */
+export function installedPatch(meta: NodeMeta, install: Install, summary: NodeSummary): MergePatch {
+  const labels: Record<string, string | null> = {
+    [RUNTIME_LABEL]: "true",
+    [instanceLabel(install.suffix)]: "true",
+  };
+  for (const label of ourShimLabels(meta, install)) labels[label] = null;
+  for (const shim of summary.shims) labels[shimLabel(shim, install.suffix)] = "true";
+  return {
+    metadata: { labels, annotations: { [summaryAnnotation(install.suffix)]: JSON.stringify(summary) } },
+  };
 }
 
-/** After cleanup: every label and the annotation of ours removed. */
-export function cleanupPatch(meta: NodeMeta): MergePatch {
+/** After cleanup: this install's labels and annotation gone; the shared one only if nobody holds it. */
+export function cleanupPatch(meta: NodeMeta, install: Install): MergePatch {
   const labels: Record<string, string | null> = {};
-  for (const label of [RUNTIME_LABEL, ...ourShimLabels(meta)])
-    if (meta.labels?.[label] !== undefined) labels[label] = null;
+  const present = (key: string) => meta.labels?.[key] !== undefined;
+  for (const label of [instanceLabel(install.suffix), ...ourShimLabels(meta, install)])
+    if (present(label)) labels[label] = null;
+  const shared = sharedLabelAfter(meta, install);
+  if (shared === "remove" && present(RUNTIME_LABEL)) labels[RUNTIME_LABEL] = null;
+  if (shared === "demote" && meta.labels?.[RUNTIME_LABEL] !== PENDING) labels[RUNTIME_LABEL] = PENDING;
   const annotations: Record<string, string | null> = {};
-  if (meta.annotations?.[SUMMARY_ANNOTATION] !== undefined) annotations[SUMMARY_ANNOTATION] = null;
+  const summary = summaryAnnotation(install.suffix);
+  if (meta.annotations?.[summary] !== undefined) annotations[summary] = null;
   return { metadata: { labels, annotations } };
 }

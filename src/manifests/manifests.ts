@@ -1,70 +1,114 @@
 // The cluster objects kata-install needs: namespace (optional), ServiceAccount and RBAC, the
-// DaemonSet that runs `entrypoint install` on every node, and one RuntimeClass per shim whose
-// nodeSelector is the label kata-install puts on nodes that have that shim.
+// DaemonSet that runs `entrypoint install` on every node (and the overrides every node reads, as a
+// ConfigMap), a RuntimeClass per shim whose nodeSelector is the label kata-install puts on nodes
+// that have that shim, and, as asked, NFD's NodeFeatureRule and a verification pod.
+import { parse as parseYaml } from "yaml";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { unknownShim } from "../decide/overrides.js";
-import { shimLabel } from "../kube/node-labels.js";
 import type { Templates } from "../render/templates.js";
+import { checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
+import { nodeFeatureRule, withVirtualizationAffinity } from "./nfd.js";
+import { overridesFile } from "./overrides.js";
+import { defaultShim, runtimeClasses } from "./runtime-classes.js";
 import type { Values } from "./values.js";
 
-/** kata-deploy's variables from the values: only those set, so nodes decide the rest themselves. */
-function environment(v: Values): Array<{ name: string; value: string }> {
-  const text = (key: string) => String(v[key] ?? "").trim();
-  const env: Array<[string, string]> = [
-    ["SHIMS", (v.shims as string[]).join(" ")],
-    ["DEFAULT_SHIM", text("default_shim")],
-    ["DEBUG", v.debug ? "true" : ""],
-    ["ARTIFACTS", text("artifacts")],
-    ["ARTIFACTS_TAG", text("artifacts_tag")],
-    ["ALLOWED_HYPERVISOR_ANNOTATIONS", text("allowed_hypervisor_annotations")],
-    ["SNAPSHOTTER_HANDLER_MAPPING", text("snapshotter_handler_mapping")],
-    ["PULL_TYPE_MAPPING", text("pull_type_mapping")],
-    ["AGENT_HTTPS_PROXY", text("agent_https_proxy")],
-    ["AGENT_NO_PROXY", text("agent_no_proxy")],
-    ["INSTALLATION_PREFIX", text("installation_prefix")],
-    ["MULTI_INSTALL_SUFFIX", text("multi_install_suffix")],
-  ];
-  return env.filter(([, value]) => value !== "").map(([name, value]) => ({ name, value }));
+export interface Manifests {
+  yaml: string;
+  /** What the values asked for that the objects do not do, with why (printed as warnings). */
+  notes: InputIssue[];
 }
 
-export function renderManifests(v: Values, catalog: Catalog, templates: Templates): string {
-  const issues: InputIssue[] = [];
+type Table = Record<string, unknown>;
+
+function checkShimNames(v: Values, catalog: Catalog, file: string, issues: InputIssue[]): void {
   const shim = (key: string, name: string) => {
-    if (!catalog.shims.has(name)) issues.push({ file: "values", key, message: unknownShim(name, catalog) });
+    if (!catalog.shims.has(name)) issues.push({ file, key, message: unknownShim(name, catalog) });
   };
-  for (const name of v.shims as string[]) shim("shims", name);
-  if (v.default_shim) shim("default_shim", v.default_shim as string);
-  const rc = v.runtime_classes as Values;
+  const rc = v.runtime_classes as Table;
   for (const name of rc.shims as string[]) shim("runtime_classes.shims", name);
-  for (const name of Object.keys(rc.overhead_by_shim as Values))
-    shim("runtime_classes.overhead_by_shim", name);
-  if (rc.create_default && !v.default_shim)
-    issues.push({ file: "values", key: "runtime_classes.create_default", message: "needs default_shim" });
+  for (const key of ["overhead_by_shim", "node_selector_by_shim", "overhead_enabled_by_shim"])
+    for (const name of Object.keys(rc[key] as Table)) shim(`runtime_classes.${key}`, name);
+  const suffix = suffixOf(v);
+  // kata-<a>-<suffix> must not be another shim's handler kata-<b> (a suffix "tdx" makes qemu's
+  // handler qemu-tdx's): the nodes' handlers and labels of two installs would be one.
+  if (suffix)
+    for (const name of catalog.shimNames())
+      if (catalog.shims.has(`${name}-${suffix}`))
+        issues.push({
+          file,
+          key: "multi_install_suffix",
+          message: `"${suffix}" makes ${name}'s handler kata-${name}-${suffix}, which is the handler of the shim ${name}-${suffix}`,
+        });
+  const dflt = defaultShim(v);
+  if (rc.create && rc.create_default && !suffix && dflt === undefined)
+    issues.push({ file, key: "runtime_classes.create_default", message: "needs default_shim" });
+  if (rc.default_shim) shim("runtime_classes.default_shim", String(rc.default_shim));
+}
+
+/** The verification pod: one Pod, put in verification.namespace. */
+function verificationPod(v: Values, file: string, issues: InputIssue[]): Table | null {
+  const verification = v.verification as Table;
+  const text = String(verification.pod ?? "").trim();
+  if (text === "") return null;
+  const issue = (message: string) => {
+    issues.push({ file, key: "verification.pod", message });
+    return null;
+  };
+  let pod: unknown;
+  try {
+    pod = parseYaml(text);
+  } catch (error) {
+    return issue(`not YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const p = pod as { kind?: unknown; metadata?: { name?: unknown } } | null;
+  if (p === null || typeof p !== "object" || p.kind !== "Pod" || typeof p.metadata?.name !== "string")
+    return issue("expected one Pod with metadata.name");
+  return {
+    apiVersion: "v1",
+    ...(p as Table),
+    metadata: { ...p.metadata, namespace: String(verification.namespace) },
+  };
+}
+
+export function renderManifests(
+  v: Values,
+  catalog: Catalog,
+  templates: Templates,
+  file = "values",
+): Manifests {
+  const issues: InputIssue[] = [];
+  const notes: InputIssue[] = [];
+  checkShimNames(v, catalog, file, issues);
+  const overrides = overridesFile(v.overrides as Table, catalog, file, issues);
+  const env = environment(v, overrides !== null);
+  issues.push(...checkEnvironment(env, catalog, file));
+  const pod = verificationPod(v, file, issues);
+  const classes = issues.length === 0 ? runtimeClasses(v, catalog, notes, file) : [];
   if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
 
-  const suffix = String(v.multi_install_suffix ?? "").trim();
-  const handler = (name: string) => (suffix ? `kata-${name}-${suffix}` : `kata-${name}`);
-  const shims = (rc.shims as string[]).length > 0 ? (rc.shims as string[]) : catalog.shimNames();
-  const overheadOf = (name: string) => (rc.overhead_by_shim as Values)[name] ?? rc.overhead;
-  const classes = rc.create
-    ? shims.map((name) => ({
-        name: handler(name),
-        handler: handler(name),
-        overhead: overheadOf(name),
-        node_selector: { [shimLabel(name)]: "true" },
-      }))
-    : [];
-  if (rc.create && rc.create_default) {
-    const name = v.default_shim as string;
-    classes.push({
-      name: String(rc.default_name),
-      handler: handler(name),
-      overhead: overheadOf(name),
-      node_selector: { [shimLabel(name)]: "true" },
-    });
-  }
-  return templates
-    .render("k8s/kata-install.yaml.njk", { v, env: environment(v), runtime_classes: classes })
+  const suffix = suffixOf(v);
+  const nfd = v.nfd as Table;
+  const name = suffix ? `${v.name}-${suffix}` : String(v.name);
+  const affinity = nfd.virtualization_affinity
+    ? withVirtualizationAffinity(v.affinity as Table)
+    : (v.affinity as Table);
+  const podAnnotations: Table = { ...(v.pod_annotations as Table) };
+  if (overrides) podAnnotations["checksum/overrides"] = overrides.checksum;
+  const yaml = templates
+    .render("k8s/kata-install.yaml.njk", {
+      v,
+      name,
+      env,
+      affinity,
+      pod_labels: { ...(v.pod_labels as Table), name },
+      pod_annotations: podAnnotations,
+      overrides,
+      overrides_dir: OVERRIDES_DIR,
+      runtime_classes: classes,
+      node_feature_rule: nfd.node_feature_rules ? nodeFeatureRule(suffix) : null,
+      verification_pod: pod,
+    })
     .trimStart();
+  return { yaml, notes };
 }

@@ -1,16 +1,38 @@
 // The values `manifests` renders from: the defaults beside the templates (templates/k8s/values.toml),
-// then a values file (-f), then --set KEY=VALUE, each checked against the defaults' keys and types.
-// Every problem is reported at once, with the file, line and key.
+// then a values file (-f: ours in TOML, or kata-deploy's chart values in YAML), then --set
+// KEY=VALUE, each checked against the defaults' keys and types. Every problem is reported at once,
+// with the file, line and key.
 import fs from "node:fs";
 import { parse } from "smol-toml";
-import { parseToml } from "../decide/catalog.js";
+import { type Catalog, parseToml } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { TomlLines } from "../toml-lines.js";
+import { CHART } from "./kata-deploy/chart.js";
+import type { Entry } from "./kata-deploy/ledger.js";
+import { mapChartValues } from "./kata-deploy/map.js";
+import { readChartValues } from "./kata-deploy/read.js";
 
 export type Values = Record<string, unknown>;
 
-/** Tables whose keys are the user's (label names, shim names) and lists of any shape. */
-const FREE_FORM = new Set(["node_selector", "tolerations", "runtime_classes.overhead_by_shim"]);
+/** Tables whose keys are the user's (label names, shim names, Kubernetes' own fields) and lists of any shape. */
+const FREE_FORM = new Set([
+  "node_selector",
+  "tolerations",
+  "image_pull_secrets",
+  "affinity",
+  "resources",
+  "pod_labels",
+  "pod_annotations",
+  "update_strategy",
+  "overrides",
+  "runtime_classes.labels",
+  "runtime_classes.annotations",
+  "runtime_classes.overhead_by_shim",
+  "runtime_classes.overhead_enabled_by_shim",
+  "runtime_classes.node_selector_by_shim",
+]);
+/** Free-form tables a file replaces whole: half of one and half of another is no valid object. */
+const REPLACED = new Set(["affinity", "resources", "update_strategy"]);
 
 function kindOf(value: unknown): string {
   if (Array.isArray(value)) return "a list";
@@ -52,7 +74,9 @@ function mergeChecked(
           message: `expected ${kindOf(current)}, got ${kindOf(value)}`,
         });
       // A table the user keys adds to what is there (a file's labels and a --set's); a list replaces.
-      else out[key] = isTable(current) && isTable(value) ? { ...current, ...value } : value;
+      else
+        out[key] =
+          isTable(current) && isTable(value) && !REPLACED.has(name) ? { ...current, ...value } : value;
       continue;
     }
     if (isTable(current) && isTable(value)) out[key] = mergeChecked(current, value, keyPath, at, issues);
@@ -88,9 +112,29 @@ function coerce(current: unknown, value: unknown, raw: string): unknown {
   return typeof current === "string" && typeof value !== "string" ? raw : value;
 }
 
-export function loadValues(defaultsFile: string, valuesFile: string | undefined, sets: string[]): Values {
+export interface LoadedValues {
+  values: Values;
+  /** Keys of a kata-deploy values file that are not carried, with why (warnings). */
+  notes: InputIssue[];
+  /** What became of each key of a kata-deploy values file; null for a TOML one. */
+  entries: Entry[] | null;
+}
+
+/** kata-deploy's chart values are YAML; ours are TOML. */
+export function isChartValues(file: string): boolean {
+  return /\.ya?ml$/i.test(file);
+}
+
+export function loadValues(
+  defaultsFile: string,
+  valuesFile: string | undefined,
+  sets: string[],
+  catalog: Catalog,
+): LoadedValues {
   const issues: InputIssue[] = [];
   let values = parse(fs.readFileSync(defaultsFile, "utf8")) as Values;
+  let notes: InputIssue[] = [];
+  let entries: Entry[] | null = null;
   if (valuesFile !== undefined) {
     let text: string;
     try {
@@ -100,10 +144,26 @@ export function loadValues(defaultsFile: string, valuesFile: string | undefined,
         { file: valuesFile, message: (error as NodeJS.ErrnoException).code ?? (error as Error).message },
       ]);
     }
-    const table = parseToml(valuesFile, text, issues);
-    if (table !== undefined) {
-      const lines = new TomlLines(text);
-      values = mergeChecked(values, table, [], (p) => ({ file: valuesFile, line: lines.lineOf(p) }), issues);
+    if (isChartValues(valuesFile)) {
+      const chart = readChartValues(valuesFile, text, CHART, issues);
+      if (issues.length === 0) {
+        const mapped = mapChartValues(chart, catalog, values, issues);
+        values = mergeChecked(values, mapped.overlay, [], () => ({ file: valuesFile }), issues);
+        notes = mapped.notes;
+        entries = mapped.entries;
+      }
+    } else {
+      const table = parseToml(valuesFile, text, issues);
+      if (table !== undefined) {
+        const lines = new TomlLines(text);
+        values = mergeChecked(
+          values,
+          table,
+          [],
+          (p) => ({ file: valuesFile, line: lines.lineOf(p) }),
+          issues,
+        );
+      }
     }
   }
   for (const assignment of sets) {
@@ -121,5 +181,5 @@ export function loadValues(defaultsFile: string, valuesFile: string | undefined,
     values = mergeChecked(values, nested as Values, [], () => ({ file: "--set" }), issues);
   }
   if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
-  return values;
+  return { values, notes, entries };
 }

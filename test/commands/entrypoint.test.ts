@@ -5,7 +5,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RUNTIME_LABEL, SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
+import { instanceLabel, RUNTIME_LABEL, SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { CLI, runCliAsync } from "../helpers/cli.js";
 import { daemonSet, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
@@ -13,6 +13,7 @@ import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
+const INSTANCE_MARK = instanceLabel(null);
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
 afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
@@ -106,12 +107,15 @@ describe("kata-install entrypoint install, in a cluster", () => {
     const run = await start();
     try {
       const patches = kube.requests.filter((r) => r.method === "PATCH").map((r) => r.body);
-      expect(patches[0]).toEqual({ metadata: { labels: { [RUNTIME_LABEL]: "false" } } });
+      expect(patches[0]).toEqual({
+        metadata: { labels: { [RUNTIME_LABEL]: "false", [INSTANCE_MARK]: "false" } },
+      });
       expect(run.stdout()).toContain("# modify /etc/containerd/config.toml");
       expect(run.stdout()).toContain("Files: 5 written, 0 removed.");
       expect(labels()).toEqual({
         team: "infra",
         [RUNTIME_LABEL]: "true",
+        [INSTANCE_MARK]: "true",
         "katacontainers.io/shim.clh": "true",
         "katacontainers.io/shim.qemu": "true",
       });
@@ -215,7 +219,12 @@ describe("kata-install entrypoint cleanup and reset", () => {
       expect(installed.status, installed.stderr).toBe(0);
       kube.nodes.set(
         "n1",
-        node("n1", { team: "infra", [RUNTIME_LABEL]: "true", "katacontainers.io/shim.qemu": "true" }),
+        node("n1", {
+          team: "infra",
+          [RUNTIME_LABEL]: "true",
+          [INSTANCE_MARK]: "true",
+          "katacontainers.io/shim.qemu": "true",
+        }),
       );
       const run = await runCliAsync(["entrypoint", "cleanup"], { env });
       expect(run.status, run.stderr).toBe(0);

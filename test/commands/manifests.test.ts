@@ -1,122 +1,164 @@
-// `kata-install manifests`: valid objects (checked against Kubernetes' own schemas, and applied by
-// the real kubectl to a small API server), RuntimeClasses that only select nodes with their shim,
-// kata-deploy's environment, and values files and --set checked key by key.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
-import { RuntimeClass } from "kubernetes-models/node.k8s.io/v1/RuntimeClass";
-import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
-import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
-import { Namespace } from "kubernetes-models/v1/Namespace";
-import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+// `kata-install manifests`: valid objects (checked against Kubernetes' own schemas, and created by
+// the real kubectl in a small API server), RuntimeClasses for the shims installed that only select
+// nodes with their shim, kata-deploy's environment, a source of artifacts by default, and values
+// files and --set checked key by key. (kata-deploy's own Helm values: test/manifests/kata-deploy.test.ts.)
 import { afterAll, describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { runCli } from "../helpers/cli.js";
-import { startFakeKube } from "../helpers/kube-api.js";
+import {
+  daemonSetOf,
+  kubectlApply,
+  type Obj,
+  objects,
+  removeValuesFiles,
+  validateAll,
+  valuesFile,
+} from "../helpers/manifests.js";
 
-type Obj = { kind: string; metadata: { name: string }; [key: string]: unknown };
-
-const MODELS: Record<string, new (data: never) => { validate(): void }> = {
-  Namespace,
-  ServiceAccount,
-  ClusterRole,
-  ClusterRoleBinding,
-  DaemonSet,
-  RuntimeClass,
-};
-
-function objects(yamlText: string): Obj[] {
-  return parseAllDocuments(yamlText).map((doc) => {
-    expect(doc.errors).toEqual([]);
-    return doc.toJS() as Obj;
-  });
-}
-
-const made: string[] = [];
-afterAll(() => {
-  for (const f of made) fs.rmSync(f, { recursive: true, force: true });
-});
-function valuesFile(text: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-values-"));
-  made.push(dir);
-  fs.writeFileSync(path.join(dir, "values.toml"), text);
-  return path.join(dir, "values.toml");
-}
+afterAll(removeValuesFiles);
 
 describe("kata-install manifests", () => {
   const run = runCli(["manifests"]);
   const docs = objects(run.stdout);
   const find = (kind: string, name?: string) =>
     docs.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name)) as Obj;
+  const classes = (list: Obj[]) => list.filter((d) => d.kind === "RuntimeClass");
 
   it("prints valid objects: every one passes Kubernetes' schema for its kind", () => {
     expect(run.status).toBe(0);
-    // Without a source of artifacts every node's install would stop: said, on stderr.
-    expect(run.stderr).toContain("manifests: no `artifacts` set");
+    expect(run.stderr).toBe("");
     expect(docs.slice(0, 4).map((d) => d.kind)).toEqual([
       "ServiceAccount",
       "ClusterRole",
       "ClusterRoleBinding",
       "DaemonSet",
     ]);
-    for (const doc of docs) {
-      const Model = MODELS[doc.kind];
-      expect(Model, doc.kind).toBeDefined();
-      expect(() =>
-        new (Model as new (d: never) => { validate(): void })(doc as never).validate(),
-      ).not.toThrow();
-    }
+    validateAll(docs);
   });
 
-  it("one RuntimeClass per shim, selecting only the nodes labelled with that shim", () => {
-    const qemu = find("RuntimeClass", "kata-qemu");
-    expect(qemu).toMatchObject({
+  it("a source of artifacts by default: the release's images, by version, so a node installs rather than stops", () => {
+    const { env } = daemonSetOf(docs);
+    expect(env.ARTIFACTS).toBe("registry:quay.io/kata-containers/kata-install-artifacts");
+    expect(env.ARTIFACTS_TAG).toBe("4.1.0");
+    // Overridable, and a version alone moves the tag.
+    const other = runCli([
+      "manifests",
+      "--set",
+      "kata_version=4.2.0",
+      "--set",
+      "artifacts=registry:mirror.example/kata",
+    ]);
+    expect(daemonSetOf(objects(other.stdout)).env).toMatchObject({
+      ARTIFACTS: "registry:mirror.example/kata",
+      ARTIFACTS_TAG: "4.2.0",
+    });
+    // Emptied: said, since every node's install would stop and ask.
+    const none = runCli(["manifests", "--set", "artifacts="]);
+    expect(daemonSetOf(objects(none.stdout)).env.ARTIFACTS).toBeUndefined();
+    expect(none.stderr).toContain("manifests: `artifacts` is empty");
+  });
+
+  it("when every node decides: a RuntimeClass per shim kata-install installs unasked, each selecting its shim's nodes", () => {
+    const names = classes(docs).map((d) => d.metadata.name);
+    expect(names).toContain("kata-qemu");
+    expect(names).not.toContain("kata-qemu-coco-dev"); // opt-in: only when asked for
+    expect(names).not.toContain("kata-remote");
+    expect(find("RuntimeClass", "kata-qemu")).toMatchObject({
       handler: "kata-qemu",
-      overhead: { podFixed: { memory: "160Mi", cpu: "250m" } },
+      // kata-deploy's chart raised qemu to 320Mi after VMMs were OOM-killed in the pod's cgroup.
+      overhead: { podFixed: { memory: "320Mi", cpu: "250m" } },
       scheduling: { nodeSelector: { "katacontainers.io/shim.qemu": "true" } },
+      metadata: {
+        labels: { "app.kubernetes.io/managed-by": "kata-install", "kata-deploy/instance": "default" },
+        annotations: { "katacontainers.io/kata-version": "4.1.0" },
+      },
     });
+    expect(find("RuntimeClass", "kata-clh")).toMatchObject({ overhead: { podFixed: { memory: "130Mi" } } });
     expect(find("RuntimeClass", "kata-qemu-tdx")).toMatchObject({
-      overhead: { podFixed: { memory: "2048Mi" } },
+      overhead: { podFixed: { memory: "2048Mi", cpu: "1.0" } },
     });
-    const classes = docs.filter((d) => d.kind === "RuntimeClass");
-    for (const rc of classes)
+    for (const rc of classes(docs))
       expect(Object.keys((rc.scheduling as { nodeSelector: object }).nodeSelector)).toEqual([
         `katacontainers.io/shim.${(rc.handler as string).slice("kata-".length)}`,
       ]);
   });
 
+  it("only the shims being installed get one: shims = [qemu], one RuntimeClass; with debug, its -debug one too", () => {
+    const one = objects(runCli(["manifests", "--set", 'shims=["qemu"]']).stdout);
+    expect(classes(one).map((d) => d.metadata.name)).toEqual(["kata-qemu"]);
+    const perArch = objects(
+      runCli([
+        "manifests",
+        "--set",
+        'arch.x86_64.shims=["clh"]',
+        "--set",
+        'arch.aarch64.shims=["qemu"]',
+        "--set",
+        "debug=true",
+      ]).stdout,
+    );
+    expect(classes(perArch).map((d) => [d.metadata.name, d.handler])).toEqual([
+      ["kata-clh", "kata-clh"],
+      ["kata-qemu", "kata-qemu"],
+      ["kata-clh-debug", "kata-clh-debug"],
+      ["kata-qemu-debug", "kata-qemu-debug"],
+    ]);
+    // The debug class lands where the shim is (its node has the debug handler beside it).
+    expect(classes(perArch)[2]?.scheduling).toEqual({
+      nodeSelector: { "katacontainers.io/shim.clh": "true" },
+    });
+    expect(daemonSetOf(perArch).env).toMatchObject({
+      SHIMS_X86_64: "clh",
+      SHIMS_AARCH64: "qemu",
+      DEBUG: "true",
+    });
+  });
+
   it("the DaemonSet: kata-deploy's environment, the host at /host, probes, time to clean up", () => {
-    const ds = find("DaemonSet") as unknown as {
-      spec: { template: { spec: Record<string, unknown> & { containers: Array<Record<string, unknown>> } } };
-    };
-    const pod = ds.spec.template.spec;
-    const container = pod.containers[0] as {
-      args: string[];
-      env: Array<{ name: string; value?: string; valueFrom?: unknown }>;
-      readinessProbe: unknown;
-      volumeMounts: unknown;
-    };
+    const { pod, container, env } = daemonSetOf(docs);
     expect(container.args).toEqual(["install"]);
-    expect(container.env.find((e) => e.name === "NODE_NAME")?.valueFrom).toEqual({
-      fieldRef: { fieldPath: "spec.nodeName" },
+    expect(container.env.find((e) => e.name === "NODE_NAME")).toEqual({
+      name: "NODE_NAME",
+      valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } },
     });
     // Nothing pinned: every node decides its own shims.
-    expect(container.env.map((e) => e.name)).not.toContain("SHIMS");
+    expect(Object.keys(env)).not.toContain("SHIMS");
     expect(pod.terminationGracePeriodSeconds).toBe(300);
     expect(pod.serviceAccountName).toBe("kata-deploy");
+    expect(pod.priorityClassName).toBe("system-node-critical");
     expect(container.readinessProbe).toEqual({
       httpGet: { path: "/readyz", port: "health" },
       periodSeconds: 10,
+      failureThreshold: 3,
+      timeoutSeconds: 3,
     });
+    expect(container.startupProbe).toMatchObject({ initialDelaySeconds: 1, failureThreshold: 60 });
     expect(container.volumeMounts).toEqual([
       { name: "host", mountPath: "/host", mountPropagation: "HostToContainer" },
     ]);
   });
 
-  it("values from a file and --set: shims pinned, a suffix, a default RuntimeClass", () => {
+  it("values from a file and --set: shims pinned, a suffix that names every object and label, the pod's settings", () => {
     const file = valuesFile(
-      'namespace = "kata-system"\ncreate_namespace = true\nmulti_install_suffix = "lts"\nnode_selector = { pool = "vm" }\n',
+      [
+        'namespace = "kata-system"',
+        "create_namespace = true",
+        'multi_install_suffix = "lts"',
+        'node_selector = { pool = "vm" }',
+        'image_pull_secrets = [{ name = "regcred" }]',
+        'pod_labels = { team = "platform" }',
+        'pod_annotations = { "example.com/owner" = "infra" }',
+        'resources = { requests = { cpu = "50m", memory = "64Mi" } }',
+        'update_strategy = { type = "OnDelete" }',
+        "[probes.liveness]",
+        "enabled = false",
+        "[runtime_classes]",
+        "create_default = true",
+        'labels = { tier = "kata" }',
+        'annotations = { "example.com/doc" = "https://example.com/kata" }',
+        "overhead_enabled_by_shim = { clh = false }",
+        'node_selector_by_shim = { qemu = { "example.com/vm" = "ok" } }',
+        "",
+      ].join("\n"),
     );
     const set = runCli([
       "manifests",
@@ -127,45 +169,161 @@ describe("kata-install manifests", () => {
       "--set",
       "default_shim=qemu",
       "--set",
-      "runtime_classes.create_default=true",
-      "--set",
       "image=registry.example/kata-install:1.0",
       "--set",
       "node_selector.kata=yes",
     ]);
     expect(set.status, set.stderr).toBe(0);
     const out = objects(set.stdout);
+    validateAll(out);
     expect(out[0]).toMatchObject({ kind: "Namespace", metadata: { name: "kata-system" } });
-    const ds = out.find((d) => d.kind === "DaemonSet") as unknown as {
-      spec: {
-        template: {
-          spec: {
-            nodeSelector: object;
-            containers: Array<{ image: string; env: Array<{ name: string; value: string }> }>;
-          };
-        };
-      };
-    };
-    const container = ds.spec.template.spec.containers[0];
-    expect(container?.image).toBe("registry.example/kata-install:1.0");
-    expect(ds.spec.template.spec.nodeSelector).toEqual({ pool: "vm", kata: "yes" });
-    const env = Object.fromEntries(
-      (container?.env ?? []).filter((e) => e.value).map((e) => [e.name, e.value]),
+    const { ds, pod, container, env } = daemonSetOf(out);
+    expect(ds.metadata.name).toBe("kata-deploy-lts"); // two installs, two DaemonSets
+    expect(container.image).toBe("registry.example/kata-install:1.0");
+    expect(pod.nodeSelector).toEqual({ pool: "vm", kata: "yes" });
+    expect(pod.imagePullSecrets).toEqual([{ name: "regcred" }]);
+    expect(ds.spec.template.metadata).toEqual({
+      labels: { team: "platform", name: "kata-deploy-lts" },
+      annotations: { "example.com/owner": "infra" },
+    });
+    expect(container.resources).toEqual({ requests: { cpu: "50m", memory: "64Mi" } });
+    expect(container.livenessProbe).toBeUndefined();
+    expect(ds.spec.updateStrategy).toEqual({ type: "OnDelete" });
+    expect(env).toMatchObject({
+      SHIMS: "qemu clh",
+      DEFAULT_SHIM: "qemu",
+      MULTI_INSTALL_SUFFIX: "lts",
+      DAEMONSET_NAME: "kata-deploy-lts",
+    });
+    const rcs = classes(out);
+    expect(rcs.map((d) => d.metadata.name)).toEqual(["kata-clh-lts", "kata-qemu-lts"]);
+    expect(rcs[1]).toMatchObject({
+      handler: "kata-qemu-lts",
+      metadata: {
+        labels: { tier: "kata", "kata-deploy/instance": "lts" },
+        annotations: { "example.com/doc": "https://example.com/kata" },
+      },
+      scheduling: { nodeSelector: { "example.com/vm": "ok", "katacontainers.io/shim.qemu-lts": "true" } },
+    });
+    expect(rcs[0]?.overhead).toBeUndefined();
+    // No "kata" RuntimeClass with a suffix, as kata-deploy's chart: said why.
+    expect(set.stderr).toContain(
+      'runtime_classes.create_default: no "kata" RuntimeClass with multi_install_suffix',
     );
-    expect(env).toMatchObject({ SHIMS: "qemu clh", DEFAULT_SHIM: "qemu", MULTI_INSTALL_SUFFIX: "lts" });
-    const kata = out.find((d) => d.kind === "RuntimeClass" && d.metadata.name === "kata");
-    expect(kata).toMatchObject({ handler: "kata-qemu-lts" });
-    expect(out.find((d) => d.metadata.name === "kata-clh-lts")).toBeDefined();
+  });
+
+  it("the default RuntimeClass, as kata-deploy's chart makes it: kata, handler kata-<default shim>", () => {
+    const out = objects(
+      runCli([
+        "manifests",
+        "--set",
+        'shims=["qemu", "clh"]',
+        "--set",
+        "default_shim=clh",
+        "--set",
+        "runtime_classes.create_default=true",
+      ]).stdout,
+    );
+    expect(classes(out).find((d) => d.metadata.name === "kata")).toMatchObject({
+      handler: "kata-clh",
+      scheduling: { nodeSelector: { "katacontainers.io/shim.clh": "true" } },
+    });
+  });
+
+  it("overrides for every node: a ConfigMap the DaemonSet mounts, checked as the nodes check it", () => {
+    const file = valuesFile('[overrides.config.qemu]\n"hypervisor.qemu.default_memory" = 4096\n');
+    const out = objects(runCli(["manifests", "-f", file]).stdout);
+    validateAll(out);
+    const cm = out.find((d) => d.kind === "ConfigMap") as Obj & { data: Record<string, string> };
+    expect(cm.metadata.name).toBe("kata-deploy-overrides");
+    expect(cm.data["kata-install.toml"]).toContain('"hypervisor.qemu.default_memory" = 4096');
+    const { ds, env, container } = daemonSetOf(out);
+    expect(env.KATA_INSTALL_OVERRIDES).toBe("/etc/kata-install/kata-install.toml");
+    expect(container.volumeMounts).toContainEqual({
+      name: "overrides",
+      mountPath: "/etc/kata-install",
+      readOnly: true,
+    });
+    // A change of the file rolls the pods.
+    expect((ds.spec.template.metadata.annotations as Record<string, string>)["checksum/overrides"]).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+    const bad = runCli([
+      "manifests",
+      "-f",
+      valuesFile('[overrides.config.qemu]\n"hypervisor.qemu.no_such_key" = 1\n'),
+    ]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(
+      'overrides.config.qemu."hypervisor.qemu.no_such_key": unknown configuration key',
+    );
+  });
+
+  it("NFD: the NodeFeatureRule, one TEE key per confidential pod, TEE selectors, the virtualization affinity", () => {
+    const out = objects(
+      runCli([
+        "manifests",
+        "--set",
+        'shims=["qemu", "qemu-snp", "qemu-tdx"]',
+        "--set",
+        "nfd.node_feature_rules=true",
+        "--set",
+        "nfd.virtualization_affinity=true",
+        "--set",
+        "runtime_classes.tee_node_selectors=true",
+      ]).stdout,
+    );
+    validateAll(out);
+    const rule = out.find((d) => d.kind === "NodeFeatureRule") as Obj & {
+      spec: { rules: Array<{ name: string }> };
+    };
+    expect(rule.metadata.name).toBe("kata-tee-keys");
+    expect(rule.spec.rules.map((r) => r.name)).toEqual(["amd.sev-snp", "intel.tdx", "nvidia.gpu"]);
+    const rc = (name: string) => classes(out).find((d) => d.metadata.name === name) as Obj;
+    expect(rc("kata-qemu-snp")).toMatchObject({
+      overhead: { podFixed: { memory: "2048Mi", cpu: "1.0", "sev-snp.amd.com/esids": "1" } },
+      scheduling: {
+        nodeSelector: {
+          "katacontainers.io/shim.qemu-snp": "true",
+          "amd.feature.node.kubernetes.io/snp": "true",
+        },
+      },
+    });
+    expect(rc("kata-qemu-tdx")).toMatchObject({ overhead: { podFixed: { "tdx.intel.com/keys": "1" } } });
+    expect(rc("kata-qemu").scheduling).toEqual({ nodeSelector: { "katacontainers.io/shim.qemu": "true" } });
+    const terms = (
+      daemonSetOf(out).pod.affinity as {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: unknown[] } };
+      }
+    ).nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+    expect(terms[0]).toEqual({
+      matchExpressions: [
+        { key: "feature.node.kubernetes.io/cpu-cpuid.VMX", operator: "In", values: ["true"] },
+        { key: "kubernetes.io/arch", operator: "In", values: ["amd64"] },
+      ],
+    });
+  });
+
+  it("a verification pod, applied in its namespace", () => {
+    const pod =
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: kata-check\nspec:\n  runtimeClassName: kata-qemu\n  restartPolicy: Never\n  containers:\n    - name: c\n      image: busybox\n      command: ["true"]\n';
+    const file = valuesFile(`[verification]\npod = '''\n${pod}'''\nnamespace = "kata-tests"\n`);
+    const out = objects(runCli(["manifests", "-f", file]).stdout);
+    validateAll(out);
+    expect(out.at(-1)).toMatchObject({
+      kind: "Pod",
+      metadata: { name: "kata-check", namespace: "kata-tests" },
+      spec: { runtimeClassName: "kata-qemu" },
+    });
+    const bad = runCli(["manifests", "--set", "verification.pod=kind: Deployment"]);
+    expect(bad.stderr).toContain("verification.pod: expected one Pod with metadata.name");
   });
 
   it("a value cannot break the YAML: it stays one string", () => {
     const evil = 'x"\n      privileged: true\n#';
     const set = runCli(["manifests", "--set", `image=${evil}`]);
     expect(set.status).toBe(0);
-    const ds = objects(set.stdout).find((d) => d.kind === "DaemonSet") as unknown as {
-      spec: { template: { spec: { containers: Array<{ image: string }> } } };
-    };
-    expect(ds.spec.template.spec.containers[0]?.image).toBe(evil);
+    expect(daemonSetOf(objects(set.stdout)).container.image).toBe(evil);
   });
 
   it("bad values: every problem at once, with file, line and key; nothing printed", () => {
@@ -178,28 +336,59 @@ describe("kata-install manifests", () => {
     expect(bad.stderr).toContain(`${file}:2: imgae: unknown key`);
     expect(bad.stderr).toContain(`${file}:3: debug: expected a boolean, got a string`);
     expect(bad.stderr).toContain(
-      `${file}:5: runtime_classes.creat: unknown key (known here: create, create_default,`,
+      `${file}:5: runtime_classes.creat: unknown key (known here: annotations, create,`,
     );
     expect(bad.stderr).toContain("--set noequals: expected KEY=VALUE");
   });
 
-  it("an unknown shim is named", () => {
-    const bad = runCli(["manifests", "--set", 'shims=["qemu", "nope"]']);
+  it("what the nodes would refuse is refused here: an unknown shim, a bad mapping, a distribution, a suffix that collides", () => {
+    const bad = runCli([
+      "manifests",
+      "--set",
+      'shims=["qemu", "nope"]',
+      "--set",
+      "arch.x86_64.pull_type_mapping=qemu:sideways",
+      "--set",
+      "k8s_distribution=openshift",
+      "--set",
+      "multi_install_suffix=tdx",
+    ]);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('shims: unknown shim "nope" (known: clh,');
+    expect(bad.stderr).toContain(
+      'arch.x86_64.pull_type_mapping: "sideways" for qemu: expected one of guest-pull, default',
+    );
+    expect(bad.stderr).toContain(
+      'k8s_distribution: "openshift": expected one of k8s, k3s, rke2, k0s, microk8s',
+    );
+    expect(bad.stderr).toContain(
+      'multi_install_suffix: "tdx" makes qemu\'s handler kata-qemu-tdx, which is the handler of the shim qemu-tdx',
+    );
   });
 
-  it("the real kubectl applies them (client-side dry run) against an API server", async () => {
-    const kube = await startFakeKube();
-    try {
-      const file = path.join(path.dirname(kube.kubeconfig), "kata-install.yaml");
-      fs.writeFileSync(file, run.stdout);
-      const applied = await kube.kubectl("apply", "--dry-run=client", "--validate=false", "-f", file);
-      expect(applied).toContain("serviceaccount/kata-deploy created (dry run)");
-      expect(applied).toContain("daemonset.apps/kata-deploy created (dry run)");
-      expect(applied).toContain("runtimeclass.node.k8s.io/kata-qemu created (dry run)");
-    } finally {
-      await kube.close();
-    }
+  it("the real kubectl creates every object in an API server, the namespace first", async () => {
+    const withNamespace = runCli([
+      "manifests",
+      "--set",
+      "namespace=kata-system",
+      "--set",
+      "create_namespace=true",
+      "--set",
+      "nfd.node_feature_rules=true",
+      "-f",
+      valuesFile('[overrides]\nshims = ["qemu"]\n'),
+    ]);
+    const all = objects(withNamespace.stdout);
+    const { output, created } = await kubectlApply(withNamespace.stdout);
+    expect(output).toContain("namespace/kata-system created");
+    expect(output).toContain("daemonset.apps/kata-deploy created");
+    expect(output).toContain("nodefeaturerule.nfd.k8s-sigs.io/kata-tee-keys created");
+    expect(created.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
+      all.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+    );
+    // The overrides pinned qemu: one RuntimeClass.
+    expect(created.filter((o) => o.kind === "RuntimeClass").map((o) => o.metadata.name)).toEqual([
+      "kata-qemu",
+    ]);
   });
 });

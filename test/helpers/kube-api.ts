@@ -1,7 +1,8 @@
 // A small Kubernetes API server for tests (no real one can run here): nodes (get, list with
-// pages, merge-patch as RFC 7386 says: null removes a key), DaemonSets (get), and the discovery
-// documents kubectl reads before it acts — enough for @kubernetes/client-node and for the real
-// kubectl to be pointed at it. Every request is recorded.
+// pages, merge-patch as RFC 7386 says: null removes a key), DaemonSets (get), the creation of the
+// objects `manifests` prints (namespaced ones only in a namespace that exists, names unique), and
+// the discovery documents kubectl reads before it acts — enough for @kubernetes/client-node and
+// for the real kubectl to be pointed at it. Every request is recorded.
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -22,6 +23,8 @@ export interface FakeKube {
   kubectl(...args: string[]): Promise<string>;
   nodes: Map<string, Json>;
   daemonsets: Map<string, Json>;
+  /** Objects created through the API (kubectl apply), by their API path. */
+  created: Map<string, Json>;
   requests: Array<{ method: string; path: string; contentType?: string; body?: unknown }>;
   close(): Promise<void>;
 }
@@ -46,6 +49,8 @@ const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
     ["nodes", "Node", false],
     ["namespaces", "Namespace", false],
     ["serviceaccounts", "ServiceAccount", true],
+    ["configmaps", "ConfigMap", true],
+    ["pods", "Pod", true],
   ],
   "/apis/apps/v1": [["daemonsets", "DaemonSet", true]],
   "/apis/rbac.authorization.k8s.io/v1": [
@@ -55,7 +60,18 @@ const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
     ["rolebindings", "RoleBinding", true],
   ],
   "/apis/node.k8s.io/v1": [["runtimeclasses", "RuntimeClass", false]],
+  "/apis/nfd.k8s-sigs.io/v1alpha1": [["nodefeaturerules", "NodeFeatureRule", false]],
 };
+
+/** A collection path kubectl creates into: its group path, namespace (or null) and resource. */
+function collection(p: string): { group: string; namespace: string | null; resource: string } | null {
+  const m = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)$/.exec(p);
+  if (!m) return null;
+  const group = m[1] as string;
+  const found = RESOURCES[group]?.find(([name]) => name === m[3]);
+  if (!found || found[2] !== (m[2] !== undefined)) return null;
+  return { group, namespace: m[2] ?? null, resource: m[3] as string };
+}
 
 function discovery(p: string): Json | null {
   if (p === "/api") return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [] };
@@ -88,6 +104,9 @@ function discovery(p: string): Json | null {
 export async function startFakeKube(): Promise<FakeKube> {
   const nodes = new Map<string, Json>();
   const daemonsets = new Map<string, Json>();
+  const created = new Map<string, Json>();
+  const namespaceExists = (ns: string) =>
+    ["default", "kube-system"].includes(ns) || created.has(`/api/v1/namespaces/${ns}`);
   const requests: FakeKube["requests"] = [];
   let version = 1;
   const notFound = (kind: string, name: string) => ({
@@ -140,7 +159,25 @@ export async function startFakeKube(): Promise<FakeKube> {
       const ds = daemonsets.get(key);
       return ds ? { status: 200, body: ds } : notFound("daemonsets.apps", dsMatch[2] as string);
     }
-    // Anything else kubectl may look up (apply --dry-run=client reads each object first): absent.
+    const stored = created.get(p);
+    if (method === "GET" && stored) return { status: 200, body: stored };
+    const into = method === "POST" ? collection(p) : null;
+    if (into) {
+      const object = JSON.parse(body) as Json;
+      const meta = (object.metadata ?? {}) as Json;
+      if (into.namespace !== null && !namespaceExists(into.namespace))
+        return notFound("namespaces", into.namespace);
+      const where = `${p}/${meta.name}`;
+      if (created.has(where))
+        return {
+          status: 409,
+          body: { kind: "Status", status: "Failure", code: 409, reason: "AlreadyExists" },
+        };
+      const stamped = { ...object, metadata: { ...meta, resourceVersion: String(++version) } };
+      created.set(where, stamped);
+      return { status: 201, body: stamped };
+    }
+    // Anything else kubectl may look up (apply reads each object first): absent.
     if (method === "GET") return notFound("object", path.posix.basename(p));
     return { status: 405, body: { kind: "Status", status: "Failure", code: 405, message: "not supported" } };
   };
@@ -195,6 +232,7 @@ current-context: test
       ).stdout,
     nodes,
     daemonsets,
+    created,
     requests,
     close: () =>
       new Promise<void>((resolve) => {

@@ -4,14 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeApi } from "../../src/kube/api.js";
 import {
   cleanupPatch,
+  type Install,
   installedPatch,
   installingPatch,
+  type MergePatch,
+  type NodeMeta,
   RUNTIME_LABEL,
   SUMMARY_ANNOTATION,
 } from "../../src/kube/node-labels.js";
 import { NodeSummary } from "../../src/kube/summary.js";
-import { type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
+import { type FakeKube, mergePatch, node, startFakeKube } from "../helpers/kube-api.js";
 import { SUMMARY } from "../helpers/summary.js";
+
+const SHIMS = ["clh", "fc", "qemu", "qemu-runtime-rs", "qemu-snp"];
+const DEFAULT: Install = { suffix: null, shims: SHIMS };
+const MARK = "kata-deploy.katacontainers.io/default";
 
 describe("node labels through the Kubernetes API", () => {
   let kube: FakeKube;
@@ -25,19 +32,20 @@ describe("node labels through the Kubernetes API", () => {
   it("while installing: kata-runtime=false, no shim claimed, the admin's labels kept", async () => {
     const api = await kubeApi(kube.kubeconfig);
     const before = await api.getNode("n1");
-    const after = await api.patchNode("n1", installingPatch(before.meta));
-    expect(after.meta.labels).toEqual({ team: "infra", [RUNTIME_LABEL]: "false" });
+    const after = await api.patchNode("n1", installingPatch(before.meta, DEFAULT));
+    expect(after.meta.labels).toEqual({ team: "infra", [RUNTIME_LABEL]: "false", [MARK]: "false" });
     const patch = kube.requests.filter((r) => r.method === "PATCH");
     expect(patch.at(-1)?.contentType).toBe("application/merge-patch+json");
   });
 
   it("installed: true, one label per installed shim, and a summary kubectl reads back", async () => {
     const api = await kubeApi(kube.kubeconfig);
-    await api.patchNode("n1", installedPatch((await api.getNode("n1")).meta, SUMMARY));
+    await api.patchNode("n1", installedPatch((await api.getNode("n1")).meta, DEFAULT, SUMMARY));
     const seen = JSON.parse(await kubectl("get", "node", "n1", "-o", "json"));
     expect(seen.metadata.labels).toEqual({
       team: "infra",
       [RUNTIME_LABEL]: "true",
+      [MARK]: "true",
       "katacontainers.io/shim.clh": "true",
       "katacontainers.io/shim.qemu": "true",
     });
@@ -47,13 +55,13 @@ describe("node labels through the Kubernetes API", () => {
   it("a shim label someone else added is not left claiming a shim that is not installed", async () => {
     await kubectl("label", "node", "n1", "katacontainers.io/shim.fc=true");
     const api = await kubeApi(kube.kubeconfig);
-    const after = await api.patchNode("n1", installedPatch((await api.getNode("n1")).meta, SUMMARY));
+    const after = await api.patchNode("n1", installedPatch((await api.getNode("n1")).meta, DEFAULT, SUMMARY));
     expect(after.meta.labels?.["katacontainers.io/shim.fc"]).toBeUndefined();
   });
 
   it("after cleanup nothing of ours is left, and the rest is as it was", async () => {
     const api = await kubeApi(kube.kubeconfig);
-    await api.patchNode("n1", cleanupPatch((await api.getNode("n1")).meta));
+    await api.patchNode("n1", cleanupPatch((await api.getNode("n1")).meta, DEFAULT));
     const seen = JSON.parse(await kubectl("get", "node", "n1", "-o", "json"));
     expect(seen.metadata.labels).toEqual({ team: "infra" });
     expect(seen.metadata.annotations[SUMMARY_ANNOTATION]).toBeUndefined();
@@ -72,5 +80,69 @@ describe("node labels through the Kubernetes API", () => {
     await expect((await kubeApi(kube.kubeconfig)).getNode("nope")).rejects.toThrow(
       /get node nope: HTTP 404: nodes "nope" not found/,
     );
+  });
+});
+
+describe("two installs on one node (MULTI_INSTALL_SUFFIX), and a node kata-deploy installed", () => {
+  const LTS: Install = { suffix: "lts", shims: SHIMS };
+  const apply = (meta: NodeMeta, patch: MergePatch): NodeMeta => mergePatch(meta, patch.metadata) as NodeMeta;
+  const installed = (meta: NodeMeta, install: Install, shims: string[]) =>
+    apply(meta, installedPatch(meta, install, { ...SUMMARY, shims }));
+
+  it("each install labels its shims with its suffix, as its handlers are named", () => {
+    let meta: NodeMeta = { labels: {} };
+    meta = installed(meta, DEFAULT, ["qemu"]);
+    meta = installed(meta, LTS, ["qemu", "clh"]);
+    expect(meta.labels).toEqual({
+      [RUNTIME_LABEL]: "true",
+      [MARK]: "true",
+      "kata-deploy.katacontainers.io/lts": "true",
+      "katacontainers.io/shim.qemu": "true",
+      "katacontainers.io/shim.qemu-lts": "true",
+      "katacontainers.io/shim.clh-lts": "true",
+    });
+    // Each keeps its own summary.
+    expect(Object.keys(meta.annotations ?? {}).sort()).toEqual([
+      SUMMARY_ANNOTATION,
+      `${SUMMARY_ANNOTATION}-lts`,
+    ]);
+  });
+
+  it("an install never removes the other's labels, and the shared one stays while the other serves", () => {
+    let meta = installed(installed({ labels: {} }, DEFAULT, ["qemu"]), LTS, ["clh"]);
+    // lts re-installs: the default install still serves, so the shared label stays "true".
+    const reinstalling = apply(meta, installingPatch(meta, LTS));
+    expect(reinstalling.labels?.[RUNTIME_LABEL]).toBe("true");
+    expect(reinstalling.labels?.["kata-deploy.katacontainers.io/lts"]).toBe("false");
+    expect(reinstalling.labels?.["katacontainers.io/shim.clh-lts"]).toBeUndefined();
+    expect(reinstalling.labels?.["katacontainers.io/shim.qemu"]).toBe("true");
+    // The default install is cleaned up: lts's labels and the shared label stay.
+    meta = apply(meta, cleanupPatch(meta, DEFAULT));
+    expect(meta.labels).toEqual({
+      [RUNTIME_LABEL]: "true",
+      "kata-deploy.katacontainers.io/lts": "true",
+      "katacontainers.io/shim.clh-lts": "true",
+    });
+    expect(Object.keys(meta.annotations ?? {})).toEqual([`${SUMMARY_ANNOTATION}-lts`]);
+    // The last one takes the shared label with it.
+    meta = apply(meta, cleanupPatch(meta, LTS));
+    expect(meta.labels).toEqual({});
+  });
+
+  it("another install still unfinished: the shared label stays, as false", () => {
+    const meta: NodeMeta = {
+      labels: { [RUNTIME_LABEL]: "true", [MARK]: "true", "kata-deploy.katacontainers.io/lts": "false" },
+    };
+    expect(apply(meta, cleanupPatch(meta, DEFAULT)).labels).toEqual({
+      [RUNTIME_LABEL]: "false",
+      "kata-deploy.katacontainers.io/lts": "false",
+    });
+  });
+
+  it("a node kata-deploy labelled keeps every label its chart's RuntimeClasses select, after the takeover", () => {
+    // kata-deploy's chart selects kata-runtime=true and the install's mark.
+    const chartSelects = { [RUNTIME_LABEL]: "true", [MARK]: "true" };
+    const meta = installed({ labels: { ...chartSelects } }, DEFAULT, ["qemu"]);
+    expect(meta.labels).toMatchObject(chartSelects);
   });
 });

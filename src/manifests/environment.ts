@@ -1,0 +1,100 @@
+// The DaemonSet's environment from the values: kata-deploy's variables (the plain ones and those of
+// each architecture), only those set, so that nodes decide the rest themselves. Checked here with
+// the node's own reader (decide/env.ts), so a mapping the nodes would refuse stops `manifests`.
+import type { Catalog } from "../decide/catalog.js";
+import { envArch, parseEnv } from "../decide/env.js";
+import { InputError, type InputIssue } from "../decide/input-error.js";
+import type { Values } from "./values.js";
+
+export const ARCHES = ["x86_64", "aarch64", "s390x", "ppc64le"] as const;
+
+/** Values key (within the top level or an arch.<arch> table) → kata-deploy's variable. */
+const PER_ARCH: Array<[string, string]> = [
+  ["shims", "SHIMS"],
+  ["default_shim", "DEFAULT_SHIM"],
+  ["allowed_hypervisor_annotations", "ALLOWED_HYPERVISOR_ANNOTATIONS"],
+  ["snapshotter_handler_mapping", "SNAPSHOTTER_HANDLER_MAPPING"],
+  ["pull_type_mapping", "PULL_TYPE_MAPPING"],
+  ["force_guest_pull", "EXPERIMENTAL_FORCE_GUEST_PULL"],
+];
+const PLAIN: Array<[string, string]> = [
+  ["agent_https_proxy", "AGENT_HTTPS_PROXY"],
+  ["agent_no_proxy", "AGENT_NO_PROXY"],
+  ["installation_prefix", "INSTALLATION_PREFIX"],
+  ["multi_install_suffix", "MULTI_INSTALL_SUFFIX"],
+  ["containerd_config_file_name", "CONTAINERD_CONFIG_FILE_NAME"],
+  ["k8s_distribution", "K8S_DISTRIBUTION"],
+];
+
+/** Where the DaemonSet mounts the overrides ConfigMap, and the variable that names the file. */
+export const OVERRIDES_DIR = "/etc/kata-install";
+export const OVERRIDES_FILE = `${OVERRIDES_DIR}/kata-install.toml`;
+
+function text(value: unknown): string {
+  return (Array.isArray(value) ? value.join(" ") : String(value ?? "")).trim();
+}
+
+export function suffixOf(v: Values): string | null {
+  return text(v.multi_install_suffix) || null;
+}
+
+export function environment(v: Values, hasOverrides: boolean): Array<{ name: string; value: string }> {
+  const env: Array<[string, string]> = [];
+  for (const [key, name] of PER_ARCH) env.push([name, text(v[key])]);
+  env.push(["DEBUG", v.debug ? "true" : ""]);
+  for (const [key, name] of PLAIN) env.push([name, text(v[key])]);
+  for (const arch of ARCHES) {
+    const table = (v.arch as Record<string, Values>)[arch] as Values;
+    for (const [key, name] of PER_ARCH) env.push([`${name}_${envArch(arch)}`, text(table[key])]);
+  }
+  const artifacts = text(v.artifacts);
+  env.push(["ARTIFACTS", artifacts]);
+  if (artifacts) env.push(["ARTIFACTS_TAG", text(v.artifacts_tag) || text(v.kata_version)]);
+  if ((v.nfd as Values).feature_file) env.push(["NFD_FEATURE_FILE", "true"]);
+  if (hasOverrides) env.push(["KATA_INSTALL_OVERRIDES", OVERRIDES_FILE]);
+  return env.filter(([, value]) => value !== "").map(([name, value]) => ({ name, value }));
+}
+
+/** The values key a variable came from, to name it in an error. */
+function keyOf(variable: string): string {
+  for (const arch of ARCHES)
+    for (const [key, name] of PER_ARCH)
+      if (variable === `${name}_${envArch(arch)}`) return `arch.${arch}.${key}`;
+  const found = [...PER_ARCH, ...PLAIN].find(([, name]) => name === variable);
+  return found ? found[0] : variable;
+}
+
+const DISTRIBUTIONS = ["k8s", "k3s", "rke2", "k0s", "microk8s"];
+
+/** Every variable as each architecture's nodes would read it, through the nodes' own reader. */
+export function checkEnvironment(
+  env: Array<{ name: string; value: string }>,
+  catalog: Catalog,
+  file: string,
+): InputIssue[] {
+  const issues: InputIssue[] = [];
+  const vars = Object.fromEntries(env.map((e) => [e.name, e.value]));
+  const seen = new Set<string>();
+  for (const arch of ARCHES) {
+    try {
+      parseEnv(vars, arch, catalog);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      for (const issue of error.issues) {
+        const key = keyOf(issue.key ?? "");
+        const line = `${key}: ${issue.message}`;
+        if (seen.has(line)) continue;
+        seen.add(line);
+        issues.push({ file, key, message: issue.message });
+      }
+    }
+  }
+  const distribution = vars.K8S_DISTRIBUTION;
+  if (distribution !== undefined && !DISTRIBUTIONS.includes(distribution))
+    issues.push({
+      file,
+      key: "k8s_distribution",
+      message: `"${distribution}": expected one of ${DISTRIBUTIONS.join(", ")}`,
+    });
+  return issues;
+}

@@ -1,0 +1,302 @@
+// The keys of kata-deploy's Helm chart (4.1: helm-chart/kata-deploy/values.yaml), their kinds and
+// the defaults this project compares against: the shape a values file for that chart must have.
+// Written from the chart's documented keys; what each key does here is map.ts's.
+
+export type Kind =
+  | "string"
+  | "bool"
+  | "int"
+  /** true, false or null ("~": follow shims.disableAll). */
+  | "bool?"
+  | "strings"
+  /** A map of strings (labels, annotations, a nodeSelector). */
+  | "labels"
+  /** Kubernetes' own shape (affinity, resources, tolerations): passed on as it is. */
+  | "object"
+  | "list"
+  /** A value of another chart (node-feature-discovery's subchart): anything. */
+  | "any";
+
+export interface Spec {
+  kind?: Kind;
+  /** Allowed values of a string. */
+  oneOf?: readonly string[];
+  default?: unknown;
+  children?: Record<string, Spec>;
+  /** A map whose keys are the user's (shim names, runtime names), each of this shape. */
+  each?: Spec;
+  /** Keys the chart refuses, with its message. */
+  removed?: Record<string, string>;
+  /** Keys beyond `children` of kind "any" (a subchart's values). */
+  open?: boolean;
+}
+
+const leaf = (kind: Kind, dflt?: unknown, oneOf?: readonly string[]): Spec => ({
+  kind,
+  default: dflt,
+  ...(oneOf ? { oneOf } : {}),
+});
+const image = (reference: string, tag: string): Spec => ({
+  children: { reference: leaf("string", reference), tag: leaf("string", tag) },
+});
+const probe = (initialDelay: boolean, period: number, failure: number): Spec => ({
+  children: {
+    enabled: leaf("bool", true),
+    ...(initialDelay ? { initialDelaySeconds: leaf("int", 1) } : {}),
+    periodSeconds: leaf("int", period),
+    failureThreshold: leaf("int", failure),
+    timeoutSeconds: leaf("int", 3),
+  },
+});
+
+export const CHART_ARCHES = {
+  amd64: "x86_64",
+  arm64: "aarch64",
+  s390x: "s390x",
+  ppc64le: "ppc64le",
+} as const;
+export type ChartArch = keyof typeof CHART_ARCHES;
+
+const SHIM: Spec = {
+  children: {
+    enabled: leaf("bool?", null),
+    dropIn: leaf("string", ""),
+    supportedArches: { kind: "strings", oneOf: Object.keys(CHART_ARCHES) },
+    allowedHypervisorAnnotations: leaf("strings", []),
+    containerd: { children: { snapshotter: leaf("string", ""), forceGuestPull: leaf("bool", false) } },
+    crio: { children: { guestPull: leaf("bool", false) } },
+    agent: { children: { httpsProxy: leaf("string", ""), noProxy: leaf("string", "") } },
+    runtimeClass: {
+      children: {
+        nodeSelector: leaf("labels", {}),
+        overheadEnabled: leaf("bool", true),
+        overhead: { children: { memory: leaf("string"), cpu: leaf("string") } },
+      },
+    },
+  },
+};
+
+const REMOVED_JOB_KEY =
+  "has been removed from the chart: node selection is the top-level nodeSelector and affinity.nodeAffinity, in both deployment modes";
+
+export const CHART: Spec = {
+  children: {
+    deploymentMode: leaf("string", "daemonset", ["daemonset", "job"]),
+    job: {
+      removed: {
+        nodeSelector: REMOVED_JOB_KEY,
+        nodeAffinity: REMOVED_JOB_KEY,
+        nodeSelectorExpressions: REMOVED_JOB_KEY,
+      },
+      children: {
+        dispatcherImage: image("ghcr.io/kata-containers/k8s-job-dispatcher", "0.1.0"),
+        dispatcherNodeSelector: leaf("labels", {}),
+        dispatcherTolerations: leaf("list", []),
+        parallelism: leaf("int", 100),
+        nodes: leaf("strings", []),
+        waitForNodesSeconds: leaf("int", 120),
+        nodeSettleSeconds: leaf("int", 15),
+        waitNodeReadySeconds: leaf("int", 300),
+        cleanup: {
+          removed: { nodeSelectorExpressions: "has been renamed job.cleanup.nodeAffinity in the chart" },
+          children: {
+            nodes: leaf("strings", []),
+            nodeSelector: leaf("labels", {}),
+            nodeAffinity: leaf("object"),
+          },
+        },
+        ttlSecondsAfterFinished: leaf("int", 600),
+        activeDeadlineSeconds: leaf("int", 3600),
+        backoffLimit: leaf("int", 3),
+      },
+    },
+    imagePullPolicy: leaf("string", "Always", ["Always", "IfNotPresent", "Never"]),
+    imagePullSecrets: leaf("list", []),
+    image: image("quay.io/kata-containers/kata-deploy", ""),
+    kubectlImage: image("quay.io/kata-containers/kubectl", "latest"),
+    monitor: {
+      children: {
+        enabled: leaf("bool", false),
+        image: image("quay.io/kata-containers/kata-monitor", ""),
+        listenAddress: leaf("string", "0.0.0.0:8090"),
+        runtimeEndpoint: leaf("string", ""),
+        logLevel: leaf("string", ""),
+        port: leaf("int", 8090),
+        securityContext: leaf("object"),
+        resources: leaf("object"),
+      },
+    },
+    k8sDistribution: leaf("string", "k8s", ["k8s", "k3s", "rke2", "k0s", "microk8s"]),
+    containerd: {
+      children: {
+        configDir: leaf("string", ""),
+        runtimeSocket: leaf("string", ""),
+        configFileName: leaf("string", ""),
+        userDropIn: leaf("string", ""),
+      },
+    },
+    nodeSelector: leaf("labels", {}),
+    tolerations: leaf("list", []),
+    startupTaints: leaf("strings", []),
+    podLabels: leaf("labels", {}),
+    podAnnotations: leaf("labels", {}),
+    affinity: leaf("object", {}),
+    priorityClassName: leaf("string", "system-node-critical"),
+    updateStrategy: leaf("object"),
+    resources: leaf("object"),
+    debug: leaf("bool", false),
+    devkit: leaf("bool", false),
+    logLevel: leaf("string", "", ["", "error", "warn", "info", "debug", "trace"]),
+    health: {
+      children: {
+        port: leaf("int", 8090),
+        startupProbe: probe(true, 10, 60),
+        livenessProbe: probe(false, 30, 3),
+        readinessProbe: probe(false, 10, 3),
+      },
+    },
+    snapshotter: {
+      children: {
+        setup: { kind: "strings", default: ["nydus"], oneOf: ["nydus", "erofs"] },
+        erofsMergeMode: leaf("string", "", ["", "merged", "unmerged"]),
+        erofsSnapshotterMode: leaf("string", "", ["", "disk", "memory"]),
+        erofsDmverity: leaf("bool", false),
+      },
+    },
+    shims: { children: { disableAll: leaf("bool", false) }, each: SHIM },
+    defaultShim: {
+      children: Object.fromEntries(
+        Object.keys(CHART_ARCHES).map((a) => [a, leaf("string", "qemu-runtime-rs")]),
+      ),
+    },
+    runtimeClasses: {
+      children: {
+        enabled: leaf("bool", true),
+        createDefault: leaf("bool", false),
+        defaultName: leaf("string", "kata"),
+        overheadEnabled: leaf("bool", true),
+      },
+    },
+    env: {
+      children: {
+        installationPrefix: leaf("string", ""),
+        hostOS: leaf("string", ""),
+        multiInstallSuffix: leaf("string", ""),
+      },
+    },
+    "node-feature-discovery": { children: { enabled: leaf("bool", false) }, open: true },
+    nodeFeatureRules: { children: { create: leaf("any", "auto") } },
+    verification: {
+      children: {
+        namespace: leaf("string", "default"),
+        timeout: leaf("int", 180),
+        daemonsetTimeout: leaf("int", 1200),
+        pod: leaf("string", ""),
+      },
+    },
+    customRuntimes: {
+      children: {
+        enabled: leaf("bool", false),
+        runtimes: {
+          each: {
+            children: {
+              baseConfig: leaf("string"),
+              dropIn: leaf("string", ""),
+              runtimeClass: leaf("string", ""),
+              inheritBaseOverhead: leaf("bool", true),
+              containerd: { children: { snapshotter: leaf("string", "") } },
+              crio: { children: { pullType: leaf("string", "") } },
+            },
+          },
+        },
+      },
+    },
+    // Used by the chart's templates, not in its values.yaml.
+    nameOverride: leaf("string", ""),
+    fullnameOverride: leaf("string", ""),
+  },
+};
+
+/** A shim of the chart's values.yaml: where it runs, and what the chart sets for it by default. */
+interface ChartShim {
+  arches: ChartArch[];
+  snapshotter: string;
+  /** A confidential shim: guest pull on CRI-O, an agent proxy of its own (empty). */
+  tee: boolean;
+  nodeSelector?: Record<string, string>;
+  enabled?: false;
+}
+
+const X86: ChartArch[] = ["amd64"];
+const ALL: ChartArch[] = ["amd64", "arm64", "s390x", "ppc64le"];
+const GPU = { "nvidia.com/cc.ready.state": "false" };
+const gpuCc = (tee: string) => ({ "nvidia.com/cc.ready.state": "true", [tee]: "true" });
+const SNP = "amd.feature.node.kubernetes.io/snp";
+const TDX = "intel.feature.node.kubernetes.io/tdx";
+
+const SHIMS: Record<string, ChartShim> = {
+  clh: { arches: X86, snapshotter: "", tee: false },
+  "clh-azure": { arches: X86, snapshotter: "", tee: false },
+  "clh-runtime-rs": { arches: X86, snapshotter: "", tee: false },
+  "clh-azure-runtime-rs": { arches: X86, snapshotter: "", tee: false },
+  dragonball: { arches: X86, snapshotter: "", tee: false },
+  fc: { arches: X86, snapshotter: "devmapper", tee: false },
+  qemu: { arches: ALL, snapshotter: "", tee: false },
+  "qemu-runtime-rs": { arches: ALL, snapshotter: "", tee: false },
+  "qemu-nvidia-cpu": { arches: ["amd64", "arm64"], snapshotter: "", tee: false },
+  "qemu-nvidia-cpu-runtime-rs": { arches: ["amd64", "arm64"], snapshotter: "", tee: false },
+  "qemu-nvidia-gpu": { arches: X86, snapshotter: "", tee: false, nodeSelector: GPU },
+  "qemu-nvidia-gpu-runtime-rs": {
+    arches: ["amd64", "arm64"],
+    snapshotter: "",
+    tee: false,
+    nodeSelector: GPU,
+  },
+  "qemu-nvidia-gpu-snp": { arches: X86, snapshotter: "nydus", tee: true, nodeSelector: gpuCc(SNP) },
+  "qemu-nvidia-gpu-snp-runtime-rs": {
+    arches: X86,
+    snapshotter: "nydus",
+    tee: true,
+    nodeSelector: gpuCc(SNP),
+  },
+  "qemu-nvidia-gpu-tdx": { arches: X86, snapshotter: "nydus", tee: true, nodeSelector: gpuCc(TDX) },
+  "qemu-nvidia-gpu-tdx-runtime-rs": {
+    arches: X86,
+    snapshotter: "nydus",
+    tee: true,
+    nodeSelector: gpuCc(TDX),
+  },
+  "qemu-snp": { arches: X86, snapshotter: "nydus", tee: true },
+  "qemu-snp-runtime-rs": { arches: X86, snapshotter: "nydus", tee: true },
+  "qemu-tdx": { arches: X86, snapshotter: "nydus", tee: true },
+  "qemu-tdx-runtime-rs": { arches: X86, snapshotter: "nydus", tee: true },
+  "qemu-se": { arches: ["s390x"], snapshotter: "nydus", tee: true },
+  "qemu-se-runtime-rs": { arches: ["s390x"], snapshotter: "nydus", tee: true },
+  "qemu-coco-dev": { arches: ["amd64", "s390x"], snapshotter: "nydus", tee: true },
+  "qemu-coco-dev-runtime-rs": { arches: ["amd64", "arm64", "s390x"], snapshotter: "nydus", tee: true },
+  remote: { arches: ["amd64", "ppc64le", "s390x"], snapshotter: "nydus", tee: true, enabled: false },
+  "openvmm-azure-runtime-rs": { arches: X86, snapshotter: "", tee: false },
+};
+
+export const CHART_SHIMS: readonly string[] = Object.keys(SHIMS);
+
+/** The chart's default values for one of its shims (as values.yaml has them). */
+export function shimDefaults(name: string): Record<string, unknown> | undefined {
+  const s = SHIMS[name];
+  if (s === undefined) return undefined;
+  const tee = s.tee
+    ? {
+        crio: { guestPull: true },
+        agent: { httpsProxy: "", noProxy: "" },
+        ...(name === "remote" ? {} : { containerd: { snapshotter: s.snapshotter, forceGuestPull: false } }),
+      }
+    : {};
+  return {
+    enabled: s.enabled ?? null,
+    supportedArches: s.arches,
+    allowedHypervisorAnnotations: [],
+    containerd: { snapshotter: s.snapshotter },
+    ...tee,
+    ...(s.nodeSelector ? { runtimeClass: { nodeSelector: s.nodeSelector } } : {}),
+  };
+}

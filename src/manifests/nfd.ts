@@ -1,0 +1,102 @@
+// What Node Feature Discovery does for the cluster objects, as kata-deploy's chart has it: a
+// NodeFeatureRule that labels TEE nodes and advertises their key counts (the confidential
+// RuntimeClasses then request one key per pod), one that labels NVIDIA GPU nodes, and the
+// DaemonSet's affinity for nodes that can virtualise.
+
+/** Labels kata-install's own NFD rules add, in a namespace NFD always allows. */
+export const NFD_LABEL_PREFIX = "kata.feature.node.kubernetes.io/";
+
+type Json = Record<string, unknown>;
+
+export function nodeFeatureRule(suffix: string | null): Json {
+  return {
+    apiVersion: "nfd.k8s-sigs.io/v1alpha1",
+    kind: "NodeFeatureRule",
+    metadata: {
+      name: suffix ? `kata-tee-keys-${suffix}` : "kata-tee-keys",
+      labels: {
+        "app.kubernetes.io/managed-by": "kata-install",
+        "kata-deploy/instance": suffix ?? "default",
+      },
+    },
+    spec: {
+      rules: [
+        {
+          name: "amd.sev-snp",
+          labels: { "amd.feature.node.kubernetes.io/snp": "true" },
+          extendedResources: { "sev-snp.amd.com/esids": "@cpu.security.sev.encrypted_state_ids" },
+          matchFeatures: [
+            { feature: "cpu.security", matchExpressions: { "sev.snp.enabled": { op: "Exists" } } },
+          ],
+        },
+        {
+          name: "intel.tdx",
+          labels: { "intel.feature.node.kubernetes.io/tdx": "true" },
+          extendedResources: { "tdx.intel.com/keys": "@cpu.security.tdx.total_keys" },
+          matchFeatures: [{ feature: "cpu.security", matchExpressions: { "tdx.enabled": { op: "Exists" } } }],
+        },
+        {
+          // The display (0300) and 3D (0302) controllers of NVIDIA's vendor id: what the GPU shims
+          // pass through.
+          name: "nvidia.gpu",
+          labels: { [`${NFD_LABEL_PREFIX}nvidia-gpu`]: "true" },
+          matchFeatures: [
+            {
+              feature: "pci.device",
+              matchExpressions: {
+                vendor: { op: "In", value: ["10de"] },
+                class: { op: "In", value: ["0300", "0302"] },
+              },
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/** One node selector term per architecture: x86_64 only with VMX or SVM, the others as they are. */
+const VIRTUALIZATION_TERMS = [
+  [{ key: "feature.node.kubernetes.io/cpu-cpuid.VMX", operator: "In", values: ["true"] }, "amd64"],
+  [{ key: "feature.node.kubernetes.io/cpu-cpuid.SVM", operator: "In", values: ["true"] }, "amd64"],
+  [null, "arm64"],
+  [null, "s390x"],
+  [null, "ppc64le"],
+] as const;
+
+interface Term {
+  matchExpressions?: Json[];
+  matchFields?: Json[];
+}
+
+/**
+ * The pod's affinity with NFD's virtualization terms ANDed into the user's required terms (each
+ * pair of terms joined, as the chart does: terms are ORed, a term's expressions ANDed).
+ */
+export function withVirtualizationAffinity(affinity: Json): Json {
+  const nodeAffinity = (affinity.nodeAffinity ?? {}) as Json;
+  const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ?? {}) as Json;
+  const user = (required.nodeSelectorTerms ?? []) as Term[];
+  const ours: Term[] = VIRTUALIZATION_TERMS.map(([cpu, arch]) => ({
+    matchExpressions: [...(cpu ? [cpu] : []), { key: "kubernetes.io/arch", operator: "In", values: [arch] }],
+  }));
+  const terms =
+    user.length === 0
+      ? ours
+      : ours.flatMap((o) =>
+          user.map((u) => {
+            const term: Term = {
+              matchExpressions: [...(o.matchExpressions ?? []), ...(u.matchExpressions ?? [])],
+            };
+            if (u.matchFields) term.matchFields = u.matchFields;
+            return term;
+          }),
+        );
+  return {
+    ...affinity,
+    nodeAffinity: {
+      ...nodeAffinity,
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms },
+    },
+  };
+}
