@@ -65,6 +65,10 @@ Examples:
     .addOption(hostExecOption())
     .option("--json", "print one JSON document (the Facts contract) and nothing else on stdout")
     .option("--facts <file>", "validate and show a saved facts document instead of reading a node")
+    .option(
+      "--nfd",
+      "print what Kata can do here as a Node Feature Discovery feature file (features.d), for NFD to label the node",
+    )
     .addHelpText(
       "after",
       `
@@ -73,7 +77,8 @@ Nothing on the host is changed. Files or commands that could not be read are lis
 
 Examples:
   kata-install facts --json --host-root / > $(hostname).json
-  kata-install facts --facts node.json`,
+  kata-install facts --facts node.json
+  kata-install facts --nfd > /etc/kubernetes/node-feature-discovery/features.d/kata-install`,
     )
     .action(async (options) => {
       const { runFacts } = await import("./commands/facts.js");
@@ -395,8 +400,9 @@ Examples:
 Actions:
   install   label the node katacontainers.io/kata-runtime=false; plan, print the plan, install it
             (with --plan or KATA_INSTALL_PLAN: that saved plan, or refuse as install --plan does);
-            label the node =true with katacontainers.io/shim.<shim>=true per installed shim and a
-            summary annotation; then wait. On SIGTERM it cleans up only if its DaemonSet no longer
+            label the node =true with its mark kata-deploy.katacontainers.io/<suffix|default>=true,
+            katacontainers.io/shim.<shim>[-<suffix>]=true per installed shim and a summary
+            annotation; then wait. On SIGTERM it cleans up only if its DaemonSet no longer
             selects the node (deleted, or its nodeSelector, affinity or tolerations exclude it): a
             rolling update or a restarted pod never uninstalls Kata from under running Kata pods.
   cleanup   uninstall, restart the runtime if its configuration changed, remove the labels.
@@ -406,10 +412,14 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   NODE_NAME                      this node (labels are written only when it is set)
   POD_NAMESPACE, DAEMONSET_NAME  the DaemonSet to ask on SIGTERM (kube-system, kata-deploy)
   SHIMS[_<ARCH>], DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY,
-  AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, INSTALLATION_PREFIX,
-  MULTI_INSTALL_SUFFIX           as for install (see kata-install explain)
+  AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, EXPERIMENTAL_FORCE_GUEST_PULL,
+  INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX  as for install (see kata-install explain)
   ARTIFACTS, ARTIFACTS_TAG       where the artifacts come from (as --artifacts, --artifacts-tag)
   KATA_INSTALL_PLAN              a saved plan to apply (as --plan); e.g. /plans/$(NODE_NAME).json
+  KATA_INSTALL_OVERRIDES         the cluster's overrides file, read instead of the node's own
+  CONTAINERD_CONFIG_FILE_NAME    containerd's file in /etc/containerd
+  K8S_DISTRIBUTION               k8s, k3s, rke2, k0s or microk8s: refuse a node whose runtime is another's
+  NFD_FEATURE_FILE=true          also write the node's Kata facts for Node Feature Discovery (features.d)
   HOST_ROOT, HOST_EXEC           the host mount and how host commands run
   HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
     )

@@ -13,12 +13,14 @@ import { loadCatalog } from "../decide/catalog.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
+import { removeFeatureFile, writeFeatureFile } from "../entrypoint/feature-file.js";
 import { UserError } from "../errors.js";
 import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
 import { recover } from "../install/apply.js";
 import { journalFor } from "../install/install.js";
 import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
+import { distributionMismatch } from "../kube/distribution.js";
 import { cleanupPatch, type Install, installedPatch, installingPatch } from "../kube/node-labels.js";
 import { daemonSetSelects } from "../kube/selects.js";
 import { summarize } from "../kube/summary.js";
@@ -26,7 +28,7 @@ import { dataPath } from "../package-root.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import { installDirFromEnv } from "../render/layout.js";
-import { openHost } from "./facts.js";
+import { nfdFeatures, openHost } from "./facts.js";
 import { runInstall, runUninstall } from "./install.js";
 
 export const ACTIONS = ["install", "cleanup", "reset"] as const;
@@ -55,6 +57,12 @@ interface Settings {
   kubeconfig?: string;
   /** Which install this is on the node (MULTI_INSTALL_SUFFIX), for its labels. */
   suffix: string | null;
+  /** The cluster's overrides file (a ConfigMap the DaemonSet mounts), read instead of the node's. */
+  overrides?: string;
+  /** kata-deploy's k8sDistribution: the node's runtime must be that distribution's. */
+  distribution?: string;
+  /** Also write the node's Kata facts as an NFD feature file. */
+  nfdFeatureFile: boolean;
 }
 
 /** Flags first, then kata-deploy's (and the DaemonSet's) environment, then defaults. */
@@ -86,6 +94,9 @@ export function settingsFrom(
     healthPort,
     kubeconfig: options.kubeconfig ?? value("KUBECONFIG"),
     suffix: value("MULTI_INSTALL_SUFFIX") ?? null,
+    overrides: value("KATA_INSTALL_OVERRIDES"),
+    distribution: value("K8S_DISTRIBUTION"),
+    nfdFeatureFile: /^(true|yes|1|on)$/i.test(value("NFD_FEATURE_FILE") ?? ""),
   };
 }
 
@@ -152,6 +163,16 @@ export async function runEntrypoint(
   const health = await startHealth(settings.healthAddress, settings.healthPort);
   log(`Health: /healthz and /readyz on ${health.address}`);
   try {
+    if (settings.distribution !== undefined) {
+      const host = await openHost(settings.hostRoot, settings.hostExec);
+      const facts = await detectFacts(host, detectOptionsFromEnv(process.env));
+      const mismatch = distributionMismatch(settings.distribution, facts.runtime.kind);
+      if (mismatch !== null) {
+        log(`Refused: ${mismatch}.`);
+        health.setReady(false, "wrong K8S_DISTRIBUTION");
+        return 1;
+      }
+    }
     const kube = await clusterFor(settings, log);
     if (kube && node) {
       await kube.patchNode(node, installingPatch((await kube.getNode(node)).meta, installOf(settings)));
@@ -170,6 +191,7 @@ export async function runEntrypoint(
         artifacts: settings.artifacts,
         artifactsTag: settings.artifactsTag,
         plan: settings.plan,
+        overrides: settings.overrides,
       },
       out,
       { showPlan: true, installed: (p) => (planned = p) },
@@ -192,6 +214,10 @@ export async function runEntrypoint(
       log(
         `Node ${node}: katacontainers.io/kata-runtime=true, shims ${summary.shims.join(", ") || "(none)"}.`,
       );
+    }
+    if (settings.nfdFeatureFile) {
+      const text = nfdFeatures(after, settings.hostRoot, "the kata-install entrypoint");
+      log(`NFD: the node's Kata features in ${await writeFeatureFile(host, settings.suffix, text)}.`);
     }
     health.setReady(true, `installed: ${summary.shims.join(", ") || "no shim"}`);
     log("Installed. Waiting for SIGTERM.");
@@ -237,6 +263,11 @@ async function cleanup(
 ): Promise<number> {
   const status = await runUninstall({ hostRoot: settings.hostRoot, hostExec: settings.hostExec }, out);
   const node = settings.nodeName;
+  if (
+    status === 0 &&
+    (await removeFeatureFile(await openHost(settings.hostRoot, settings.hostExec), settings.suffix))
+  )
+    log("NFD: the node's Kata feature file removed.");
   if (status === 0 && kube && node) {
     await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta, installOf(settings)));
     log(`Node ${node}: kata-install's labels and annotation removed.`);
