@@ -145,8 +145,10 @@ export function loadValues(
       ]);
     }
     if (isChartValues(valuesFile)) {
+      // What does not fit the chart's shape is left out of what is read: the rest is mapped all the
+      // same, so that every problem of the file is said at once.
       const chart = readChartValues(valuesFile, text, CHART, issues);
-      if (issues.length === 0) {
+      {
         const mapped = mapChartValues(chart, catalog, values, issues);
         values = mergeChecked(values, mapped.overlay, [], () => ({ file: valuesFile }), issues);
         notes = mapped.notes;

@@ -73,14 +73,31 @@ export function validateAll(docs: Obj[]): void {
   }
 }
 
-/** `kubectl apply -f` against the in-test API server, for real: the objects it created, by kind/name. */
-export async function kubectlApply(yamlText: string): Promise<{ output: string; created: Obj[] }> {
+/**
+ * `kubectl apply -f` against the in-test API server, for real, after creating `namespaces` (as an
+ * admin would have made them): the objects it created.
+ */
+export async function kubectlApply(
+  yamlText: string,
+  namespaces: string[] = [],
+): Promise<{ output: string; created: Obj[] }> {
   const kube = await startFakeKube();
   try {
+    // (Applied, not `kubectl create namespace`: that speaks protobuf, which the tests' server does not.)
+    const nsFile = path.join(path.dirname(kube.kubeconfig), "namespaces.yaml");
+    fs.writeFileSync(
+      nsFile,
+      namespaces.map((ns) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n`).join("---\n"),
+    );
+    if (namespaces.length > 0) await kube.kubectl("apply", "--validate=false", "-f", nsFile);
     const file = path.join(path.dirname(kube.kubeconfig), "kata-install.yaml");
     fs.writeFileSync(file, yamlText);
     const output = await kube.kubectl("apply", "--validate=false", "-f", file);
-    return { output, created: [...kube.created.values()] as Obj[] };
+    const created = [...kube.created.values()] as Obj[];
+    return {
+      output,
+      created: created.filter((o) => !(o.kind === "Namespace" && namespaces.includes(o.metadata.name))),
+    };
   } finally {
     await kube.close();
   }

@@ -228,13 +228,15 @@ export function mapChartValues(
       ["nodeFeatureRules", "create"],
       "auto asks the cluster whether NFD runs, and manifests sees no cluster (as `helm template`): set it to true where NFD runs",
     );
-  else
+  else {
+    ledger.noEffect(["nodeFeatureRules", "create"], "not a value the chart takes");
     issues.push({
       file: chart.file,
       line: chart.lineOf(["nodeFeatureRules", "create"]),
       key: "nodeFeatureRules.create",
       message: `expected auto, true or false, got ${JSON.stringify(create)}`,
     });
+  }
 
   if (String(value(["verification", "pod"]) ?? "") === "")
     ledger.noEffect(["verification"], "only with verification.pod");

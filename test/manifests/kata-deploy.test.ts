@@ -1,0 +1,402 @@
+// `kata-install manifests -f values.yaml` with kata-deploy's own Helm values (4.1): every key is
+// carried over to the same effect, or refused with its line and why. The chart's values files are
+// the tests' own copies (test/fixtures/kata-deploy/); each carried key of every-key.values.yaml is
+// checked for its effect on the objects, which are held to Kubernetes' schemas and created by kubectl.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CHART, type Spec } from "../../src/manifests/kata-deploy/chart.js";
+import { runCli } from "../helpers/cli.js";
+import {
+  daemonSetOf,
+  kubectlApply,
+  type Obj,
+  objects,
+  removeValuesFiles,
+  validateAll,
+  valuesFile,
+} from "../helpers/manifests.js";
+import { readmeFields } from "../helpers/schema-fields.js";
+
+afterAll(removeValuesFiles);
+const FIXTURES = path.resolve("test/fixtures/kata-deploy");
+const fixture = (name: string) => path.join(FIXTURES, name);
+
+/** `manifests -f FILE`: the objects, and what stderr said of each key not carried. */
+function manifests(file: string, ...more: string[]) {
+  const run = runCli(["manifests", "-f", file, ...more]);
+  return { ...run, docs: run.status === 0 ? objects(run.stdout) : [] };
+}
+
+/** The account of each key: key → [status, detail]. */
+function explained(file: string): Map<string, [string, string]> {
+  const run = runCli(["manifests", "-f", file, "--explain-values"]);
+  expect(run.status, run.stderr).toBe(0);
+  return new Map(
+    run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const [, key, status, detail] = line.split("\t") as [string, string, string, string];
+        return [key, [status, detail]];
+      }),
+  );
+}
+
+type View = ReturnType<typeof daemonSetOf> & { docs: Obj[]; rc: (name: string) => Obj | undefined };
+
+describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
+  const run = manifests(fixture("every-key.values.yaml"));
+  const view: View = {
+    ...daemonSetOf(run.docs),
+    docs: run.docs,
+    rc: (name) => run.docs.find((d) => d.kind === "RuntimeClass" && d.metadata.name === name),
+  };
+  /** The effect each carried key must have. */
+  const EFFECTS: Record<string, (v: View) => void> = {
+    deploymentMode: (v) => expect(v.ds.kind).toBe("DaemonSet"),
+    imagePullPolicy: (v) => expect(v.container.imagePullPolicy).toBe("IfNotPresent"),
+    imagePullSecrets: (v) => expect(v.pod.imagePullSecrets).toEqual([{ name: "regcred" }]),
+    "image.tag": (v) => expect(v.env.ARTIFACTS_TAG).toBe("4.0.1"),
+    k8sDistribution: (v) => expect(v.env.K8S_DISTRIBUTION).toBe("k3s"),
+    "containerd.configFileName": (v) => expect(v.env.CONTAINERD_CONFIG_FILE_NAME).toBe("config-v3.toml"),
+    nodeSelector: (v) => expect(v.pod.nodeSelector).toEqual({ kata: "yes" }),
+    tolerations: (v) =>
+      expect(v.pod.tolerations).toEqual([
+        { key: "dedicated", operator: "Equal", value: "kata", effect: "NoSchedule" },
+      ]),
+    podLabels: (v) =>
+      expect(v.ds.spec.template.metadata.labels).toEqual({ team: "platform", name: "kata-deploy" }),
+    podAnnotations: (v) =>
+      expect(v.ds.spec.template.metadata.annotations).toMatchObject({ "example.com/owner": "infra" }),
+    affinity: (v) =>
+      // The user's term, ANDed with NFD's virtualization terms (node-feature-discovery.enabled).
+      expect(JSON.stringify(v.pod.affinity)).toContain('{"key":"pool","operator":"In","values":["vm"]}'),
+    priorityClassName: (v) => expect(v.pod.priorityClassName).toBe("system-cluster-critical"),
+    updateStrategy: (v) =>
+      expect(v.ds.spec.updateStrategy).toEqual({
+        type: "RollingUpdate",
+        rollingUpdate: { maxUnavailable: "25%" },
+      }),
+    resources: (v) => expect(v.container.resources).toEqual({ requests: { cpu: "50m", memory: "64Mi" } }),
+    debug: (v) => {
+      expect(v.env.DEBUG).toBe("true");
+      expect(v.rc("kata-qemu-debug")?.handler).toBe("kata-qemu-debug");
+    },
+    "health.port": (v) => {
+      expect(v.env.HEALTH_PORT).toBe("8091");
+      expect(v.container.ports).toEqual([{ name: "health", containerPort: 8091 }]);
+    },
+    "health.startupProbe.enabled": (v) => expect(v.container.startupProbe).toBeDefined(),
+    "health.startupProbe.initialDelaySeconds": (v) =>
+      expect(v.container.startupProbe).toMatchObject({ initialDelaySeconds: 5 }),
+    "health.startupProbe.periodSeconds": (v) =>
+      expect(v.container.startupProbe).toMatchObject({ periodSeconds: 20 }),
+    "health.startupProbe.failureThreshold": (v) =>
+      expect(v.container.startupProbe).toMatchObject({ failureThreshold: 90 }),
+    "health.startupProbe.timeoutSeconds": (v) =>
+      expect(v.container.startupProbe).toMatchObject({ timeoutSeconds: 4 }),
+    // Turned off: its other settings go with it, as in the chart.
+    "health.livenessProbe.enabled": (v) => expect(v.container.livenessProbe).toBeUndefined(),
+    "health.livenessProbe.periodSeconds": (v) => expect(v.container.livenessProbe).toBeUndefined(),
+    "health.livenessProbe.failureThreshold": (v) => expect(v.container.livenessProbe).toBeUndefined(),
+    "health.livenessProbe.timeoutSeconds": (v) => expect(v.container.livenessProbe).toBeUndefined(),
+    "health.readinessProbe.enabled": (v) => expect(v.container.readinessProbe).toBeDefined(),
+    "health.readinessProbe.periodSeconds": (v) =>
+      expect(v.container.readinessProbe).toMatchObject({ periodSeconds: 11 }),
+    "health.readinessProbe.failureThreshold": (v) =>
+      expect(v.container.readinessProbe).toMatchObject({ failureThreshold: 5 }),
+    "health.readinessProbe.timeoutSeconds": (v) =>
+      expect(v.container.readinessProbe).toMatchObject({ timeoutSeconds: 6 }),
+    "shims.disableAll": (v) => expect(v.env.SHIMS_S390X).toBeUndefined(),
+    "shims.qemu.enabled": (v) => expect(v.env.SHIMS_X86_64?.split(" ")).toContain("qemu"),
+    "shims.qemu.supportedArches": (v) => expect(v.env.SHIMS_AARCH64).toBe("qemu"),
+    "shims.qemu.allowedHypervisorAnnotations": (v) =>
+      expect(v.env.ALLOWED_HYPERVISOR_ANNOTATIONS_X86_64).toBe("qemu:default_vcpus,default_memory"),
+    "shims.qemu.dropIn": (v) => {
+      const cm = v.docs.find((d) => d.kind === "ConfigMap") as Obj & { data: Record<string, string> };
+      expect(cm.data["kata-install.toml"]).toContain(
+        '[config.qemu]\n"hypervisor.qemu.default_memory" = 4096',
+      );
+    },
+    "shims.qemu.containerd.snapshotter": (v) =>
+      expect(v.env.SNAPSHOTTER_HANDLER_MAPPING_X86_64).toBe("qemu:overlayfs"),
+    "shims.qemu.containerd.forceGuestPull": (v) =>
+      expect(v.env.EXPERIMENTAL_FORCE_GUEST_PULL_X86_64?.split(",")).not.toContain("qemu"),
+    "shims.qemu.crio.guestPull": (v) => expect(v.env.PULL_TYPE_MAPPING_AARCH64).toBe("qemu:guest-pull"),
+    "shims.qemu.agent.httpsProxy": (v) =>
+      expect(v.env.AGENT_HTTPS_PROXY).toBe("qemu=http://proxy.example:3128"),
+    "shims.qemu.agent.noProxy": (v) => expect(v.env.AGENT_NO_PROXY).toBe("qemu=10.0.0.0/8"),
+    "shims.qemu.runtimeClass.nodeSelector": (v) =>
+      expect(v.rc("kata-qemu")?.scheduling).toEqual({
+        nodeSelector: { "example.com/vm": "ok", "katacontainers.io/shim.qemu": "true" },
+      }),
+    "shims.qemu.runtimeClass.overheadEnabled": (v) => expect(v.rc("kata-qemu")?.overhead).toBeDefined(),
+    "shims.qemu.runtimeClass.overhead.memory": (v) =>
+      expect(v.rc("kata-qemu")?.overhead).toEqual({ podFixed: { memory: "512Mi", cpu: "250m" } }),
+    "shims.clh.enabled": (v) => expect(v.env.SHIMS_X86_64).toBe("clh qemu"),
+    "shims.clh.supportedArches": (v) => expect(v.env.SHIMS_AARCH64?.split(" ")).not.toContain("clh"),
+    "shims.clh.containerd.forceGuestPull": (v) => {
+      expect(v.env.EXPERIMENTAL_FORCE_GUEST_PULL_X86_64).toBe("clh");
+      expect(v.env.PULL_TYPE_MAPPING_X86_64).toBe("clh:guest-pull,qemu:guest-pull");
+    },
+    "shims.clh.runtimeClass.overheadEnabled": (v) => expect(v.rc("kata-clh")?.overhead).toBeUndefined(),
+    "defaultShim.amd64": (v) => expect(v.env.DEFAULT_SHIM_X86_64).toBe("clh"),
+    "defaultShim.arm64": (v) => expect(v.env.DEFAULT_SHIM_AARCH64).toBe("qemu"),
+    "runtimeClasses.enabled": (v) => expect(v.docs.filter((d) => d.kind === "RuntimeClass")).toHaveLength(5),
+    "runtimeClasses.createDefault": (v) => expect(v.rc("kata-default")).toBeDefined(),
+    "runtimeClasses.defaultName": (v) => expect(v.rc("kata-default")?.handler).toBe("kata-clh"),
+    "runtimeClasses.overheadEnabled": (v) => expect(v.rc("kata-qemu-debug")?.overhead).toBeDefined(),
+    "env.installationPrefix": (v) => expect(v.env.INSTALLATION_PREFIX).toBe("/usr/local"),
+    "env.multiInstallSuffix": (v) => {
+      expect(v.env.MULTI_INSTALL_SUFFIX).toBeUndefined(); // empty: the default install
+      expect(v.rc("kata-qemu")?.metadata).toMatchObject({ labels: { "kata-deploy/instance": "default" } });
+    },
+    "node-feature-discovery.enabled": (v) => {
+      expect(JSON.stringify(v.pod.affinity)).toContain("feature.node.kubernetes.io/cpu-cpuid.SVM");
+      expect(v.rc("kata-qemu")?.scheduling).not.toHaveProperty(
+        "nodeSelector.amd\\.feature\\.node\\.kubernetes\\.io/snp",
+      );
+    },
+    "nodeFeatureRules.create": (v) => expect(v.docs.find((d) => d.kind === "NodeFeatureRule")).toBeDefined(),
+    "verification.namespace": (v) =>
+      expect(v.docs.find((d) => d.kind === "Pod")?.metadata).toEqual({
+        name: "kata-check",
+        namespace: "kata-tests",
+      }),
+    "verification.pod": (v) =>
+      expect(v.docs.find((d) => d.kind === "Pod")).toMatchObject({ spec: { runtimeClassName: "kata-qemu" } }),
+  };
+
+  it("reads, with nothing refused, and the objects are valid", () => {
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain("58 key(s) carried, 0 not carried");
+    validateAll(run.docs);
+  });
+
+  it("every carried key has its effect", () => {
+    const accounts = explained(fixture("every-key.values.yaml"));
+    const carried = [...accounts].filter(([, [status]]) => status === "carried").map(([key]) => key);
+    expect(carried.sort()).toEqual(Object.keys(EFFECTS).sort());
+    for (const [key, effect] of Object.entries(EFFECTS)) {
+      try {
+        effect(view);
+      } catch (error) {
+        throw new Error(`${key}: ${(error as Error).message}`);
+      }
+    }
+  });
+
+  it("the real kubectl creates every object", async () => {
+    const { created } = await kubectlApply(run.stdout, ["kata-tests"]);
+    expect(created).toHaveLength(run.docs.length);
+  });
+});
+
+describe("the chart's own values files read", () => {
+  it("values.yaml (the chart's defaults): every node decides, the chart's defaults said where kata-install's differ", () => {
+    const run = manifests(fixture("values.yaml"));
+    expect(run.status, run.stderr).toBe(0);
+    validateAll(run.docs);
+    const { env, pod, container } = daemonSetOf(run.docs);
+    expect(Object.keys(env).filter((k) => k.startsWith("SHIMS"))).toEqual([]);
+    expect(env.DEFAULT_SHIM_X86_64).toBe("qemu-runtime-rs");
+    // The chart's own: no toleration (Kata stays off tainted control planes), its probes.
+    expect(pod.tolerations).toEqual([]);
+    expect(container.startupProbe).toMatchObject({
+      initialDelaySeconds: 1,
+      periodSeconds: 10,
+      failureThreshold: 60,
+    });
+    expect(container.imagePullPolicy).toBe("Always");
+    // What the chart would do that kata-install does not, said: nydus set up, and shims it does not serve.
+    expect(run.stderr).toContain("values.yaml:");
+    expect(run.stderr).toMatch(
+      /values\.yaml:\d+: snapshotter\.setup: not carried: kata-install does not install snapshotters/,
+    );
+    expect(run.stderr).toMatch(
+      /values\.yaml:\d+: shims: not carried: the chart also enables clh-azure, .*qemu-nvidia-cpu/,
+    );
+    expect(run.stderr).toMatch(/nodeFeatureRules\.create: not carried: auto asks the cluster/);
+  });
+
+  it("try-kata-tee: the TEE shims pinned on x86_64 and s390x, nydus and guest pull as the chart maps them", () => {
+    const run = manifests(fixture("try-kata-tee.values.yaml"));
+    expect(run.status, run.stderr).toBe(0);
+    validateAll(run.docs);
+    const { env } = daemonSetOf(run.docs);
+    expect(env.SHIMS_X86_64?.split(" ")).toEqual([
+      "qemu-snp",
+      "qemu-snp-runtime-rs",
+      "qemu-tdx",
+      "qemu-tdx-runtime-rs",
+      "qemu-coco-dev",
+      "qemu-coco-dev-runtime-rs",
+    ]);
+    expect(env.SNAPSHOTTER_HANDLER_MAPPING_X86_64).toBe("qemu-snp:nydus,qemu-tdx:nydus,qemu-coco-dev:nydus");
+    expect(env.PULL_TYPE_MAPPING_S390X).toBe("qemu-se:guest-pull,qemu-coco-dev:guest-pull");
+    expect(env.DEFAULT_SHIM_X86_64).toBe("qemu-snp");
+    expect(env.DEFAULT_SHIM_S390X).toBe("qemu-se");
+    // Only the shims kata-install serves get a RuntimeClass; the Rust TEE variants are refused, with why.
+    expect(run.docs.filter((d) => d.kind === "RuntimeClass").map((d) => d.metadata.name)).toEqual([
+      "kata-qemu-coco-dev",
+      "kata-qemu-se",
+      "kata-qemu-snp",
+      "kata-qemu-tdx",
+    ]);
+    expect(run.stderr).toMatch(
+      /try-kata-tee\.values\.yaml:\d+: shims\.qemu-snp-runtime-rs\.enabled, .*: not carried: kata-install does not serve qemu-snp-runtime-rs/,
+    );
+    expect(run.stderr).toMatch(
+      /defaultShim\.arm64: not carried: kata-install does not serve qemu-coco-dev-runtime-rs/,
+    );
+  });
+
+  it("try-kata-nvidia-gpu: the GPU shims with their gpu-operator selectors; job mode and erofs refused", () => {
+    const run = manifests(fixture("try-kata-nvidia-gpu.values.yaml"));
+    expect(run.status, run.stderr).toBe(0);
+    validateAll(run.docs);
+    const gpu = run.docs.find((d) => d.metadata.name === "kata-qemu-nvidia-gpu-snp") as Obj;
+    expect(gpu.scheduling).toEqual({
+      nodeSelector: {
+        "nvidia.com/cc.ready.state": "true",
+        "amd.feature.node.kubernetes.io/snp": "true",
+        "katacontainers.io/shim.qemu-nvidia-gpu-snp": "true",
+      },
+    });
+    expect(gpu.overhead).toEqual({ podFixed: { memory: "10240Mi", cpu: "1.0" } });
+    expect(run.stderr).toMatch(
+      /try-kata-nvidia-gpu\.values\.yaml:6: deploymentMode: not carried: kata-install runs as a DaemonSet/,
+    );
+    expect(run.stderr).toMatch(
+      /:10: snapshotter\.erofsSnapshotterMode, snapshotter\.erofsDmverity: not carried/,
+    );
+    expect(run.stderr).toMatch(/:14: containerd\.userDropIn: not carried/);
+  });
+
+  it("try-kata-nvidia-cpu: shims kata-install does not serve go to the nodes, which say why they drop them; no RuntimeClass", () => {
+    const run = manifests(fixture("try-kata-nvidia-cpu.values.yaml"));
+    expect(run.status, run.stderr).toBe(0);
+    expect(daemonSetOf(run.docs).env.SHIMS_X86_64).toBe("qemu-nvidia-cpu qemu-nvidia-cpu-runtime-rs");
+    expect(run.docs.filter((d) => d.kind === "RuntimeClass")).toEqual([]);
+  });
+
+  it("each try-kata file: the real kubectl creates every object", async () => {
+    for (const name of ["try-kata-tee.values.yaml", "try-kata-nvidia-gpu.values.yaml", "values.yaml"]) {
+      const run = manifests(fixture(name));
+      const { created } = await kubectlApply(run.stdout);
+      expect(created.length, name).toBe(run.docs.length);
+    }
+  });
+});
+
+describe("refused, with the file, line and why; nothing printed", () => {
+  it("unknown keys, kinds, values the chart does not take, removed keys, unknown shims", () => {
+    const file = valuesFile(
+      [
+        "imagePullPolicy: Sometimes", // 1
+        "debug: yes please", // 2
+        "nodeSelectr: {}", // 3
+        "job:", // 4
+        "  nodeSelector: {}", // 5
+        "shims:", // 6
+        "  qemu-foo:", // 7
+        "    enabled: true", // 8
+        "  qemu:", // 9
+        "    supportedArches: [amd64, riscv64]", // 10
+        "nodeFeatureRules:", // 11
+        "  create: sometimes", // 12
+        "",
+      ].join("\n"),
+      "values.yaml",
+    );
+    const run = manifests(file);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe("");
+    for (const expected of [
+      `${file}:1: imagePullPolicy: "Sometimes": expected one of "Always", "IfNotPresent", "Never"`,
+      `${file}:2: debug: expected true or false, got a string`,
+      `${file}:3: nodeSelectr: not a key of kata-deploy's chart (known here: affinity,`,
+      `${file}:5: job.nodeSelector: has been removed from the chart`,
+      `${file}:10: shims.qemu.supportedArches: "riscv64": expected some of amd64, arm64, s390x, ppc64le`,
+      `${file}:7: shims.qemu-foo: not a shim of kata-deploy's chart`,
+    ])
+      expect(run.stderr).toContain(expected);
+  });
+
+  it("a drop-in: TOML that does not parse, or a key the shim lacks, at its line in the values file", () => {
+    const file = valuesFile(
+      [
+        "shims:", // 1
+        "  qemu:", // 2
+        "    dropIn: |", // 3
+        "      [hypervisor.qemu]", // 4
+        "      default_memory = 4096", // 5
+        "      no_such_key = 1", // 6
+        "  clh:", // 7
+        "    dropIn: |", // 8
+        "      [hypervisor.clh", // 9
+        "",
+      ].join("\n"),
+      "values.yaml",
+    );
+    const run = manifests(file);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      `${file}:6: shims.qemu.dropIn: hypervisor.qemu.no_such_key: unknown configuration key "hypervisor.qemu.no_such_key" for shim "qemu"`,
+    );
+    expect(run.stderr).toMatch(new RegExp(`${file}:9: shims\\.clh\\.dropIn: not valid TOML`));
+  });
+
+  it("a YAML syntax error, at its line", () => {
+    const file = valuesFile("debug: true\nshims: [\n", "values.yaml");
+    const run = manifests(file);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`${file}:\\d+: not valid YAML`));
+  });
+
+  it("a custom runtime is refused by name, with why", () => {
+    const file = valuesFile(
+      "customRuntimes:\n  enabled: true\n  runtimes:\n    my-gpu:\n      baseConfig: qemu-nvidia-gpu\n      dropIn: |\n        [hypervisor.qemu]\n        default_vcpus = 4\n",
+      "values.yaml",
+    );
+    const run = manifests(file);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `${file}:5: customRuntimes.runtimes.my-gpu.baseConfig, customRuntimes.runtimes.my-gpu.dropIn: not carried: kata-install installs handlers only for the shims it serves`,
+    );
+  });
+});
+
+/** Every key of the chart's shape, as the README's table names them (`<shim>` for a shim's). */
+function chartKeys(spec: Spec, at: string[] = []): string[] {
+  const own = (name: string) => [...at, name].join(".");
+  const children = Object.entries(spec.children ?? {}).flatMap(([name, child]) =>
+    child.children || child.each ? chartKeys(child, [...at, name]) : [own(name)],
+  );
+  const each = spec.each ? chartKeys(spec.each, [...at, at.at(-1) === "shims" ? "<shim>" : "<name>"]) : [];
+  return [...children, ...each];
+}
+
+describe("README", () => {
+  it("the values mapping table covers every key of the chart, each once", () => {
+    const readme = fs.readFileSync("README.md", "utf8");
+    // A row names keys ("a, b"), or all under one ("job.*").
+    const rows = readmeFields(readme, "#### kata-deploy's Helm values, key by key").map(([cell]) =>
+      cell.split(", "),
+    );
+    const covers = (pattern: string, key: string) =>
+      pattern.endsWith("*") ? key.startsWith(pattern.slice(0, -1)) : pattern === key;
+    const keys = [...chartKeys(CHART), "node-feature-discovery.<any other key>"];
+    for (const key of keys)
+      expect(
+        rows.flat().filter((p) => covers(p, key)),
+        key,
+      ).toHaveLength(1);
+    for (const pattern of rows.flat())
+      expect(
+        keys.some((k) => covers(pattern, k)),
+        pattern,
+      ).toBe(true);
+  });
+});
