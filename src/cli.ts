@@ -343,6 +343,7 @@ Examples:
       "-f, --values <file>",
       "a values file: TOML (keys as in templates/k8s/values.toml), or kata-deploy's Helm chart values (.yaml)",
     )
+    .option("-o, --output <format>", "yaml (documents for kubectl apply -f) or json (one List)", "yaml")
     .option(
       "--explain-values",
       "with a kata-deploy values file: print what became of each of its keys (carried, not carried, no effect), not the objects",

@@ -1,3 +1,4 @@
+import { parseAllDocuments } from "yaml";
 import { loadCatalog } from "../decide/catalog.js";
 import { formatIssue } from "../decide/input-error.js";
 import { UserError } from "../errors.js";
@@ -12,6 +13,14 @@ export interface ManifestsOptions {
   values?: string;
   /** Print what became of each key of a kata-deploy values file, instead of the objects. */
   explainValues?: boolean;
+  /** yaml (the default: documents for kubectl apply -f) or json (one List, as kubectl get -o json). */
+  output?: string;
+}
+
+/** The objects as one JSON List: the same objects the YAML holds, parsed back from it. */
+function asJson(yaml: string): string {
+  const items = parseAllDocuments(yaml).map((doc) => doc.toJS());
+  return `${JSON.stringify({ apiVersion: "v1", kind: "List", items }, null, 2)}\n`;
 }
 
 /** One line per key: where it is, what became of it. */
@@ -24,6 +33,8 @@ export async function runManifests(
   out: (text: string) => void,
   warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<number> {
+  if (options.output !== undefined && !["yaml", "json"].includes(options.output))
+    throw new UserError(`-o ${options.output}: expected yaml or json`);
   const templates = await loadTemplates();
   const catalog = loadCatalog(dataPath("rules"));
   const loaded = loadValues(`${templates.dir}/k8s/values.toml`, options.values, options.set ?? [], catalog);
@@ -35,7 +46,7 @@ export async function runManifests(
     out(explain(loaded.entries, file));
     return 0;
   }
-  out(yaml);
+  out(options.output === "json" ? asJson(yaml) : yaml);
   if (loaded.entries !== null) {
     const count = (status: Entry["status"]) => loaded.entries?.filter((e) => e.status === status).length ?? 0;
     warn(

@@ -319,6 +319,17 @@ describe("kata-install manifests", () => {
     expect(bad.stderr).toContain("verification.pod: expected one Pod with metadata.name");
   });
 
+  it("-o json: the same objects as one List, which kubectl applies too", async () => {
+    const json = runCli(["manifests", "-o", "json", "--set", 'shims=["qemu"]']);
+    expect(json.status, json.stderr).toBe(0);
+    const list = JSON.parse(json.stdout) as { kind: string; items: Obj[] };
+    expect(list.kind).toBe("List");
+    expect(list.items).toEqual(objects(runCli(["manifests", "--set", 'shims=["qemu"]']).stdout));
+    const { created } = await kubectlApply(json.stdout);
+    expect(created.map((o) => o.kind)).toEqual(list.items.map((o) => o.kind));
+    expect(runCli(["manifests", "-o", "xml"]).stderr).toContain("-o xml: expected yaml or json");
+  });
+
   it("a value cannot break the YAML: it stays one string", () => {
     const evil = 'x"\n      privileged: true\n#';
     const set = runCli(["manifests", "--set", `image=${evil}`]);
