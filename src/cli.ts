@@ -421,6 +421,7 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   CONTAINERD_CONFIG_FILE_NAME    containerd's file in /etc/containerd
   K8S_DISTRIBUTION               k8s, k3s, rke2, k0s or microk8s: refuse a node whose runtime is another's
   NFD_FEATURE_FILE=true          also write the node's Kata facts for Node Feature Discovery (features.d)
+  STARTUP_TAINTS                 taints to lift once installed and labelled: key or key:effect, comma-separated
   HOST_ROOT, HOST_EXEC           the host mount and how host commands run
   HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
     )

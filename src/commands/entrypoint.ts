@@ -24,6 +24,7 @@ import { distributionMismatch } from "../kube/distribution.js";
 import { cleanupPatch, type Install, installedPatch, installingPatch } from "../kube/node-labels.js";
 import { daemonSetSelects } from "../kube/selects.js";
 import { summarize } from "../kube/summary.js";
+import { liftStartupTaints, parseStartupTaints, type StartupTaint } from "../kube/taints.js";
 import { dataPath } from "../package-root.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
@@ -63,6 +64,8 @@ interface Settings {
   distribution?: string;
   /** Also write the node's Kata facts as an NFD feature file. */
   nfdFeatureFile: boolean;
+  /** Taints to lift once the node is installed and labelled (kata-deploy's startupTaints). */
+  startupTaints: StartupTaint[];
 }
 
 /** Flags first, then kata-deploy's (and the DaemonSet's) environment, then defaults. */
@@ -81,6 +84,8 @@ export function settingsFrom(
   const healthPort = Number(portText);
   if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535)
     throw new UserError(`health port ${portText}: expected a port number (0 picks a free one)`);
+  const startupTaints = parseStartupTaints(value("STARTUP_TAINTS") ?? "");
+  if (typeof startupTaints === "string") throw new UserError(`STARTUP_TAINTS: ${startupTaints}`);
   return {
     nodeName: value("NODE_NAME") ?? null,
     namespace: value("POD_NAMESPACE") ?? "kube-system",
@@ -97,6 +102,7 @@ export function settingsFrom(
     overrides: value("KATA_INSTALL_OVERRIDES"),
     distribution: value("K8S_DISTRIBUTION"),
     nfdFeatureFile: /^(true|yes|1|on)$/i.test(value("NFD_FEATURE_FILE") ?? ""),
+    startupTaints,
   };
 }
 
@@ -214,6 +220,7 @@ export async function runEntrypoint(
       log(
         `Node ${node}: katacontainers.io/kata-runtime=true, shims ${summary.shims.join(", ") || "(none)"}.`,
       );
+      if (settings.startupTaints.length > 0) await liftStartupTaints(kube, node, settings.startupTaints, log);
     }
     if (settings.nfdFeatureFile) {
       const text = nfdFeatures(after, settings.hostRoot, "the kata-install entrypoint");

@@ -5,6 +5,7 @@ import type { MergePatch, NodeMeta } from "./node-labels.js";
 
 export interface KubeNode {
   name: string;
+  resourceVersion?: string;
   meta: NodeMeta;
   taints: Array<{ key: string; value?: string; effect: string }>;
 }
@@ -60,6 +61,7 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
   };
   const view = (node: import("@kubernetes/client-node").V1Node): KubeNode => ({
     name: node.metadata?.name ?? "",
+    resourceVersion: node.metadata?.resourceVersion,
     meta: { labels: node.metadata?.labels ?? {}, annotations: node.metadata?.annotations ?? {} },
     taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
   });

@@ -23,7 +23,13 @@ export interface NodeMeta {
 }
 
 export interface MergePatch {
-  metadata: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> };
+  metadata: {
+    labels?: Record<string, string | null>;
+    annotations?: Record<string, string | null>;
+    /** A precondition: the API refuses the patch when the node changed since it was read. */
+    resourceVersion?: string;
+  };
+  spec?: { taints?: Array<{ key: string; value?: string; effect: string }> };
 }
 
 /** Which install on the node: its MULTI_INSTALL_SUFFIX, and every shim it could label. */

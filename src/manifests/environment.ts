@@ -4,6 +4,7 @@
 import type { Catalog } from "../decide/catalog.js";
 import { envArch, parseEnv } from "../decide/env.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
+import { parseStartupTaints } from "../kube/taints.js";
 import type { Values } from "./values.js";
 
 export const ARCHES = ["x86_64", "aarch64", "s390x", "ppc64le"] as const;
@@ -47,6 +48,7 @@ export function environment(v: Values, hasOverrides: boolean): Array<{ name: str
     const table = (v.arch as Record<string, Values>)[arch] as Values;
     for (const [key, name] of PER_ARCH) env.push([`${name}_${envArch(arch)}`, text(table[key])]);
   }
+  env.push(["STARTUP_TAINTS", (v.startup_taints as string[]).join(",")]);
   const artifacts = text(v.artifacts);
   env.push(["ARTIFACTS", artifacts]);
   if (artifacts) env.push(["ARTIFACTS_TAG", text(v.artifacts_tag) || text(v.kata_version)]);
@@ -89,6 +91,8 @@ export function checkEnvironment(
       }
     }
   }
+  const taints = parseStartupTaints(vars.STARTUP_TAINTS ?? "");
+  if (typeof taints === "string") issues.push({ file, key: "startup_taints", message: taints });
   const distribution = vars.K8S_DISTRIBUTION;
   if (distribution !== undefined && !DISTRIBUTIONS.includes(distribution))
     issues.push({

@@ -1,7 +1,8 @@
 // The DaemonSet `manifests` prints, from a kata-deploy values file, run as Kubernetes would run it:
 // its environment and its overrides ConfigMap given to the entrypoint on a test host. The values'
 // drop-in reaches Kata's configuration, the labels carry the install's suffix beside another
-// install's, NFD gets the node's feature file; and a wrong k8sDistribution is refused.
+// install's, the startup taint is lifted, NFD gets the node's feature file; and a wrong
+// k8sDistribution is refused.
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -42,6 +43,7 @@ function filesWith(dir: string, text: string): string[] {
 const VALUES = `
 env:
   multiInstallSuffix: lts
+startupTaints: ["kata-lts:NoSchedule"]
 shims:
   disableAll: true
   qemu:
@@ -73,7 +75,11 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
       "kata-deploy.katacontainers.io/dev": "true",
       "katacontainers.io/shim.qemu-dev": "true",
     };
-    kube.nodes.set("n1", node("n1", theirs));
+    const taints = [
+      { key: "kata-lts", effect: "NoSchedule" },
+      { key: "dedicated", value: "vm", effect: "NoSchedule" },
+    ];
+    kube.nodes.set("n1", node("n1", theirs, { spec: { taints } }));
     kube.daemonsets.set(`kube-system/${ds.metadata.name}`, daemonSet("kube-system", ds.metadata.name));
     // The ConfigMap, mounted where the DaemonSet mounts it (here: a directory of the test's).
     const overrides = path.join(path.dirname(kube.kubeconfig), "kata-install.toml");
@@ -129,6 +135,10 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
       expect(stderr).toContain(
         "NFD: the node's Kata features in /etc/kubernetes/node-feature-discovery/features.d/kata-install-lts.",
       );
+
+      // The startup taint is lifted once the node is labelled; the other stays.
+      expect((kube.nodes.get("n1") as { spec: { taints: unknown[] } }).spec.taints).toEqual([taints[1]]);
+      expect(stderr).toContain("Node n1: startup taint(s) kata-lts:NoSchedule lifted.");
 
       // Deselected: SIGTERM cleans up this install only; the other's labels and the shared label stay.
       kube.daemonsets.delete(`kube-system/${ds.metadata.name}`);

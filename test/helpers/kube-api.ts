@@ -131,7 +131,21 @@ export async function startFakeKube(): Promise<FakeKube> {
       if (!current) return notFound("nodes", name);
       if (method === "GET") return { status: 200, body: current };
       if (method === "PATCH") {
-        const patched = mergePatch(current, JSON.parse(body)) as Json;
+        const patch = JSON.parse(body) as { metadata?: { resourceVersion?: string } };
+        // A resourceVersion in the patch is a precondition, as the API server takes it.
+        const wanted = patch.metadata?.resourceVersion;
+        if (wanted !== undefined && wanted !== (current.metadata as Json).resourceVersion)
+          return {
+            status: 409,
+            body: {
+              kind: "Status",
+              status: "Failure",
+              code: 409,
+              reason: "Conflict",
+              message: "the object has been modified",
+            },
+          };
+        const patched = mergePatch(current, patch) as Json;
         (patched.metadata as Json).resourceVersion = String(++version);
         nodes.set(name, patched);
         return { status: 200, body: patched };

@@ -65,6 +65,7 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
       expect(v.pod.tolerations).toEqual([
         { key: "dedicated", operator: "Equal", value: "kata", effect: "NoSchedule" },
       ]),
+    startupTaints: (v) => expect(v.env.STARTUP_TAINTS).toBe("katacontainers.io/kata-runtime:NoSchedule"),
     podLabels: (v) =>
       expect(v.ds.spec.template.metadata.labels).toEqual({ team: "platform", name: "kata-deploy" }),
     podAnnotations: (v) =>
@@ -170,7 +171,7 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
 
   it("reads, with nothing refused, and the objects are valid", () => {
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stderr).toContain("58 key(s) carried, 0 not carried");
+    expect(run.stderr).toContain("59 key(s) carried, 0 not carried");
     validateAll(run.docs);
   });
 

@@ -143,13 +143,7 @@ export function mapChartValues(
   // Not in the file: the chart's default, no toleration (Kata stays off tainted control planes).
   if (has(["tolerations"])) direct(["tolerations"], "tolerations");
   else overlay.tolerations = [];
-  if (((value(["startupTaints"]) as string[] | undefined) ?? []).length === 0)
-    ledger.noEffect(["startupTaints"], "empty");
-  else
-    ledger.notCarried(
-      ["startupTaints"],
-      "kata-install does not remove taints: keep Kata pods off a new node with the RuntimeClasses' shim labels, which it sets only once the shim is installed",
-    );
+  direct(["startupTaints"], "startup_taints");
   direct(["podLabels"], "pod_labels", (labels) => {
     const { name: _ignored, ...rest } = labels as Table; // the chart ignores "name" too
     return rest;

@@ -1,0 +1,77 @@
+// Startup taints (kata-deploy's startupTaints, STARTUP_TAINTS): a node is provisioned with one to
+// keep Kata pods off it until Kata is there; the install lifts it once the node is labelled, and
+// only then. An entry is a taint key (any effect) or "key:effect".
+import type { KubeApi, KubeNode } from "./api.js";
+import type { MergePatch } from "./node-labels.js";
+
+export const EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
+
+export interface StartupTaint {
+  key: string;
+  effect?: string;
+}
+
+/** "a,b:NoSchedule" → the entries; an entry that is not one is named. */
+export function parseStartupTaints(text: string): StartupTaint[] | string {
+  const out: StartupTaint[] = [];
+  for (const entry of text
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const [key, effect, extra] = entry.split(":");
+    if (
+      !key ||
+      extra !== undefined ||
+      (effect !== undefined && !(EFFECTS as readonly string[]).includes(effect))
+    )
+      return `"${entry}": expected a taint key, or key:effect with an effect of ${EFFECTS.join(", ")}`;
+    out.push(effect === undefined ? { key } : { key, effect });
+  }
+  return out;
+}
+
+/**
+ * The patch that takes the startup taints off, with the node's resourceVersion as a precondition (a
+ * merge patch replaces the whole list: a taint another controller added meanwhile must not be lost,
+ * so the API refuses the patch instead); null when none is there.
+ */
+export function liftTaintsPatch(
+  node: KubeNode,
+  startup: StartupTaint[],
+): { patch: MergePatch; lifted: string[] } | null {
+  const lifts = (t: KubeNode["taints"][number]) =>
+    startup.some((s) => s.key === t.key && (s.effect === undefined || s.effect === t.effect));
+  const lifted = node.taints.filter(lifts);
+  if (lifted.length === 0) return null;
+  return {
+    patch: {
+      metadata: { resourceVersion: node.resourceVersion },
+      spec: { taints: node.taints.filter((t) => !lifts(t)) },
+    },
+    lifted: lifted.map((t) => `${t.key}:${t.effect}`),
+  };
+}
+
+/**
+ * Lift them, best-effort as kata-deploy does: a taint left in place only keeps pods away a while
+ * longer, so a failure is said and the install stands. A node changed meanwhile is read again.
+ */
+export async function liftStartupTaints(
+  kube: KubeApi,
+  name: string,
+  startup: StartupTaint[],
+  log: (line: string) => void,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const lift = liftTaintsPatch(await kube.getNode(name), startup);
+      if (lift === null) return log(`Node ${name}: no startup taint to lift.`);
+      await kube.patchNode(name, lift.patch);
+      return log(`Node ${name}: startup taint(s) ${lift.lifted.join(", ")} lifted.`);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (attempt < 3 && message.includes("HTTP 409")) continue;
+      return log(`Node ${name}: the startup taints stay (${message}); Kata is installed.`);
+    }
+  }
+}
