@@ -21,6 +21,7 @@ import { journalFor } from "../install/install.js";
 import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
 import { distributionMismatch } from "../kube/distribution.js";
+import { patchFresh } from "../kube/fresh-patch.js";
 import { cleanupPatch, type Install, installedPatch, installingPatch } from "../kube/node-labels.js";
 import { daemonSetSelects } from "../kube/selects.js";
 import { summarize } from "../kube/summary.js";
@@ -158,8 +159,7 @@ export async function runEntrypoint(
       await lock.release();
     }
     const kube = await clusterFor(settings, log);
-    if (kube && node)
-      await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta, installOf(settings)));
+    if (kube && node) await patchFresh(kube, node, (n) => cleanupPatch(n.meta, installOf(settings)));
     if (kube) log(`Node ${node}: kata-install's labels and annotation removed.`);
     return 0;
   }
@@ -181,7 +181,7 @@ export async function runEntrypoint(
     }
     const kube = await clusterFor(settings, log);
     if (kube && node) {
-      await kube.patchNode(node, installingPatch((await kube.getNode(node)).meta, installOf(settings)));
+      await patchFresh(kube, node, (n) => installingPatch(n.meta, installOf(settings)));
       log(`Node ${node}: katacontainers.io/kata-runtime=false while installing.`);
     }
     health.setReady(false, "installing");
@@ -213,10 +213,7 @@ export async function runEntrypoint(
     const { templates, decision } = planned as Planned;
     const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, shim));
     if (kube && node) {
-      await kube.patchNode(
-        node,
-        installedPatch((await kube.getNode(node)).meta, installOf(settings), summary),
-      );
+      await patchFresh(kube, node, (n) => installedPatch(n.meta, installOf(settings), summary));
       log(
         `Node ${node}: katacontainers.io/kata-runtime=true, shims ${summary.shims.join(", ") || "(none)"}.`,
       );
@@ -276,7 +273,7 @@ async function cleanup(
   )
     log("NFD: the node's Kata feature file removed.");
   if (status === 0 && kube && node) {
-    await kube.patchNode(node, cleanupPatch((await kube.getNode(node)).meta, installOf(settings)));
+    await patchFresh(kube, node, (n) => cleanupPatch(n.meta, installOf(settings)));
     log(`Node ${node}: kata-install's labels and annotation removed.`);
   }
   return status;

@@ -2,6 +2,7 @@
 // keep Kata pods off it until Kata is there; the install lifts it once the node is labelled, and
 // only then. An entry is a taint key (any effect) or "key:effect".
 import type { KubeApi, KubeNode } from "./api.js";
+import { patchFresh } from "./fresh-patch.js";
 import type { MergePatch } from "./node-labels.js";
 
 export const EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
@@ -30,11 +31,7 @@ export function parseStartupTaints(text: string): StartupTaint[] | string {
   return out;
 }
 
-/**
- * The patch that takes the startup taints off, with the node's resourceVersion as a precondition (a
- * merge patch replaces the whole list: a taint another controller added meanwhile must not be lost,
- * so the API refuses the patch instead); null when none is there.
- */
+/** The patch that takes the startup taints off (the whole list: a merge patch replaces it), or null. */
 export function liftTaintsPatch(
   node: KubeNode,
   startup: StartupTaint[],
@@ -44,17 +41,15 @@ export function liftTaintsPatch(
   const lifted = node.taints.filter(lifts);
   if (lifted.length === 0) return null;
   return {
-    patch: {
-      metadata: { resourceVersion: node.resourceVersion },
-      spec: { taints: node.taints.filter((t) => !lifts(t)) },
-    },
+    patch: { metadata: {}, spec: { taints: node.taints.filter((t) => !lifts(t)) } },
     lifted: lifted.map((t) => `${t.key}:${t.effect}`),
   };
 }
 
 /**
  * Lift them, best-effort as kata-deploy does: a taint left in place only keeps pods away a while
- * longer, so a failure is said and the install stands. A node changed meanwhile is read again.
+ * longer, so a failure is said and the install stands. The node's resourceVersion guards the
+ * patch (patchFresh): a taint another controller adds meanwhile is not lost.
  */
 export async function liftStartupTaints(
   kube: KubeApi,
@@ -62,16 +57,19 @@ export async function liftStartupTaints(
   startup: StartupTaint[],
   log: (line: string) => void,
 ): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const lift = liftTaintsPatch(await kube.getNode(name), startup);
-      if (lift === null) return log(`Node ${name}: no startup taint to lift.`);
-      await kube.patchNode(name, lift.patch);
-      return log(`Node ${name}: startup taint(s) ${lift.lifted.join(", ")} lifted.`);
-    } catch (error) {
-      const message = (error as Error).message;
-      if (attempt < 3 && message.includes("HTTP 409")) continue;
-      return log(`Node ${name}: the startup taints stay (${message}); Kata is installed.`);
-    }
+  let lifted: string[] = [];
+  try {
+    await patchFresh(kube, name, (node) => {
+      const lift = liftTaintsPatch(node, startup);
+      lifted = lift?.lifted ?? [];
+      return lift?.patch ?? null;
+    });
+  } catch (error) {
+    return log(`Node ${name}: the startup taints stay (${(error as Error).message}); Kata is installed.`);
   }
+  log(
+    lifted.length > 0
+      ? `Node ${name}: startup taint(s) ${lifted.join(", ")} lifted.`
+      : `Node ${name}: no startup taint to lift.`,
+  );
 }

@@ -2,6 +2,7 @@
 // server with Kubernetes' merge-patch semantics, and read back (and changed) by the real kubectl.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeApi } from "../../src/kube/api.js";
+import { patchFresh } from "../../src/kube/fresh-patch.js";
 import {
   cleanupPatch,
   type Install,
@@ -65,6 +66,34 @@ describe("node labels through the Kubernetes API", () => {
     const seen = JSON.parse(await kubectl("get", "node", "n1", "-o", "json"));
     expect(seen.metadata.labels).toEqual({ team: "infra" });
     expect(seen.metadata.annotations[SUMMARY_ANNOTATION]).toBeUndefined();
+  });
+
+  it("a node another install changed between read and patch: the stale patch is refused, made again, nothing lost", async () => {
+    kube.nodes.set("n2", node("n2", { [RUNTIME_LABEL]: "true", [MARK]: "true" }));
+    (kube.nodes.get("n2") as { metadata: Record<string, unknown> }).metadata.resourceVersion = "1";
+    const api = await kubeApi(kube.kubeconfig);
+    const getNode = api.getNode.bind(api);
+    let reads = 0;
+    api.getNode = async (name) => {
+      const seen = await getNode(name);
+      // Right after our first read, the install "lts" claims the node.
+      if (++reads === 1) {
+        const n = kube.nodes.get("n2") as {
+          metadata: { labels: Record<string, string>; resourceVersion: string };
+        };
+        n.metadata.labels["kata-deploy.katacontainers.io/lts"] = "true";
+        n.metadata.resourceVersion = "2";
+      }
+      return seen;
+    };
+    await patchFresh(api, "n2", (n) => cleanupPatch(n.meta, DEFAULT));
+    expect(reads).toBe(2);
+    // Made from the fresh read: lts now serves here, so the shared label stays.
+    expect((kube.nodes.get("n2") as { metadata: { labels: object } }).metadata.labels).toEqual({
+      [RUNTIME_LABEL]: "true",
+      "kata-deploy.katacontainers.io/lts": "true",
+    });
+    kube.nodes.delete("n2");
   });
 
   it("lists a large cluster page by page", async () => {

@@ -27,7 +27,7 @@ describe("startup taints", () => {
     };
     expect(liftTaintsPatch(n, [{ key: "kata", effect: "NoExecute" }, { key: "gpu" }])).toEqual({
       patch: {
-        metadata: { resourceVersion: "7" },
+        metadata: {},
         spec: {
           taints: [
             { key: "kata", effect: "NoSchedule" },
