@@ -272,3 +272,28 @@ export function daemonSet(namespace: string, name: string, nodeSelector: Record<
     },
   };
 }
+
+/**
+ * Someone else changes node `name` on the server right after `api` first reads it (`change` edits
+ * the stored object; its resourceVersion moves on): a race, replayed. Returns the count of reads.
+ */
+export function changeAfterFirstRead(
+  api: { getNode(name: string): Promise<unknown> },
+  kube: FakeKube,
+  name: string,
+  change: (stored: Json) => void,
+): () => number {
+  const getNode = api.getNode.bind(api);
+  let reads = 0;
+  api.getNode = async (n: string) => {
+    const seen = await getNode(n);
+    if (++reads === 1) {
+      const stored = kube.nodes.get(name) as Json;
+      change(stored);
+      const meta = stored.metadata as Json;
+      meta.resourceVersion = String(Number(meta.resourceVersion ?? 0) + 1);
+    }
+    return seen;
+  };
+  return () => reads;
+}

@@ -14,7 +14,7 @@ import {
   SUMMARY_ANNOTATION,
 } from "../../src/kube/node-labels.js";
 import { NodeSummary } from "../../src/kube/summary.js";
-import { type FakeKube, mergePatch, node, startFakeKube } from "../helpers/kube-api.js";
+import { changeAfterFirstRead, type FakeKube, mergePatch, node, startFakeKube } from "../helpers/kube-api.js";
 import { SUMMARY } from "../helpers/summary.js";
 
 const SHIMS = ["clh", "fc", "qemu", "qemu-runtime-rs", "qemu-snp"];
@@ -72,22 +72,12 @@ describe("node labels through the Kubernetes API", () => {
     kube.nodes.set("n2", node("n2", { [RUNTIME_LABEL]: "true", [MARK]: "true" }));
     (kube.nodes.get("n2") as { metadata: Record<string, unknown> }).metadata.resourceVersion = "1";
     const api = await kubeApi(kube.kubeconfig);
-    const getNode = api.getNode.bind(api);
-    let reads = 0;
-    api.getNode = async (name) => {
-      const seen = await getNode(name);
-      // Right after our first read, the install "lts" claims the node.
-      if (++reads === 1) {
-        const n = kube.nodes.get("n2") as {
-          metadata: { labels: Record<string, string>; resourceVersion: string };
-        };
-        n.metadata.labels["kata-deploy.katacontainers.io/lts"] = "true";
-        n.metadata.resourceVersion = "2";
-      }
-      return seen;
-    };
+    // Right after our first read, the install "lts" claims the node.
+    const reads = changeAfterFirstRead(api, kube, "n2", (n) => {
+      (n.metadata as { labels: Record<string, string> }).labels["kata-deploy.katacontainers.io/lts"] = "true";
+    });
     await patchFresh(api, "n2", (n) => cleanupPatch(n.meta, DEFAULT));
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
     // Made from the fresh read: lts now serves here, so the shared label stays.
     expect((kube.nodes.get("n2") as { metadata: { labels: object } }).metadata.labels).toEqual({
       [RUNTIME_LABEL]: "true",

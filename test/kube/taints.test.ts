@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeApi } from "../../src/kube/api.js";
 import { liftStartupTaints, liftTaintsPatch, parseStartupTaints } from "../../src/kube/taints.js";
-import { type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
+import { changeAfterFirstRead, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 
 describe("startup taints", () => {
   it("entries: a key (any effect) or key:effect; anything else is named", () => {
@@ -67,27 +67,17 @@ describe("startup taints", () => {
       (kube.nodes.get("n1") as { metadata: Record<string, unknown> }).metadata.resourceVersion = "1";
       const api = await kubeApi(kube.kubeconfig);
       // Another controller adds a taint right after the first read: the first patch is refused (409).
-      const getNode = api.getNode.bind(api);
-      let reads = 0;
-      api.getNode = async (name) => {
-        const seen = await getNode(name);
-        if (++reads === 1) {
-          const n = kube.nodes.get("n1") as {
-            metadata: Record<string, unknown>;
-            spec: { taints: unknown[] };
-          };
-          n.spec.taints = [...n.spec.taints, { key: "late", effect: "NoExecute" }];
-          n.metadata.resourceVersion = "2";
-        }
-        return seen;
-      };
+      const reads = changeAfterFirstRead(api, kube, "n1", (n) => {
+        const spec = n.spec as { taints: unknown[] };
+        spec.taints = [...spec.taints, { key: "late", effect: "NoExecute" }];
+      });
       const log: string[] = [];
       await liftStartupTaints(api, "n1", [{ key: "kata" }], (l) => log.push(l));
       expect(taintsOf()).toEqual([
         { key: "x", effect: "NoSchedule" },
         { key: "late", effect: "NoExecute" },
       ]);
-      expect(reads).toBe(2);
+      expect(reads()).toBe(2);
       expect(log).toEqual(["Node n1: startup taint(s) kata:NoSchedule lifted."]);
     });
 
