@@ -220,7 +220,7 @@ export async function runEntrypoint(
       if (settings.startupTaints.length > 0) await liftStartupTaints(kube, node, settings.startupTaints, log);
     }
     if (settings.nfdFeatureFile) {
-      const text = nfdFeatures(after, settings.hostRoot, "the kata-install entrypoint");
+      const text = await nfdFeatures(after, settings.hostRoot, "the kata-install entrypoint");
       log(`NFD: the node's Kata features in ${await writeFeatureFile(host, settings.suffix, text)}.`);
     }
     health.setReady(true, `installed: ${summary.shims.join(", ") || "no shim"}`);

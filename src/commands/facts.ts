@@ -1,14 +1,11 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { decideFor, prepare } from "../decide/prepare.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import { UserError } from "../errors.js";
 import type { StrategyName } from "../host/command.js";
 import { Host } from "../host/host.js";
-import { nfdFeatureFile } from "../kube/nfd-features.js";
-import { summarize } from "../kube/summary.js";
 import { renderFactsSummary } from "../output/facts-summary.js";
 
 export interface FactsOptions {
@@ -24,7 +21,11 @@ export interface FactsOptions {
  * The feature file of a node: its facts, and the shims kata-install's rules let it run (nothing
  * pinned: no environment, no overrides), so that NFD labels say what the node can do.
  */
-export function nfdFeatures(facts: Facts, hostRoot: string, from: string): string {
+export async function nfdFeatures(facts: Facts, hostRoot: string, from: string): Promise<string> {
+  // Loaded only when asked: a plain `facts` decides nothing.
+  const { decideFor, prepare } = await import("../decide/prepare.js");
+  const { summarize } = await import("../kube/summary.js");
+  const { nfdFeatureFile } = await import("../kube/nfd-features.js");
   const { decision } = decideFor(prepare({ hostRoot, overrides: null, env: {} }), facts);
   return nfdFeatureFile(summarize(facts, decision), from);
 }
@@ -47,7 +48,7 @@ export async function runFacts(
       ? await loadFacts(options.facts)
       : await detectFacts(await openHost(options.hostRoot, options.hostExec), detectOptionsFromEnv(env));
   if (options.json && options.nfd) throw new UserError("--json and --nfd: choose one");
-  if (options.nfd) out(nfdFeatures(facts, options.hostRoot, "kata-install facts --nfd"));
+  if (options.nfd) out(await nfdFeatures(facts, options.hostRoot, "kata-install facts --nfd"));
   else if (options.json) out(`${JSON.stringify(facts, null, 2)}\n`);
   else out(renderFactsSummary(facts, options.facts ?? path.resolve(options.hostRoot)));
   return 0;
