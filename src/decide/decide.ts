@@ -4,7 +4,7 @@
 import { byText } from "../compare.js";
 import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
-import { type Catalog, DISTRO_REPLACEABLE, type ShimSpec } from "./catalog.js";
+import type { Catalog, ShimSpec } from "./catalog.js";
 import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
 import type { EnvSettings } from "./env.js";
 import { valueAt } from "./fact-paths.js";
@@ -318,11 +318,13 @@ function chooseDefaultShim(
 ): Decided<string> | null {
   const { overrides, env, flags } = input;
   const ladder = new Ladder<string>();
-  const first = selected.has("qemu") ? "qemu" : [...selected].sort()[0];
+  const preferred = input.catalog.defaultShim;
+  const usual = preferred !== null && selected.has(preferred);
+  const first = usual ? preferred : [...selected].sort()[0];
   if (first !== undefined)
     ladder.offer(first, {
       kind: "default",
-      name: selected.has("qemu") ? "qemu when installed" : "the first shim installed",
+      name: usual ? `${preferred} when installed` : "the first shim installed",
     });
   if (env.defaultShim) ladder.offer(env.defaultShim.value, { kind: "env", name: env.defaultShim.name });
   if (overrides.defaultShim)
@@ -393,7 +395,8 @@ function chooseArtifacts(
   for (const [name, neededBy] of [...needs].sort(([a], [b]) => byText(a, b))) {
     const source = sources.get(name) as Decided<"bundled" | "distro">;
     if (source.value === "distro") {
-      const hostCopy = facts.hypervisors[DISTRO_REPLACEABLE[name] as "qemu" | "virtiofsd"];
+      const part = catalog.hostParts.get(name);
+      const hostCopy = part === undefined ? null : facts.hypervisors[part.fact];
       if (isOverride(source.source) && hostCopy?.origin !== "distro") {
         contradiction(
           `${describeSource(source.source)} uses the host's ${name}, but none was found on this node`,
@@ -401,8 +404,7 @@ function chooseArtifacts(
         );
       }
       // Only shims that may run on the host's binary stop needing the bundled one.
-      const stillBundled =
-        name === "qemu" ? neededBy.filter((s) => !(catalog.shims.get(s) as ShimSpec).distro_qemu) : [];
+      const stillBundled = neededBy.filter((s) => !catalog.shims.get(s)?.host_parts.includes(name));
       const where = hostCopy ? ` (${hostCopy.path}, ${hostCopy.version ?? "version unknown"})` : "";
       if (stillBundled.length === 0) {
         droppedArtifacts.push({
@@ -497,26 +499,14 @@ function shimConfig(
   }
 
   // Host binaries chosen over bundled ones: the configuration points at them.
-  const qemu = sources.get("qemu");
-  if (
-    qemu?.value === "distro" &&
-    spec.distro_qemu &&
-    spec.hypervisor === "qemu" &&
-    facts.hypervisors.qemu?.origin === "distro"
-  ) {
-    const from: Source = { kind: "derived", name: "the host's qemu", from: qemu.source };
-    offer(`${hv}.path`, facts.hypervisors.qemu.path, from);
-    offer(`${hv}.valid_hypervisor_paths`, [facts.hypervisors.qemu.path], from);
-  }
-  const virtiofsd = sources.get("virtiofsd");
-  if (
-    virtiofsd?.value === "distro" &&
-    spec.artifacts.includes("virtiofsd") &&
-    facts.hypervisors.virtiofsd?.origin === "distro"
-  ) {
-    const from: Source = { kind: "derived", name: "the host's virtiofsd", from: virtiofsd.source };
-    offer(`${hv}.virtio_fs_daemon`, facts.hypervisors.virtiofsd.path, from);
-    offer(`${hv}.valid_virtio_fs_daemon_paths`, [facts.hypervisors.virtiofsd.path], from);
+  for (const name of spec.host_parts) {
+    const part = catalog.hostParts.get(name);
+    const chosen = sources.get(name);
+    const binary = part === undefined ? null : facts.hypervisors[part.fact];
+    if (part === undefined || chosen?.value !== "distro" || binary?.origin !== "distro") continue;
+    const from: Source = { kind: "derived", name: `the host's ${name}`, from: chosen.source };
+    for (const key of part.path_keys) offer(`${hv}.${key}`, binary.path, from);
+    for (const key of part.list_keys) offer(`${hv}.${key}`, [binary.path], from);
   }
 
   // kata-deploy's environment (DEBUG is not here: it adds debug handlers, see install.debug).

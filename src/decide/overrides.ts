@@ -8,7 +8,7 @@ import { isTable } from "../detect/toml.js";
 import { notRegular } from "../host/host.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
-import { type Catalog, DISTRO_REPLACEABLE, parseToml } from "./catalog.js";
+import { type Catalog, parseToml } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
 
@@ -94,10 +94,10 @@ export function parseOverrides(
         ...at(["artifacts", name]),
         message: `unknown artifact "${name}" (known: ${[...catalog.artifacts].sort().join(", ")})`,
       });
-    else if (spec.source === "distro" && DISTRO_REPLACEABLE[name] === undefined) {
+    else if (spec.source === "distro" && !catalog.hostParts.has(name)) {
       issues.push({
         ...at(["artifacts", name, "source"]),
-        message: `artifact "${name}" has no distribution counterpart (only ${Object.keys(DISTRO_REPLACEABLE).join(", ")})`,
+        message: `artifact "${name}" has no distribution counterpart (only ${[...catalog.hostParts.keys()].join(", ")})`,
       });
     }
   }
