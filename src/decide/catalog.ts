@@ -63,6 +63,11 @@ const ShimsFile = z.strictObject({
   unserved: z.optional(z.record(z.string(), z.string())),
 });
 
+/** "unknown shim …", with the names there are: the one wording for every input that names a shim. */
+export function unknownShim(name: string, catalog: Catalog): string {
+  return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
+}
+
 /** Sections every shim has, besides its own [hypervisor.<section>]. */
 const COMMON_SECTIONS = ["runtime", "agent.kata", "agent.kata.mem_agent", "factory"];
 

@@ -8,7 +8,7 @@ import { isTable } from "../detect/toml.js";
 import { notRegular } from "../host/host.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
-import { type Catalog, parseToml } from "./catalog.js";
+import { type Catalog, parseToml, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
 
@@ -168,10 +168,6 @@ export function loadOverrides(
     ]);
   }
   return parseOverrides(file, text, catalog, checkIds);
-}
-
-export function unknownShim(name: string, catalog: Catalog): string {
-  return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
 }
 
 export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {

@@ -1,9 +1,8 @@
 // The cluster objects kata-install needs: namespace (optional), ServiceAccount and RBAC, the
 // DaemonSet that runs `entrypoint install` on every node, and one RuntimeClass per shim whose
 // nodeSelector is the label kata-install puts on nodes that have that shim.
-import type { Catalog } from "../decide/catalog.js";
+import { type Catalog, unknownShim } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
-import { unknownShim } from "../decide/overrides.js";
 import { shimLabel } from "../kube/node-labels.js";
 import type { Templates } from "../render/templates.js";
 import type { Values } from "./values.js";
