@@ -10,8 +10,10 @@ import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
 import type { Host } from "./host/host.js";
+import { journalFor } from "./install/install.js";
+import { installedState } from "./install/journal.js";
 import type { Changeset } from "./render/changeset.js";
-import { installDirFromEnv } from "./render/layout.js";
+import { installDir, installDirFromEnv } from "./render/layout.js";
 import { render } from "./render/render.js";
 import { loadTemplates, type Templates } from "./render/templates.js";
 
@@ -54,12 +56,15 @@ export async function planPipeline(
     {
       title: "Render configuration and compare with the node",
       task: async () => {
+        const decision = ctx.decision as Decision;
+        const installed = await installedState(journalFor(host, installDir(decision)));
         ctx.changeset = await render(
-          ctx.decision as Decision,
+          decision,
           ctx.facts as Facts,
           prepared.catalog,
           templates,
           host,
+          installed,
         );
       },
     },

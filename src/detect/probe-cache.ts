@@ -4,8 +4,10 @@
 // binary that changed in any way (a package upgrade writes a new file) is asked again. Only
 // kata-install writes the cache, and only in an install that changed the node (a no-op install
 // writes nothing).
+
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
+import { JOURNAL_DIR } from "./kata.js";
 
 export const PROBE_CACHE_FILE = "probes.json";
 
@@ -28,7 +30,7 @@ export class ProbeCache {
 
   /** Host path of the cache file. */
   get file(): string {
-    return `${this.prefix}/.install/${PROBE_CACHE_FILE}`;
+    return `${this.prefix}/${JOURNAL_DIR}/${PROBE_CACHE_FILE}`;
   }
 
   /** The cache as saved; empty when there is none or it cannot be read (it is only a cache). */

@@ -6,6 +6,7 @@ import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
+import { JOURNAL_DIR } from "../detect/kata.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { Changeset, PlanAction } from "../render/changeset.js";
@@ -27,7 +28,7 @@ export interface InstallReport {
 }
 
 export function journalFor(host: Host, prefix: string): JournalStore {
-  return new JournalStore(host, `${prefix}/.install`);
+  return new JournalStore(host, `${prefix}/${JOURNAL_DIR}`);
 }
 
 export async function install(
