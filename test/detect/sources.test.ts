@@ -1,9 +1,12 @@
 // The list of sources is the one place a source is named: the Facts document is made of it, in its
 // order, and each source brings what the document needs of it (its value when unknown, whether it
 // starts processes). A source added there is added everywhere.
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
+import * as z from "zod/mini";
 import { detectFacts, Facts, SCHEMA_VERSION } from "../../src/detect/facts.js";
+import { type KataFacts, kata } from "../../src/detect/kata.js";
 import { kvm } from "../../src/detect/kvm.js";
+import { defineSource } from "../../src/detect/source.js";
 import { SOURCES } from "../../src/detect/sources.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
@@ -66,6 +69,34 @@ describe("the list of sources", () => {
       "local",
     ]);
     for (const source of SOURCES) expect(typeof source.startsProcesses).toBe("boolean");
+  });
+});
+
+// Checked by tsc (test files are part of the project), not at run time.
+describe("the types derived from the list", () => {
+  it("keep each source's value precisely typed in Facts", () => {
+    expectTypeOf<Facts["kvm"]["device"]>().toEqualTypeOf<boolean>();
+    expectTypeOf<Facts["arch"]>().toEqualTypeOf<string | null>();
+    expectTypeOf<Facts["kata"]>().toEqualTypeOf<KataFacts>();
+    expectTypeOf<Facts["schemaVersion"]>().toEqualTypeOf<1>();
+    expectTypeOf<keyof Facts>().toEqualTypeOf<"schemaVersion" | (typeof keys)[number] | "problems">();
+  });
+
+  it("refuse a source without its unknown value, or with one its schema does not allow", () => {
+    const half = {
+      key: "gpu",
+      schema: z.nullable(z.string()),
+      startsProcesses: false,
+      detect: async () => null,
+    };
+    // @ts-expect-error: unknown is missing
+    defineSource(half);
+    // @ts-expect-error: a number is not a string or null
+    defineSource({ ...half, unknown: 0 });
+    // @ts-expect-error: startsProcesses is missing
+    defineSource({ key: "gpu", schema: z.nullable(z.string()), unknown: null, detect: async () => null });
+    expect(defineSource({ ...half, unknown: null }).unknown).toBeNull();
+    expect(kata.unknown.installed).toBe(false);
   });
 });
 
