@@ -48,6 +48,8 @@ export const QEMU_SYSTEM: Record<string, string> = {
 export const hypervisors = defineSource({
   key: "hypervisors",
   schema: HypervisorsFacts,
+  startsProcesses: true,
+  unknown: { qemu: null, cloudHypervisor: null, firecracker: null, virtiofsd: null, found: [] },
   async detect(ctx: DetectContext): Promise<HypervisorsFacts> {
     const arch = await detectArch(ctx);
     const qemuNames = [QEMU_SYSTEM[arch ?? ""], "qemu-kvm"].filter((n): n is string => n !== undefined);

@@ -31,9 +31,20 @@ export const KataFacts = z.object({
 });
 export type KataFacts = z.infer<typeof KataFacts>;
 
+const NOT_INSTALLED: KataFacts = {
+  installed: false,
+  prefix: null,
+  version: null,
+  configs: [],
+  etcConfig: null,
+  managedBy: null,
+};
+
 export const kata = defineSource({
   key: "kata",
   schema: KataFacts,
+  startsProcesses: true,
+  unknown: NOT_INSTALLED,
   async detect(ctx: DetectContext): Promise<KataFacts> {
     const etcConfig = (await ctx.host.exists("/etc/kata-containers/configuration.toml"))
       ? "/etc/kata-containers/configuration.toml"
@@ -47,7 +58,7 @@ export const kata = defineSource({
       /^configuration.*\.toml$/.test(name),
     );
     if (!hasRuntime && !hasShim && configs.length === 0) {
-      return { installed: false, prefix: null, version: null, configs: [], etcConfig, managedBy: null };
+      return { ...NOT_INSTALLED, etcConfig };
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);

@@ -65,7 +65,21 @@ export const KernelFacts = z.object({
 });
 export type KernelFacts = z.infer<typeof KernelFacts>;
 
-export const kernel = defineSource({ key: "kernel", schema: KernelFacts, detect: detectKernel });
+export const kernel = defineSource({
+  key: "kernel",
+  schema: KernelFacts,
+  startsProcesses: false,
+  unknown: {
+    release: null,
+    cmdline: [],
+    filesystems: [],
+    modulesSupported: false,
+    config: null,
+    modules: {},
+    hugepages: { defaultSizeKb: null, sizes: [] },
+  },
+  detect: detectKernel,
+});
 
 export function detectKernel(ctx: DetectContext): Promise<KernelFacts> {
   return ctx.once("kernel", async () => {

@@ -17,7 +17,13 @@ export const KvmFacts = z.object({
 });
 export type KvmFacts = z.infer<typeof KvmFacts>;
 
-export const kvm = defineSource({ key: "kvm", schema: KvmFacts, detect: detectKvm });
+export const kvm = defineSource({
+  key: "kvm",
+  schema: KvmFacts,
+  startsProcesses: false,
+  unknown: { device: false, module: null, nested: null, params: {} },
+  detect: detectKvm,
+});
 
 export function detectKvm(ctx: DetectContext): Promise<KvmFacts> {
   return ctx.once("kvm", async () => {

@@ -21,6 +21,8 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 export const local = defineSource({
   key: "local",
   schema: LocalFacts,
+  startsProcesses: true,
+  unknown: {},
   async detect(ctx: DetectContext): Promise<LocalFacts> {
     const facts: LocalFacts = {};
     const dirStats = await ctx.host.stat(LOCAL_DIR);

@@ -28,6 +28,8 @@ const DEVICES = "/sys/bus/pci/devices";
 export const pci = defineSource({
   key: "pci",
   schema: PciFacts,
+  startsProcesses: false,
+  unknown: { devices: [] },
   async detect(ctx: DetectContext): Promise<PciFacts> {
     const addresses = await ctx.list("pci", DEVICES);
     const devices = await Promise.all(addresses.map((address) => readDevice(ctx, address)));

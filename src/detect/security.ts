@@ -27,6 +27,15 @@ export type SecurityFacts = z.infer<typeof SecurityFacts>;
 export const security = defineSource({
   key: "security",
   schema: SecurityFacts,
+  startsProcesses: false,
+  unknown: {
+    sev: feature(false, null),
+    sevEs: feature(false, null),
+    sevSnp: feature(false, null),
+    tdx: feature(false, null),
+    sgx: feature(false, null),
+    s390xSe: feature(false, null),
+  },
   async detect(ctx: DetectContext): Promise<SecurityFacts> {
     const { flags } = await detectCpu(ctx);
     const has = (flag: string) => flags.includes(flag);

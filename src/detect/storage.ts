@@ -32,6 +32,8 @@ export type StorageFacts = z.infer<typeof StorageFacts>;
 export const storage = defineSource({
   key: "storage",
   schema: StorageFacts,
+  startsProcesses: false,
+  unknown: { blockDevices: [] },
   async detect(ctx: DetectContext): Promise<StorageFacts> {
     const names = await ctx.list("storage", "/sys/block");
     const blockDevices = await Promise.all(

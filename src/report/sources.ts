@@ -7,6 +7,7 @@ import path from "node:path";
 import { decideFor, type Prepared } from "../decide/prepare.js";
 import { type Facts, SCHEMA_VERSION } from "../detect/facts.js";
 import { parseFacts } from "../detect/load.js";
+import { upgradeFacts } from "../detect/upgrade.js";
 import type { KubeApi } from "../kube/api.js";
 import { SUMMARY_ANNOTATION } from "../kube/node-labels.js";
 import { NodeSummary, summarize } from "../kube/summary.js";
@@ -40,7 +41,9 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
     const name = file.slice(0, -".json".length);
     let facts: Facts;
     try {
-      facts = JSON.parse(fs.readFileSync(full, "utf8")) as Facts;
+      // Brought to this schema before its fingerprint (a source an earlier kata-install did not
+      // read is taken as unknown): only the first node of a kind is validated, every one is summarised.
+      facts = upgradeFacts(JSON.parse(fs.readFileSync(full, "utf8"))) as Facts;
       if (facts?.schemaVersion !== SCHEMA_VERSION)
         throw new Error(`not a facts document of schema version ${SCHEMA_VERSION}`);
     } catch (error) {

@@ -26,6 +26,8 @@ const KUBELET_FILES = [
 export const runtime = defineSource({
   key: "runtime",
   schema: RuntimeFacts,
+  startsProcesses: true,
+  unknown: { ...empty(), candidates: [] },
   async detect(ctx: DetectContext): Promise<RuntimeFacts> {
     // kata-deploy's CONTAINERD_CONFIG_FILE_NAME: plain containerd started on another file of /etc/containerd.
     const name = ctx.containerdConfigName;
