@@ -2,7 +2,6 @@
 // view on a terminal, plain lines otherwise), so stdout stays clean for the plan or its JSON. The
 // stage functions know nothing of this: each stage calls one and keeps its result.
 import type { DecideCommandOptions } from "./commands/decide-run.js";
-import { openHost } from "./commands/facts.js";
 import type { Decision } from "./decide/decision.js";
 import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
 import { detectOptionsFromEnv } from "./detect/context.js";
@@ -10,6 +9,7 @@ import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
 import type { Host } from "./host/host.js";
+import { openHost } from "./host/open.js";
 import { journalFor } from "./install/install.js";
 import { installedState } from "./install/journal.js";
 import type { Changeset } from "./render/changeset.js";

@@ -13,6 +13,7 @@ import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
+import { openHost } from "../host/open.js";
 import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
 import { recover } from "../install/apply.js";
 import { journalFor } from "../install/install.js";
@@ -24,7 +25,6 @@ import { summarize } from "../kube/summary.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import { installDirFromEnv } from "../render/layout.js";
-import { openHost } from "./facts.js";
 import { runInstall, runUninstall } from "./install.js";
 
 export const ACTIONS = ["install", "cleanup", "reset"] as const;

@@ -6,6 +6,7 @@ import { prepare } from "../decide/prepare.js";
 import { probeInstalled } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
+import { openHost } from "../host/open.js";
 import { recover } from "../install/apply.js";
 import { atomicWrite } from "../install/fs-ops.js";
 import { install, journalFor } from "../install/install.js";
@@ -20,7 +21,6 @@ import { unifiedDiff } from "../render/changeset.js";
 import { installDirFromEnv } from "../render/layout.js";
 import { parseArtifactSpecifier, withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
-import { openHost } from "./facts.js";
 import { type PlanOptions, runPlan } from "./plan.js";
 
 export interface InstallOptions extends PlanOptions {

@@ -2,13 +2,14 @@
 // nothing but its arguments, so the same inputs always give the same decision.
 
 import { byText } from "../compare.js";
+import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
+import { compareVersions, versionParts } from "../version.js";
 import type { Catalog, ShimSpec } from "./catalog.js";
 import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
 import type { EnvSettings } from "./env.js";
-import { valueAt } from "./fact-paths.js";
-import { compareVersions, evaluate, parseVersion } from "./match.js";
+import { evaluate } from "./match.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, describeSource, isOverride, Ladder, type Source } from "./provenance.js";
 import type { Rule, RuleSet } from "./rules.js";
@@ -606,7 +607,7 @@ function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
       `${variable} maps handlers to containerd snapshotters, but this node's runtime is ${kind ?? "unknown"}`,
       "unset it on CRI-O nodes (PULL_TYPE_MAPPING chooses how their images are pulled)",
     );
-  const version = facts.runtime.version === null ? null : parseVersion(facts.runtime.version);
+  const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
   if (kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
     return problem(
       `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,

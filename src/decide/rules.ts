@@ -6,9 +6,9 @@ import path from "node:path";
 import * as z from "zod/mini";
 import "../schema.js";
 import { byText } from "../compare.js";
+import { describePath } from "../detect/fact-paths.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, fitsType, parseToml, unknownShim } from "./catalog.js";
-import { describePath } from "./fact-paths.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { compileMatch, factScope, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
 

@@ -1,7 +1,7 @@
 // An existing Kata install: kata-deploy's, a package's, or ours (recognised by our journal).
 import * as z from "zod/mini";
+import { versionIn } from "../version.js";
 import type { DetectContext } from "./context.js";
-import { parseVersion } from "./hypervisors.js";
 import { defineSource } from "./source.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
@@ -68,7 +68,7 @@ export const kata = defineSource({
       installed: true,
       prefix,
       // The runtime's answer; else the release's VERSION file (kata-deploy copies it in).
-      version: run?.ok ? parseVersion(run.stdout) : await versionFile(ctx, prefix),
+      version: run?.ok ? versionIn(run.stdout) : await versionFile(ctx, prefix),
       configs,
       etcConfig,
       managedBy: ours ? "kata-install" : deploy !== null ? "kata-deploy" : "other",

@@ -1,9 +1,10 @@
 // `--facts FILE`: a saved Facts document, brought to this kata-install's schema (upgrade.ts) and
 // validated before any stage uses it.
-import { unknownKeys } from "../decide/fact-paths.js";
+
 import { UserError } from "../errors.js";
 import { parseJson, readDocument } from "../json-file.js";
 import { keyPath } from "../schema.js";
+import { unknownKeys } from "./fact-paths.js";
 import { Facts } from "./facts.js";
 import { NewerSchemaError, upgradeFacts } from "./upgrade.js";
 

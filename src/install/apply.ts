@@ -30,8 +30,6 @@ export interface ApplyResult {
   removed: string[];
   /** Whether a file the container runtime reads changed. */
   runtimeChanged: boolean;
-  /** Always false here: recovery is the caller's first step (see recover()). */
-  recovered: boolean;
 }
 
 /**
@@ -58,7 +56,7 @@ export async function applyChanges(
   changes: FileChange[],
   options: ApplyOptions = {},
 ): Promise<ApplyResult> {
-  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
+  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false };
   if (changes.length === 0) return result;
   const journal = await openJournal(store);
   if (journal.transaction || (journal.pendingSwitch && !options.withSwitch)) {

@@ -75,7 +75,7 @@ export async function install(
     crashPoint("restart:after");
   };
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
-  let files: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
+  let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0)

@@ -3,9 +3,9 @@
 // of them get the same decision, so a report decides once per distinct set, not once per node —
 // a cluster of 5,000 nodes is a handful of kinds of node.
 
-import { valueAt } from "../decide/fact-paths.js";
 import type { MatchNode } from "../decide/match.js";
 import type { RuleSet } from "../decide/rules.js";
+import { valueAt } from "../detect/fact-paths.js";
 import type { SourceKey } from "../detect/sources.js";
 
 /** Read by decide.ts directly, besides the rules (whole sources: a renamed one fails to compile). */

@@ -1,8 +1,9 @@
 // Which container runtime runs the node's pods, and what its configuration already holds. The
 // kubelet's own --container-runtime-endpoint is the best evidence; after it, a live socket; after
 // that the distribution-specific layouts, since k3s, rke2, k0s and microk8s embed containerd.
+
+import { versionIn } from "../../version.js";
 import type { DetectContext } from "../context.js";
-import { parseVersion } from "../hypervisors.js";
 import { defineSource } from "../source.js";
 import { readContainerdConfig } from "./containerd-config.js";
 import { readCrioConfig } from "./crio-config.js";
@@ -57,7 +58,7 @@ export const runtime = defineSource({
     const { layout } = chosen;
     const versionRun =
       chosen.binary === null ? null : await ctx.run("runtime", chosen.binary, layout.versionArgs);
-    const version = versionRun?.ok ? parseVersion(versionRun.stdout) : null;
+    const version = versionRun?.ok ? versionIn(versionRun.stdout) : null;
     const templatePath = await firstExisting(ctx, layout.templates);
     const base = {
       kind: layout.kind,
