@@ -171,8 +171,8 @@ export async function runEntrypoint(
     const host = await openHost(settings.hostRoot, settings.hostExec);
     const probes = await ProbeCache.load(host, installDirFromEnv(process.env));
     const after = await detectFacts(host, { probes, ...detectOptionsFromEnv(process.env) });
-    const { templates, decision } = planned as Planned;
-    const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, shim));
+    const { templates, decision, prepared } = planned as Planned;
+    const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, prepared.catalog, shim));
     if (kube && node) {
       await kube.patchNode(node, installedPatch((await kube.getNode(node)).meta, summary));
       log(

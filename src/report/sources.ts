@@ -59,7 +59,10 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
         decision = decideFor(prepared, facts).decision;
         decided.set(key, decision);
       }
-      nodes.push({ name, summary: summarize(facts, decision, (shim) => defaultSharedFs(templates, shim)) });
+      nodes.push({
+        name,
+        summary: summarize(facts, decision, (shim) => defaultSharedFs(templates, prepared.catalog, shim)),
+      });
     } catch (error) {
       skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });
     }
