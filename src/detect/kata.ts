@@ -46,14 +46,14 @@ export const kata = defineSource({
   startsProcesses: true,
   unknown: NOT_INSTALLED,
   async detect(ctx: DetectContext): Promise<KataFacts> {
-    const etcConfig = (await ctx.host.exists("/etc/kata-containers/configuration.toml"))
+    const etcConfig = (await ctx.exists("kata", "/etc/kata-containers/configuration.toml"))
       ? "/etc/kata-containers/configuration.toml"
       : null;
     const prefix = ctx.kataPrefix;
     const runtimeBinary = `${prefix}/bin/kata-runtime`;
     const shimBinary = `${prefix}/bin/containerd-shim-kata-v2`;
-    const hasRuntime = await ctx.host.exists(runtimeBinary);
-    const hasShim = await ctx.host.exists(shimBinary);
+    const hasRuntime = await ctx.exists("kata", runtimeBinary);
+    const hasShim = await ctx.exists("kata", shimBinary);
     const configs = (await ctx.list("kata", `${prefix}/${DEFAULTS_DIR}`)).filter((name) =>
       /^configuration.*\.toml$/.test(name),
     );
@@ -62,7 +62,7 @@ export const kata = defineSource({
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
-    const ours = await ctx.host.exists(`${prefix}/${JOURNAL_DIR}`);
+    const ours = await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`);
     const deploy = ours ? null : await kataDeployTraces(ctx, prefix);
     return {
       installed: true,
@@ -117,7 +117,7 @@ async function kataDeployTraces(
   }
   const dropIns: string[] = [];
   const own = `${prefix}/containerd/config.d/kata-deploy.toml`;
-  if (await ctx.host.exists(own)) dropIns.push(own);
+  if (await ctx.exists("kata", own)) dropIns.push(own);
   for (const { dir, name, content } of DEPLOY_DROP_IN_DIRS)
     for (const entry of await ctx.list("kata", dir)) {
       if (!name.test(entry)) continue;

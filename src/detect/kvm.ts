@@ -27,7 +27,7 @@ export const kvm = defineSource({
 
 export function detectKvm(ctx: DetectContext): Promise<KvmFacts> {
   return ctx.once("kvm", async () => {
-    const stats = await ctx.host.stat("/dev/kvm");
+    const stats = await ctx.stat("kvm", "/dev/kvm");
     if (stats !== null && !stats.isCharacterDevice()) {
       ctx.problem("kvm", "exists but is not a character device", { path: "/dev/kvm" });
     }

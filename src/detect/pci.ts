@@ -48,7 +48,7 @@ async function readDevice(ctx: DetectContext, address: string): Promise<PciDevic
     return value !== null && /^\d+$/.test(value) ? Number(value) : null;
   };
   const link = async (file: string) => {
-    const target = await ctx.host.readlink(`${dir}/${file}`);
+    const target = await ctx.readlink("pci", `${dir}/${file}`);
     return target === null ? null : path.posix.basename(target);
   };
   return {

@@ -42,9 +42,10 @@ export const security = defineSource({
     const param = async (module: string, name: string) =>
       parseBool(await ctx.readValue("security", `/sys/module/${module}/parameters/${name}`));
     const sgxDevice =
-      (await ctx.host.exists("/dev/sgx_enclave")) || (await ctx.host.exists("/dev/sgx/enclave"));
+      (await ctx.exists("security", "/dev/sgx_enclave")) ||
+      (await ctx.exists("security", "/dev/sgx/enclave"));
     // IBM Secure Execution: the ultravisor is there (firmware) and the host booted with prot_virt=1.
-    const uv = await ctx.host.exists("/sys/firmware/uv");
+    const uv = await ctx.exists("security", "/sys/firmware/uv");
     const protVirt = await ctx.readValue("security", "/sys/firmware/uv/prot_virt_host");
     return {
       sev: feature(has("sev"), await param("kvm_amd", "sev")),

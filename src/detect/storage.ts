@@ -64,7 +64,7 @@ async function transportOf(ctx: DetectContext, name: string): Promise<Transport>
       (await ctx.readValue("storage", `/sys/block/${name}/device/device/transport`));
     return transport !== null && transport !== "pcie" ? "nvme-fabrics" : "nvme";
   }
-  const target = (await ctx.host.readlink(`/sys/block/${name}`)) ?? "";
+  const target = (await ctx.readlink("storage", `/sys/block/${name}`)) ?? "";
   if (/\/session\d+\//.test(target)) return "iscsi";
   if (/\/virtio\d+\//.test(target) || /^vd[a-z]+$/.test(name)) return "virtio";
   return "local";

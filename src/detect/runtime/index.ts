@@ -107,12 +107,12 @@ interface Candidate {
 /** What on the host shows that a runtime is installed; null when nothing does. */
 async function evidenceFor(ctx: DetectContext, layout: RuntimeLayout): Promise<Candidate | null> {
   const files = [...layout.binaries, layout.config, ...layout.marks, ...layout.templates];
-  const present = await Promise.all(files.map((file) => ctx.host.exists(file)));
+  const present = await Promise.all(files.map((file) => ctx.exists("runtime", file)));
   const evidence = files.filter((_, i) => present[i]);
   const binary = layout.binaries.find((_, i) => present[i]) ?? null;
   // A socket alone proves nothing: k3s and rke2 share one path. It only ranks installed runtimes.
   if (evidence.length === 0) return null;
-  const socketLive = (await ctx.host.stat(layout.socket))?.isSocket() ?? false;
+  const socketLive = (await ctx.stat("runtime", layout.socket))?.isSocket() ?? false;
   if (socketLive) evidence.push(`${layout.socket} (socket)`);
   return { layout, evidence, binary, socketLive };
 }
@@ -155,6 +155,6 @@ function samePath(a: string, b: string): boolean {
 }
 
 async function firstExisting(ctx: DetectContext, files: string[]): Promise<string | null> {
-  for (const file of files) if (await ctx.host.exists(file)) return file;
+  for (const file of files) if (await ctx.exists("runtime", file)) return file;
   return null;
 }
