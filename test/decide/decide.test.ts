@@ -99,6 +99,21 @@ describe("a distro qemu", () => {
     expect(noVirtiofs.vars["distro-qemu"]).toBe(false);
   });
 
+  it("without the machine type Kata's configuration names on this architecture (q35): not used", async () => {
+    const spec = intelContainerd16();
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/qemu-system-x86_64": qemuScript(
+        "8.2.2",
+        undefined,
+        "Supported machines are:\nmicrovm              microvm (i386)\npc                   Standard PC (i440FX + PIIX, 1996)",
+      ),
+    };
+    const decision = await decideOn(spec);
+    expect(decision.artifacts.find((a) => a.name === "qemu")?.from).toBe("bundled");
+    expect(decision.checks.find((c) => c.id === "distro-qemu")?.message).toContain("machine type");
+  });
+
   it("lacking a device the configuration uses (virtio-scsi): Kata's bundled qemu, and preflight says why", async () => {
     const spec = intelContainerd16();
     spec.commands = {
