@@ -114,6 +114,25 @@ describe("a distro qemu", () => {
     expect(decision.checks.find((c) => c.id === "distro-qemu")?.message).toContain("machine type");
   });
 
+  it("a distro virtiofsd: used when it is the Rust one, 1.10 or later; otherwise the bundled one, and preflight says why", async () => {
+    const good = await decideOn(gpuDistroQemuK3s());
+    expect(good.artifacts.find((a) => a.name === "virtiofsd")).toMatchObject({ from: "distro" });
+    expect(good.config.qemu?.["hypervisor.qemu.virtio_fs_daemon"]).toMatchObject({
+      value: "/usr/libexec/virtiofsd",
+      source: { kind: "derived", name: "the host's virtiofsd" },
+    });
+    const spec = gpuDistroQemuK3s();
+    spec.commands = { ...spec.commands, "/usr/libexec/virtiofsd": 'echo "virtiofsd backend 1.5.0"' };
+    const old = await decideOn(spec);
+    expect(old.artifacts.find((a) => a.name === "virtiofsd")).toMatchObject({ from: "bundled" });
+    expect(old.config.qemu?.["hypervisor.qemu.virtio_fs_daemon"]).toBeUndefined();
+    expect(old.checks.find((c) => c.id === "distro-virtiofsd")).toMatchObject({
+      severity: "info",
+      status: "fail",
+      message: expect.stringContaining("(/usr/libexec/virtiofsd, 1.5.0) is not used"),
+    });
+  });
+
   it("lacking a device the configuration uses (virtio-scsi): Kata's bundled qemu, and preflight says why", async () => {
     const spec = intelContainerd16();
     spec.commands = {
