@@ -116,8 +116,9 @@ export function selectExplained(
   if (keys.length === 0) return { selected: values, unmatched: [] };
   const matches = (entry: Explained, key: string) => {
     const colon = key.indexOf(":");
-    if (colon > 0) return entry.shim === key.slice(0, colon) && entry.key === key.slice(colon + 1);
-    return entry.key === key || entry.shim === key || entry.key.endsWith(`.${key}`);
+    const named = (k: string) => entry.key === k || entry.key.endsWith(`.${k}`);
+    if (colon > 0) return entry.shim === key.slice(0, colon) && named(key.slice(colon + 1));
+    return entry.shim === key || named(key);
   };
   const unmatched = keys.filter((key) => !values.some((v) => matches(v, key)));
   return { selected: values.filter((v) => keys.some((key) => matches(v, key))), unmatched };
@@ -129,7 +130,7 @@ export function renderExplain(values: Explained[]): string {
     const subject = v.shim && v.kind !== "shim" ? `[${v.shim}] ${v.key}` : v.key;
     const shown =
       v.value === null && v.source.kind === "default" && v.kind === "config"
-        ? "(the template's default)"
+        ? "(not set)"
         : JSON.stringify(v.value);
     lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}`);
     lines.push(`    set by ${describeSource(v.source)}`);

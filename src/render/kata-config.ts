@@ -106,6 +106,33 @@ function qemuWrapper(
   };
 }
 
+/**
+ * A shim's base configuration as this node would get it, parsed: what a key is when nothing
+ * decided it (explain shows it). For any shim of the catalogue, installed here or not.
+ */
+export function templateDefaults(
+  decision: Decision,
+  shim: string,
+  catalog: Catalog,
+  templates: Templates,
+): Record<string, unknown> {
+  const spec = catalog.shims.get(shim);
+  if (spec === undefined) return {};
+  const variants = loadVariants(templates, catalog);
+  const v = variants.forShim(shim);
+  const arch = variants.forArch(decision.arch);
+  const base = renderBase(
+    decision,
+    spec,
+    v,
+    arch,
+    templates,
+    catalog,
+    qemuWrapper(decision, spec, v, arch, templates),
+  );
+  return parse(base.content ?? "") as Record<string, unknown>;
+}
+
 /** kata-deploy's guest debug settings (its 20-debug.toml and debug kernel parameters). */
 function withGuestDebug(
   spec: ShimSpec,
