@@ -14,6 +14,7 @@ import type { JournalStore } from "../install/journal.js";
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
 import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
+import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
 import { planDocument, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
@@ -140,7 +141,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
       out(
-        `Uninstall would restore ${preview.changes.length} file(s) and remove the artifacts under ${store.dir.replace(/\/\.install$/, "")}.\n`,
+        `Uninstall would restore ${preview.changes.length} file(s) and remove the artifacts under ${prefixOf(store)}.\n`,
       );
     }
     return 0;
