@@ -5,7 +5,7 @@ import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import { hash, StalePlanError } from "../install/apply.js";
 import { type ArtifactSource, versionId } from "../install/artifacts.js";
-import { readFile } from "../install/fs-ops.js";
+import { readEntry } from "../install/fs-ops.js";
 import {
   dataHashes,
   type Env,
@@ -139,7 +139,7 @@ export async function refuseIfMoved(
   });
   const current: Record<string, string | null> = {};
   for (const c of saved.plan.changes) {
-    const read = await readFile(planned.host, c.path);
+    const read = await readEntry(planned.host, c.path, c.link === true);
     current[c.path] = read === null ? null : hash(read.bytes);
   }
   const found = differences(saved, now, current);
