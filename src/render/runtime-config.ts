@@ -43,14 +43,22 @@ const NEW_CONTAINERD_CONFIG = `version = 2
 
 /**
  * Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>, with this install's
- * suffix, and its -debug variant (kata-deploy's name for it too). Any other kata-* table is the
- * admin's (kata-qemu-mylab): never removed.
+ * suffix; and its -debug variant when `debugOurs` says so (DEBUG asks for it, or it is one an
+ * install wrote: its configuration under custom-runtimes/). Any other kata-* table is the admin's
+ * (kata-qemu-mylab, or a kata-qemu-debug of their own): never removed.
  */
-export function isOurHandler(name: string, catalog: Catalog, suffix = ""): boolean {
+export function isOurHandler(
+  name: string,
+  catalog: Catalog,
+  suffix = "",
+  debugOurs: (name: string) => boolean = () => false,
+): boolean {
   if (!name.startsWith("kata-")) return false;
   const rest = name.slice(5);
   const tail = suffix ? `-${suffix}` : "";
-  return catalog.shimNames().some((shim) => rest === `${shim}${tail}` || rest === `${shim}${tail}-debug`);
+  return catalog
+    .shimNames()
+    .some((shim) => rest === `${shim}${tail}` || (rest === `${shim}${tail}-debug` && debugOurs(name)));
 }
 
 const RUNTIMES_PATHS = [
@@ -59,12 +67,17 @@ const RUNTIMES_PATHS = [
   ["plugins", "cri", "containerd", "runtimes"], // schema 1's short name
 ];
 
-function isOurTable(path: string[], catalog: Catalog, suffix: string): boolean {
+function isOurTable(
+  path: string[],
+  catalog: Catalog,
+  suffix: string,
+  debugOurs: (name: string) => boolean,
+): boolean {
   return RUNTIMES_PATHS.some(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
-      isOurHandler(path[prefix.length] as string, catalog, suffix),
+      isOurHandler(path[prefix.length] as string, catalog, suffix, debugOurs),
   );
 }
 
@@ -133,7 +146,27 @@ function renderFor(
   const suffix = decision.install.suffix.value;
   // kata-deploy's DEBUG raises the runtime's own log level too.
   const debug = decision.install.debug.value;
-  const ours = (p: string[]) => isOurTable(p, catalog, suffix);
+  // A -debug handler is ours when DEBUG asks for one, or when its configuration is a variant's
+  // (custom-runtimes/ of this install's prefix: written by kata-install, or by kata-deploy).
+  const variants = `${installDir(decision)}/share/defaults/kata-containers/custom-runtimes/`;
+  const installedVariants = new Set(
+    facts.runtime.handlers.filter((h) => h.configPath?.startsWith(variants)).map((h) => h.name),
+  );
+  // The ones this install writes now are ours too: an admin's of that name is refused just below.
+  const writing = new Set(handlers.filter((h) => h.debug).map((h) => h.name));
+  const debugOurs = (name: string) => takeover !== null || installedVariants.has(name) || writing.has(name);
+  const ours = (p: string[]) => isOurTable(p, catalog, suffix, debugOurs);
+  if (debug && takeover === null) {
+    // A -debug handler of the admin's own (its configuration elsewhere) has the name DEBUG needs:
+    // never replaced, and never doubled.
+    const taken = facts.runtime.handlers.filter(
+      (h) => handlers.some((mine) => mine.debug && mine.name === h.name) && !installedVariants.has(h.name),
+    );
+    if (taken.length > 0)
+      throw new UserError(
+        `DEBUG needs the handler name${taken.length > 1 ? "s" : ""} ${taken.map((h) => `${h.name} (${h.file})`).join(", ")}, which the node already has for a configuration of its own (${taken.map((h) => h.configPath ?? "none").join(", ")}): rename ${taken.length > 1 ? "them" : "it"}, or leave DEBUG unset (nothing was written)`,
+      );
+  }
   const kind = decision.runtime.value;
   // No runtime to configure: the container-runtime check has failed the plan already.
   if (kind === null) return { files: [] };
