@@ -16,7 +16,7 @@ import { UserError } from "../errors.js";
 import { openHost } from "../host/open.js";
 import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
 import { recover } from "../install/apply.js";
-import { journalFor } from "../install/install.js";
+import { journalFor } from "../install/journal.js";
 import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
 import { cleanupPatch, installedPatch, installingPatch } from "../kube/node-labels.js";

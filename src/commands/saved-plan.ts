@@ -3,7 +3,7 @@
 import path from "node:path";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
-import { hash, StalePlanError } from "../install/apply.js";
+import { StalePlanError } from "../install/apply.js";
 import { type ArtifactSource, versionId } from "../install/artifacts.js";
 import { readEntry } from "../install/fs-ops.js";
 import {
@@ -18,6 +18,7 @@ import { differences, SAVED_PLAN_VERSION, type SavedPlan, writeSavedPlan } from 
 import { planDocument } from "../output/plan.js";
 import { PlanJson } from "../output/plan-schema.js";
 import type { Planned } from "../pipeline.js";
+import { hash } from "../render/changeset.js";
 import type { PlanOptions } from "./plan.js";
 
 type Shaping = SavedPlan["options"];

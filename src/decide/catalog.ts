@@ -202,7 +202,12 @@ export function loadCatalog(dir: string): Catalog {
   }
   const depends = artifactDepends(path.join(dir, "..", "artifacts", "catalogue.toml"), issues);
   if (depends !== null) {
-    const lines = shimsText === null ? null : new TomlLines(shimsText);
+    // Lines only for a problem: indexing the file costs more than checking it.
+    let lines: TomlLines | null = null;
+    const lineOf = (keyPath: string[]) => {
+      lines ??= new TomlLines(shimsText ?? "");
+      return lines.lineOf(keyPath);
+    };
     for (const [name, spec] of Object.entries(shims))
       for (const [key, names] of [
         ["artifacts", spec.artifacts],
@@ -212,7 +217,7 @@ export function loadCatalog(dir: string): Catalog {
           if (!depends.has(artifact))
             issues.push({
               file: shimsFile,
-              line: lines?.lineOf(["shim", name, ...key.split(".")]),
+              line: lineOf(["shim", name, ...key.split(".")]),
               key: `shim.${name}.${key}`,
               message: `no artifact "${artifact}" in artifacts/catalogue.toml`,
             });
@@ -257,9 +262,12 @@ function referenceIssues(
   keys: ReadonlyMap<string, ReadonlyMap<string, KeyType>>,
 ): InputIssue[] {
   const issues: InputIssue[] = [];
-  const lines = new TomlLines(text);
-  const at = (keyPath: string[], message: string) =>
+  // Lines are looked up only for a problem: indexing the file costs more than checking it.
+  let lines: TomlLines | undefined;
+  const at = (keyPath: string[], message: string) => {
+    lines ??= new TomlLines(text);
     issues.push({ file, line: lines.lineOf(keyPath), key: keyPath.join("."), message });
+  };
   if (defaultShim !== null && shims[defaultShim] === undefined)
     at(["default_shim"], `no shim "${defaultShim}"`);
   for (const [shim, spec] of Object.entries(shims))

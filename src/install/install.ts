@@ -6,7 +6,6 @@ import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
-import { JOURNAL_DIR } from "../detect/kata.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { Changeset, PlanAction } from "../render/changeset.js";
@@ -14,7 +13,7 @@ import { installDir } from "../render/layout.js";
 import { type ApplyResult, applyChanges, recover } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
-import { JournalStore } from "./journal.js";
+import { type JournalStore, journalFor } from "./journal.js";
 import { restartRuntime } from "./runtime.js";
 import { commitSwitch, discardIfEmpty, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
 import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
@@ -25,10 +24,6 @@ export interface InstallReport {
   pulled: { bytes: number; releaseBytes: number; images: number; releaseImages: number } | null;
   files: ApplyResult;
   restarted: PlanAction | null;
-}
-
-export function journalFor(host: Host, prefix: string): JournalStore {
-  return new JournalStore(host, `${prefix}/${JOURNAL_DIR}`);
 }
 
 export async function install(

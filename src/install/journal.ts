@@ -7,6 +7,7 @@
 //   txn/N          a file's bytes from before the running transaction, for rolling it back
 import { randomUUID } from "node:crypto";
 import * as z from "zod/mini";
+import { JOURNAL_DIR } from "../detect/kata.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
@@ -188,6 +189,11 @@ export class JournalStore {
     if (found === null) throw new Error(`${this.dir}/${name}: a saved copy is missing from the journal`);
     return found.bytes;
   }
+}
+
+/** The journal of the install under `prefix`. */
+export function journalFor(host: Host, prefix: string): JournalStore {
+  return new JournalStore(host, `${prefix}/${JOURNAL_DIR}`);
 }
 
 /**
