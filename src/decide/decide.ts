@@ -7,7 +7,7 @@ import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { compareVersions, versionParts } from "../version.js";
 import type { Catalog, ShimSpec } from "./catalog.js";
-import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
+import type { ArtifactChoice, Check, Chosen, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
 import type { EnvSettings } from "./env.js";
 import { evaluate } from "./match.js";
 import type { Overrides } from "./overrides.js";
@@ -30,7 +30,14 @@ export interface DecideInput {
 }
 
 /** Checks the engine itself raises, beside the rules' ones (ids --ignore-preflight-errors accepts). */
-export const ENGINE_CHECKS = ["shims", "default-shim", "override-contradicts-facts", "env-mapping"] as const;
+export const ENGINE_CHECKS = [
+  "shims",
+  "default-shim",
+  "override-contradicts-facts",
+  "env-mapping",
+  "handler-snapshotter",
+  "custom-runtime",
+] as const;
 
 export const DEFAULT_PREFIX = "/opt/kata";
 const TEMPLATE_DEFAULT: Source = { kind: "default", name: "template default" };
@@ -106,6 +113,43 @@ export function decide(input: DecideInput): Decision {
     };
   }
 
+  const customRuntimes: CustomRuntime[] = [];
+  for (const [handler, spec] of Object.entries(overrides.customRuntimes)) {
+    const source = overridesSource(overrides, ["custom_runtimes", handler], `custom_runtimes.${handler}`);
+    if (!selected.has(spec.base)) {
+      warnings.push({
+        id: "custom-runtime",
+        severity: "warning",
+        status: "fail",
+        message: `custom runtime ${handler} is not written: its base shim ${spec.base} is not installed on this node`,
+        hint: `install ${spec.base} here, or leave the node out of this runtime's RuntimeClass`,
+        rule: "decide",
+      });
+      continue;
+    }
+    const own: Record<string, Decided<unknown>> = {};
+    for (const [key, value] of Object.entries(spec.config)) {
+      const from = overridesSource(
+        overrides,
+        ["custom_runtimes", handler, "config", key],
+        `custom_runtimes.${handler}.config."${key}"`,
+      );
+      const base = config[spec.base]?.[key];
+      own[key] = { value, source: from, beaten: base ? [{ value: base.value, source: base.source }] : [] };
+    }
+    const base = handlers[spec.base] ?? {};
+    customRuntimes.push({
+      handler,
+      base: spec.base,
+      config: { ...config[spec.base], ...own },
+      settings: {
+        snapshotter: spec.snapshotter ? { value: spec.snapshotter, source, beaten: [] } : base.snapshotter,
+        pullType: spec.pullType ? { value: spec.pullType, source, beaten: [] } : base.pullType,
+      },
+      source,
+    });
+  }
+
   const prefix = new Ladder<string>();
   prefix.offer(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" });
   if (env.prefix) prefix.offer(env.prefix.value, { kind: "env", name: env.prefix.name });
@@ -130,6 +174,7 @@ export function decide(input: DecideInput): Decision {
     droppedArtifacts,
     config,
     handlers,
+    customRuntimes,
     install: {
       prefix: prefix.resolve() as Decided<string>,
       suffix: suffix.resolve() as Decided<string>,

@@ -4,7 +4,15 @@ import type { Decision } from "../decide/decision.js";
 import { describeSource, type Source } from "../decide/provenance.js";
 
 export interface Explained {
-  kind: "runtime" | "default-shim" | "shim" | "artifact" | "config" | "handler" | "install";
+  kind:
+    | "runtime"
+    | "default-shim"
+    | "shim"
+    | "artifact"
+    | "config"
+    | "handler"
+    | "custom-runtime"
+    | "install";
   key: string;
   shim?: string;
   value: unknown;
@@ -95,6 +103,21 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
         });
     }
   }
+  for (const custom of decision.customRuntimes) {
+    values.push({
+      kind: "custom-runtime",
+      key: `custom_runtimes.${custom.handler}`,
+      shim: custom.handler,
+      value: custom.base,
+      reason: `a handler of its own on ${custom.base}'s configuration`,
+      source: custom.source,
+      beaten: [],
+    });
+    // Its own values (the base shim's are explained under the shim).
+    for (const [key, decided] of Object.entries(custom.config))
+      if (decided.source.kind === "overrides" && decided.source.name.startsWith("custom_runtimes."))
+        values.push({ kind: "config", key, shim: custom.handler, ...decided });
+  }
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
   if (decision.install.suffix.value !== "")
     values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
@@ -127,7 +150,8 @@ export function selectExplained(
 export function renderExplain(values: Explained[]): string {
   const lines: string[] = [];
   for (const v of values) {
-    const subject = v.shim && v.kind !== "shim" ? `[${v.shim}] ${v.key}` : v.key;
+    const subject =
+      v.shim && v.kind !== "shim" && v.kind !== "custom-runtime" ? `[${v.shim}] ${v.key}` : v.key;
     const shown =
       v.value === null && v.source.kind === "default" && v.kind === "config"
         ? "(not set)"

@@ -13,6 +13,7 @@ import {
   installDir,
   shimConfigDir,
   shimConfigPath,
+  variantConfigDir,
   WRAPPERS_DIR,
 } from "./layout.js";
 import { parseRendered, TemplateBug, type Templates } from "./templates.js";
@@ -70,6 +71,20 @@ export function renderKataConfigs(
       const debugged = withGuestDebug(spec, decided, catalog, decision.install.debug.source);
       files.push(renderDecided(variant, spec, debugged, baseTable, templates));
     }
+  }
+  // The admin's custom runtimes: their base shim's configuration, and its values with theirs over them.
+  for (const custom of decision.customRuntimes) {
+    const spec = catalog.shims.get(custom.base) as ShimSpec;
+    const base = files.find((f) => f.path === shimConfigPath(decision, custom.base, spec.runtime));
+    if (base === undefined) continue; // not installed: decide left it out already
+    const dir = variantConfigDir(decision, custom.handler);
+    files.push({
+      ...base,
+      path: `${dir}/configuration-${custom.base}.toml`,
+      reason: `Kata's configuration for ${custom.base}, for the custom runtime ${custom.handler}`,
+    });
+    if (Object.keys(custom.config).length > 0)
+      files.push(renderDecided(dir, spec, custom.config, parse(base.content ?? ""), templates));
   }
   return [...files, ...wrappers.values()];
 }

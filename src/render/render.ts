@@ -8,7 +8,14 @@ import type { Facts } from "../detect/facts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
-import { DECIDED_DROP_IN, defaultConfigLinks, installDir, WRAPPERS_DIR } from "./layout.js";
+import {
+  DECIDED_DROP_IN,
+  defaultConfigLinks,
+  handlersFor,
+  installDir,
+  variantsDir,
+  WRAPPERS_DIR,
+} from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import type { Templates } from "./templates.js";
 
@@ -158,25 +165,30 @@ async function staleKataFiles(
       }
     }
   }
-  // Debug handlers' configurations (DEBUG turned off, or a shim dropped): only the names ours have.
-  const variants = `${defaults}/custom-runtimes`;
+  // Variants' configurations no handler names any more (DEBUG turned off, a shim or a custom
+  // runtime dropped): a shim's base configuration and kata-install's drop-in, nothing else there.
+  const variants = variantsDir(decision);
+  const wantedVariants = new Set(
+    handlersFor(decision, catalog)
+      .filter((h) => h.variant !== null)
+      .map((h) => h.name),
+  );
   const listing = await host.readDir(variants);
-  for (const shim of debugDirs(listing.ok ? listing.entries : [], decision, catalog))
+  for (const dir of listing.ok ? listing.entries : []) {
+    if (wantedVariants.has(dir)) continue;
+    const files = await host.readDir(`${variants}/${dir}`);
+    const bases = (files.ok ? files.entries : []).filter((name) =>
+      catalog.shims.has(/^configuration-(.+)\.toml$/.exec(name)?.[1] ?? ""),
+    );
     for (const path of [
-      `${variants}/${shim.dir}/configuration-${shim.name}.toml`,
-      `${variants}/${shim.dir}/config.d/${DECIDED_DROP_IN}`,
+      ...bases.map((b) => `${variants}/${dir}/${b}`),
+      `${variants}/${dir}/config.d/${DECIDED_DROP_IN}`,
     ]) {
       if (keep.has(path)) continue;
-      const c = change(
-        path,
-        await read(path),
-        null,
-        0o644,
-        "no debug handler for this shim any more",
-        "kata",
-      );
+      const c = change(path, await read(path), null, 0o644, `no handler ${dir} any more`, "kata");
       if (c) out.push(c);
     }
+  }
   // Links to configurations of shims no longer installed (only links of that exact shape are ours).
   const linked = new Set(defaultConfigLinks(decision, catalog).map((l) => l.path));
   for (const dir of [defaults, `${defaults}/runtime-rs`]) {
@@ -201,18 +213,4 @@ async function staleKataFiles(
     if (c) out.push(c);
   }
   return out;
-}
-
-/** The debug handlers' directories of this install among `entries`, with the shim each is for. */
-function debugDirs(
-  entries: string[],
-  decision: Decision,
-  catalog: Catalog,
-): Array<{ dir: string; name: string }> {
-  const suffix = decision.install.suffix.value;
-  const tail = `${suffix ? `-${suffix}` : ""}-debug`;
-  return entries
-    .filter((dir) => dir.startsWith("kata-") && dir.endsWith(tail) && dir.length > 5 + tail.length)
-    .map((dir) => ({ dir, name: dir.slice(5, -tail.length) }))
-    .filter(({ name }) => catalog.shims.has(name));
 }

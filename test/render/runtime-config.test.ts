@@ -444,7 +444,7 @@ describe("kata-deploy's other per-node settings", () => {
       options: { ConfigPath: "/etc/kata-containers/my-debug.toml" },
     });
     await expect(planOn(buildHost(spec).host, { env: { DEBUG: "true" } })).rejects.toThrow(
-      /DEBUG needs the handler name kata-qemu-debug \(\/etc\/containerd\/config\.toml\), which the node already has for a configuration of its own \(\/etc\/kata-containers\/my-debug\.toml\)/,
+      /kata-qemu-debug \(\/etc\/containerd\/config\.toml\) is a handler of the node's own, for \/etc\/kata-containers\/my-debug\.toml; DEBUG's debug handler needs the name: rename it, or leave DEBUG unset/,
     );
   });
 });
