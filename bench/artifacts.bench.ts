@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadArtifactCatalogue } from "../src/artifacts/catalogue.js";
 import { Host } from "../src/host/host.js";
-import { journalFor } from "../src/install/install.js";
+import { journalFor } from "../src/install/journal.js";
 import { ociLayoutSource } from "../src/install/oci-layout.js";
 import { splitRelease } from "../src/install/split.js";
 import { installArtifacts } from "../src/install/switch.js";

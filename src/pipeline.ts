@@ -2,7 +2,6 @@
 // view on a terminal, plain lines otherwise), so stdout stays clean for the plan or its JSON. The
 // stage functions know nothing of this: each stage calls one and keeps its result.
 import type { DecideCommandOptions } from "./commands/decide-run.js";
-import { openHost } from "./commands/facts.js";
 import type { Decision } from "./decide/decision.js";
 import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
 import { detectOptionsFromEnv } from "./detect/context.js";
@@ -10,8 +9,10 @@ import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
 import type { Host } from "./host/host.js";
+import { openHost } from "./host/open.js";
+import { installedState, journalFor } from "./install/journal.js";
 import type { Changeset } from "./render/changeset.js";
-import { installDirFromEnv } from "./render/layout.js";
+import { installDir, installDirFromEnv } from "./render/layout.js";
 import { render } from "./render/render.js";
 import { loadTemplates, type Templates } from "./render/templates.js";
 
@@ -54,12 +55,15 @@ export async function planPipeline(
     {
       title: "Render configuration and compare with the node",
       task: async () => {
+        const decision = ctx.decision as Decision;
+        const installed = await installedState(journalFor(host, installDir(decision)));
         ctx.changeset = await render(
-          ctx.decision as Decision,
+          decision,
           ctx.facts as Facts,
           prepared.catalog,
           templates,
           host,
+          installed,
         );
       },
     },

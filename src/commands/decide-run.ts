@@ -6,7 +6,7 @@ import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import type { StrategyName } from "../host/command.js";
-import { openHost } from "./facts.js";
+import { openHost } from "../host/open.js";
 
 export interface DecideCommandOptions {
   hostRoot: string;

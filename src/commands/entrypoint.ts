@@ -15,9 +15,10 @@ import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { removeFeatureFile, writeFeatureFile } from "../entrypoint/feature-file.js";
 import { UserError } from "../errors.js";
+import { openHost } from "../host/open.js";
 import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
 import { recover } from "../install/apply.js";
-import { journalFor } from "../install/install.js";
+import { journalFor } from "../install/journal.js";
 import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
 import { distributionMismatch } from "../kube/distribution.js";
@@ -30,7 +31,7 @@ import { dataPath } from "../package-root.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import { installDirFromEnv } from "../render/layout.js";
-import { nfdFeatures, openHost } from "./facts.js";
+import { nfdFeatures } from "./facts.js";
 import { runInstall, runUninstall } from "./install.js";
 
 export const ACTIONS = ["install", "cleanup", "reset"] as const;
@@ -210,8 +211,8 @@ export async function runEntrypoint(
     const host = await openHost(settings.hostRoot, settings.hostExec);
     const probes = await ProbeCache.load(host, installDirFromEnv(process.env));
     const after = await detectFacts(host, { probes, ...detectOptionsFromEnv(process.env) });
-    const { templates, decision } = planned as Planned;
-    const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, shim));
+    const { templates, decision, prepared } = planned as Planned;
+    const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, prepared.catalog, shim));
     if (kube && node) {
       await patchFresh(kube, node, (n) => installedPatch(n.meta, installOf(settings), summary));
       log(

@@ -1,6 +1,9 @@
+import type { Catalog } from "../decide/catalog.js";
 import { TEMPLATE_DEFAULT } from "../decide/decide.js";
 import { UserError } from "../errors.js";
 import { explainDocument, renderExplain, selectExplained } from "../output/explain.js";
+import { templateDefaults, valueAtKey } from "../render/kata-config.js";
+import { loadTemplates } from "../render/templates.js";
 import { type DecideCommandOptions, runDecide } from "./decide-run.js";
 
 export async function runExplain(
@@ -10,18 +13,41 @@ export async function runExplain(
 ): Promise<number> {
   const { prepared, decision } = await runDecide(options);
   const values = explainDocument(decision).values;
-  // A known key that nothing decided keeps its template default: say so rather than "no match".
+  const templates = await loadTemplates();
+  const { catalog } = prepared;
+  // A known key that nothing decided has its template's value: show it for each installed shim
+  // that has the key; when none is installed, for every shim that has it, saying why it is not
+  // (so that any example works on any node).
   for (const key of keys) {
-    const [shimPart, keyPart] = key.includes(":") ? key.split(":", 2) : [undefined, key];
-    for (const shim of decision.shims) {
-      if (shimPart !== undefined && shim.name !== shimPart) continue;
-      const type = prepared.catalog.keyType(shim.name, keyPart as string);
-      if (type !== undefined && !values.some((v) => v.shim === shim.name && v.key === keyPart)) {
+    const [shimPart, keyPart] = key.includes(":")
+      ? (key.split(":", 2) as [string, string])
+      : [undefined, key];
+    const named = catalog.shimNames().filter((shim) => shimPart === undefined || shim === shimPart);
+    const installed = named.filter((shim) => decision.shims.some((s) => s.name === shim));
+    const withKey = (list: string[]) => list.filter((shim) => fullKeys(catalog, shim, keyPart).length > 0);
+    const shims = withKey(installed).length > 0 ? withKey(installed) : withKey(named);
+    for (const shim of shims) {
+      const dropped = decision.dropped.find((s) => s.name === shim);
+      const optIn = catalog.shims.get(shim)?.opt_in
+        ? ": an opt-in shim, installed only when named (SHIMS, --shims or the overrides file)"
+        : "";
+      const notInstalled = installed.includes(shim)
+        ? null
+        : `${shim} is not installed on this node${dropped ? `: ${dropped.reason}` : optIn}`;
+      for (const full of fullKeys(catalog, shim, keyPart)) {
+        if (values.some((v) => v.shim === shim && v.key === full)) continue;
+        const value = valueAtKey(templateDefaults(decision, shim, catalog, templates), full);
+        const why = [
+          value === undefined ? "not in the template: Kata's built-in default applies" : null,
+          notInstalled,
+        ];
+        const reason = why.filter((w) => w !== null).join("; ");
         values.push({
           kind: "config",
-          key: keyPart as string,
-          shim: shim.name,
-          value: null,
+          key: full,
+          shim,
+          value: value ?? null,
+          ...(reason ? { reason } : {}),
           source: TEMPLATE_DEFAULT,
           beaten: [],
         });
@@ -37,4 +63,14 @@ export async function runExplain(
   if (options.json) out(`${JSON.stringify({ values: selected }, null, 2)}\n`);
   else out(renderExplain(selected));
   return 0;
+}
+
+/** The full keys `key` names for `shim`: itself, or a short name ("shared_fs") in the shim's sections. */
+function fullKeys(catalog: Catalog, shim: string, key: string): string[] {
+  if (catalog.keyType(shim, key) !== undefined) return [key];
+  if (key.includes(".")) return [];
+  const hv = catalog.shims.get(shim)?.hypervisor;
+  return [`hypervisor.${hv}`, "runtime", "agent.kata", "factory"]
+    .map((section) => `${section}.${key}`)
+    .filter((full) => catalog.keyType(shim, full) !== undefined);
 }

@@ -1,11 +1,10 @@
-import fs from "node:fs/promises";
 import path from "node:path";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import { UserError } from "../errors.js";
 import type { StrategyName } from "../host/command.js";
-import { Host } from "../host/host.js";
+import { openHost } from "../host/open.js";
 import { renderFactsSummary } from "../output/facts-summary.js";
 
 export interface FactsOptions {
@@ -28,14 +27,6 @@ export async function nfdFeatures(facts: Facts, hostRoot: string, from: string):
   const { nfdFeatureFile } = await import("../kube/nfd-features.js");
   const { decision } = decideFor(prepare({ hostRoot, overrides: null, env: {} }), facts);
   return nfdFeatureFile(summarize(facts, decision), from);
-}
-
-export async function openHost(hostRoot: string, strategy?: StrategyName): Promise<Host> {
-  const root = path.resolve(hostRoot);
-  const stats = await fs.stat(root).catch(() => null);
-  if (stats === null) throw new UserError(`--host-root ${hostRoot}: no such directory`);
-  if (!stats.isDirectory()) throw new UserError(`--host-root ${hostRoot}: not a directory`);
-  return new Host({ root, strategy });
 }
 
 export async function runFacts(

@@ -6,13 +6,16 @@ import { prepare } from "../decide/prepare.js";
 import { probeInstalled } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
+import { openHost } from "../host/open.js";
 import { recover } from "../install/apply.js";
 import { atomicWrite } from "../install/fs-ops.js";
-import { install, journalFor } from "../install/install.js";
+import { install } from "../install/install.js";
 import type { JournalStore } from "../install/journal.js";
+import { journalFor } from "../install/journal.js";
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
 import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
+import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
 import { planDocument, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
@@ -20,7 +23,6 @@ import { unifiedDiff } from "../render/changeset.js";
 import { installDirFromEnv } from "../render/layout.js";
 import { parseArtifactSpecifier, withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
-import { openHost } from "./facts.js";
 import { type PlanOptions, runPlan } from "./plan.js";
 
 export interface InstallOptions extends PlanOptions {
@@ -140,7 +142,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
       out(
-        `Uninstall would restore ${preview.changes.length} file(s) and remove the artifacts under ${store.dir.replace(/\/\.install$/, "")}.\n`,
+        `Uninstall would restore ${preview.changes.length} file(s) and remove the artifacts under ${prefixOf(store)}.\n`,
       );
     }
     return 0;

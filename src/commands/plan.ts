@@ -26,7 +26,7 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
   if (options.facts === undefined) {
     // The artifact source (if any) and the check of every path the configurations name.
     const { parseArtifactSpecifier, withArtifactSource } = await import("./artifact-source.js");
-    const { journalFor } = await import("../install/install.js");
+    const { journalFor } = await import("../install/journal.js");
     const { installDirFromEnv } = await import("../render/layout.js");
     const store = journalFor(planned.host, installDirFromEnv(env.env));
     source = await withArtifactSource(

@@ -3,9 +3,9 @@
 import path from "node:path";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
-import { hash, StalePlanError } from "../install/apply.js";
+import { StalePlanError } from "../install/apply.js";
 import { type ArtifactSource, versionId } from "../install/artifacts.js";
-import { readFile } from "../install/fs-ops.js";
+import { readEntry } from "../install/fs-ops.js";
 import {
   dataHashes,
   type Env,
@@ -18,6 +18,7 @@ import { differences, SAVED_PLAN_VERSION, type SavedPlan, writeSavedPlan } from 
 import { planDocument } from "../output/plan.js";
 import { PlanJson } from "../output/plan-schema.js";
 import type { Planned } from "../pipeline.js";
+import { hash } from "../render/changeset.js";
 import type { PlanOptions } from "./plan.js";
 
 type Shaping = SavedPlan["options"];
@@ -139,7 +140,7 @@ export async function refuseIfMoved(
   });
   const current: Record<string, string | null> = {};
   for (const c of saved.plan.changes) {
-    const read = await readFile(planned.host, c.path);
+    const read = await readEntry(planned.host, c.path, c.link === true);
     current[c.path] = read === null ? null : hash(read.bytes);
   }
   const found = differences(saved, now, current);

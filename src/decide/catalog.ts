@@ -5,6 +5,7 @@ import path from "node:path";
 import { parse } from "smol-toml";
 import * as z from "zod/mini";
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import { HypervisorName } from "../detect/hypervisors.js";
 import { tomlErrorText } from "../detect/toml.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
@@ -33,10 +34,18 @@ const ShimSpec = z.strictObject({
   requires: z.array(z.string()),
   artifacts: z.array(z.string()),
   arch_artifacts: z.optional(z.record(z.string(), z.array(z.string()))),
-  distro_qemu: z.boolean(),
+  host_parts: z.array(z.string()),
   opt_in: z.boolean(),
 });
 export type ShimSpec = z.infer<typeof ShimSpec> & { name: string };
+
+/** An artifact a host's own package may stand in for (rules/shims.toml [host_part.*]). */
+const HostPart = z.strictObject({
+  fact: HypervisorName,
+  path_keys: z.array(z.string()),
+  list_keys: z.array(z.string()),
+});
+export type HostPart = z.infer<typeof HostPart>;
 
 const ValuesFile = z.strictObject({
   one_of: z.optional(z.record(z.string(), z.array(z.string()))),
@@ -48,15 +57,16 @@ export interface ValueLimits {
 }
 
 const ShimsFile = z.strictObject({
+  default_shim: z.string(),
+  host_part: z.record(z.string(), HostPart),
   shim: z.record(z.string(), ShimSpec),
   unserved: z.optional(z.record(z.string(), z.string())),
 });
 
-/** Artifacts that a host's own package can stand in for, with the facts key of that package. */
-export const DISTRO_REPLACEABLE: Record<string, "qemu" | "virtiofsd"> = {
-  qemu: "qemu",
-  virtiofsd: "virtiofsd",
-};
+/** "unknown shim …", with the names there are: the one wording for every input that names a shim. */
+export function unknownShim(name: string, catalog: Catalog): string {
+  return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
+}
 
 /** Sections every shim has, besides its own [hypervisor.<section>]. */
 const COMMON_SECTIONS = ["runtime", "agent.kata", "agent.kata.mem_agent", "factory"];
@@ -75,6 +85,10 @@ export class Catalog {
     readonly artifactDepends: ReadonlyMap<string, readonly string[]> = new Map(),
     /** Shim names kata-deploy accepts that kata-install does not serve (yet), with why. */
     readonly unserved: ReadonlyMap<string, string> = new Map(),
+    /** Artifacts a host's own package may stand in for. */
+    readonly hostParts: ReadonlyMap<string, HostPart> = new Map(),
+    /** The default shim when nothing names one and it is installed. */
+    readonly defaultShim: string | null = null,
   ) {
     this.shims = new Map(Object.entries(shims).map(([name, spec]) => [name, { ...spec, name }]));
     this.keys = keys;
@@ -157,6 +171,8 @@ export function loadCatalog(dir: string): Catalog {
   const keysText = readText(keysFile, issues);
   let shims: Record<string, z.infer<typeof ShimSpec>> = {};
   let unserved: Record<string, string> = {};
+  let hostParts: Record<string, HostPart> = {};
+  let defaultShim: string | null = null;
   const keys = new Map<string, Map<string, KeyType>>();
   if (shimsText !== null) {
     const parsed = parseToml(shimsFile, shimsText, issues);
@@ -165,6 +181,8 @@ export function loadCatalog(dir: string): Catalog {
       if (result.success) {
         shims = result.data.shim;
         unserved = result.data.unserved ?? {};
+        hostParts = result.data.host_part;
+        defaultShim = result.data.default_shim;
       } else {
         const lines = new TomlLines(shimsText);
         for (const issue of result.error.issues) {
@@ -184,7 +202,12 @@ export function loadCatalog(dir: string): Catalog {
   }
   const depends = artifactDepends(path.join(dir, "..", "artifacts", "catalogue.toml"), issues);
   if (depends !== null) {
-    const lines = shimsText === null ? null : new TomlLines(shimsText);
+    // Lines only for a problem: indexing the file costs more than checking it.
+    let lines: TomlLines | null = null;
+    const lineOf = (keyPath: string[]) => {
+      lines ??= new TomlLines(shimsText ?? "");
+      return lines.lineOf(keyPath);
+    };
     for (const [name, spec] of Object.entries(shims))
       for (const [key, names] of [
         ["artifacts", spec.artifacts],
@@ -194,7 +217,7 @@ export function loadCatalog(dir: string): Catalog {
           if (!depends.has(artifact))
             issues.push({
               file: shimsFile,
-              line: lines?.lineOf(["shim", name, ...key.split(".")]),
+              line: lineOf(["shim", name, ...key.split(".")]),
               key: `shim.${name}.${key}`,
               message: `no artifact "${artifact}" in artifacts/catalogue.toml`,
             });
@@ -211,10 +234,60 @@ export function loadCatalog(dir: string): Catalog {
     else if (result?.success)
       limits = { oneOf: result.data.one_of ?? {}, atLeast: result.data.at_least ?? {} };
   }
+  if (issues.length === 0)
+    issues.push(...referenceIssues(shimsFile, shimsText ?? "", shims, hostParts, defaultShim, keys));
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
-  const catalog = new Catalog(shims, keys, depends ?? new Map(), new Map(Object.entries(unserved)));
+  const catalog = new Catalog(
+    shims,
+    keys,
+    depends ?? new Map(),
+    new Map(Object.entries(unserved)),
+    new Map(Object.entries(hostParts)),
+    defaultShim,
+  );
   catalog.valueLimits = limits;
   return catalog;
+}
+
+/**
+ * What shims.toml names must exist: the default shim; each host part a shim lists, among its
+ * artifacts, with keys its hypervisor section has, of the type the part writes.
+ */
+function referenceIssues(
+  file: string,
+  text: string,
+  shims: Record<string, z.infer<typeof ShimSpec>>,
+  hostParts: Record<string, HostPart>,
+  defaultShim: string | null,
+  keys: ReadonlyMap<string, ReadonlyMap<string, KeyType>>,
+): InputIssue[] {
+  const issues: InputIssue[] = [];
+  // Lines are looked up only for a problem: indexing the file costs more than checking it.
+  let lines: TomlLines | undefined;
+  const at = (keyPath: string[], message: string) => {
+    lines ??= new TomlLines(text);
+    issues.push({ file, line: lines.lineOf(keyPath), key: keyPath.join("."), message });
+  };
+  if (defaultShim !== null && shims[defaultShim] === undefined)
+    at(["default_shim"], `no shim "${defaultShim}"`);
+  for (const [shim, spec] of Object.entries(shims))
+    for (const part of spec.host_parts) {
+      const hostPart = hostParts[part];
+      if (hostPart === undefined) at(["shim", shim, "host_parts"], `no [host_part.${part}]`);
+      else if (!spec.artifacts.includes(part))
+        at(["shim", shim, "host_parts"], `"${part}" is not one of its artifacts`);
+      else {
+        const section = `hypervisor.${spec.hypervisor}`;
+        for (const [list, type] of [
+          [hostPart.path_keys, "string"],
+          [hostPart.list_keys, "string[]"],
+        ] as const)
+          for (const key of list)
+            if (keys.get(section)?.get(key) !== type)
+              at(["host_part", part], `${section}.${key} is no ${type} key of ${shim}'s configuration`);
+      }
+    }
+  return issues;
 }
 
 function collectKeys(

@@ -2,13 +2,14 @@
 // nothing but its arguments, so the same inputs always give the same decision.
 
 import { byText } from "../compare.js";
+import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
-import { type Catalog, DISTRO_REPLACEABLE, type ShimSpec } from "./catalog.js";
-import type { ArtifactChoice, Check, Chosen, Decision, HandlerSettings } from "./decision.js";
+import { compareVersions, versionParts } from "../version.js";
+import type { Catalog, ShimSpec } from "./catalog.js";
+import type { ArtifactChoice, Check, Chosen, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
 import type { EnvSettings } from "./env.js";
-import { valueAt } from "./fact-paths.js";
-import { compareVersions, evaluate, parseVersion } from "./match.js";
+import { evaluate } from "./match.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, describeSource, isOverride, Ladder, type Source } from "./provenance.js";
 import type { Rule, RuleSet } from "./rules.js";
@@ -29,7 +30,14 @@ export interface DecideInput {
 }
 
 /** Checks the engine itself raises, beside the rules' ones (ids --ignore-preflight-errors accepts). */
-export const ENGINE_CHECKS = ["shims", "default-shim", "override-contradicts-facts", "env-mapping"] as const;
+export const ENGINE_CHECKS = [
+  "shims",
+  "default-shim",
+  "override-contradicts-facts",
+  "env-mapping",
+  "handler-snapshotter",
+  "custom-runtime",
+] as const;
 
 export const DEFAULT_PREFIX = "/opt/kata";
 const TEMPLATE_DEFAULT: Source = { kind: "default", name: "template default" };
@@ -105,6 +113,43 @@ export function decide(input: DecideInput): Decision {
     };
   }
 
+  const customRuntimes: CustomRuntime[] = [];
+  for (const [handler, spec] of Object.entries(overrides.customRuntimes)) {
+    const source = overridesSource(overrides, ["custom_runtimes", handler], `custom_runtimes.${handler}`);
+    if (!selected.has(spec.base)) {
+      warnings.push({
+        id: "custom-runtime",
+        severity: "warning",
+        status: "fail",
+        message: `custom runtime ${handler} is not written: its base shim ${spec.base} is not installed on this node`,
+        hint: `install ${spec.base} here, or leave the node out of this runtime's RuntimeClass`,
+        rule: "decide",
+      });
+      continue;
+    }
+    const own: Record<string, Decided<unknown>> = {};
+    for (const [key, value] of Object.entries(spec.config)) {
+      const from = overridesSource(
+        overrides,
+        ["custom_runtimes", handler, "config", key],
+        `custom_runtimes.${handler}.config."${key}"`,
+      );
+      const base = config[spec.base]?.[key];
+      own[key] = { value, source: from, beaten: base ? [{ value: base.value, source: base.source }] : [] };
+    }
+    const base = handlers[spec.base] ?? {};
+    customRuntimes.push({
+      handler,
+      base: spec.base,
+      config: { ...config[spec.base], ...own },
+      settings: {
+        snapshotter: spec.snapshotter ? { value: spec.snapshotter, source, beaten: [] } : base.snapshotter,
+        pullType: spec.pullType ? { value: spec.pullType, source, beaten: [] } : base.pullType,
+      },
+      source,
+    });
+  }
+
   const prefix = new Ladder<string>();
   prefix.offer(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" });
   if (env.prefix) prefix.offer(env.prefix.value, { kind: "env", name: env.prefix.name });
@@ -129,6 +174,7 @@ export function decide(input: DecideInput): Decision {
     droppedArtifacts,
     config,
     handlers,
+    customRuntimes,
     install: {
       prefix: prefix.resolve() as Decided<string>,
       suffix: suffix.resolve() as Decided<string>,
@@ -318,11 +364,13 @@ function chooseDefaultShim(
 ): Decided<string> | null {
   const { overrides, env, flags } = input;
   const ladder = new Ladder<string>();
-  const first = selected.has("qemu") ? "qemu" : [...selected].sort()[0];
+  const preferred = input.catalog.defaultShim;
+  const usual = preferred !== null && selected.has(preferred);
+  const first = usual ? preferred : [...selected].sort()[0];
   if (first !== undefined)
     ladder.offer(first, {
       kind: "default",
-      name: selected.has("qemu") ? "qemu when installed" : "the first shim installed",
+      name: usual ? `${preferred} when installed` : "the first shim installed",
     });
   if (env.defaultShim) ladder.offer(env.defaultShim.value, { kind: "env", name: env.defaultShim.name });
   if (overrides.defaultShim)
@@ -393,7 +441,8 @@ function chooseArtifacts(
   for (const [name, neededBy] of [...needs].sort(([a], [b]) => byText(a, b))) {
     const source = sources.get(name) as Decided<"bundled" | "distro">;
     if (source.value === "distro") {
-      const hostCopy = facts.hypervisors[DISTRO_REPLACEABLE[name] as "qemu" | "virtiofsd"];
+      const part = catalog.hostParts.get(name);
+      const hostCopy = part === undefined ? null : facts.hypervisors[part.fact];
       if (isOverride(source.source) && hostCopy?.origin !== "distro") {
         contradiction(
           `${describeSource(source.source)} uses the host's ${name}, but none was found on this node`,
@@ -401,8 +450,7 @@ function chooseArtifacts(
         );
       }
       // Only shims that may run on the host's binary stop needing the bundled one.
-      const stillBundled =
-        name === "qemu" ? neededBy.filter((s) => !(catalog.shims.get(s) as ShimSpec).distro_qemu) : [];
+      const stillBundled = neededBy.filter((s) => !catalog.shims.get(s)?.host_parts.includes(name));
       const where = hostCopy ? ` (${hostCopy.path}, ${hostCopy.version ?? "version unknown"})` : "";
       if (stillBundled.length === 0) {
         droppedArtifacts.push({
@@ -497,26 +545,14 @@ function shimConfig(
   }
 
   // Host binaries chosen over bundled ones: the configuration points at them.
-  const qemu = sources.get("qemu");
-  if (
-    qemu?.value === "distro" &&
-    spec.distro_qemu &&
-    spec.hypervisor === "qemu" &&
-    facts.hypervisors.qemu?.origin === "distro"
-  ) {
-    const from: Source = { kind: "derived", name: "the host's qemu", from: qemu.source };
-    offer(`${hv}.path`, facts.hypervisors.qemu.path, from);
-    offer(`${hv}.valid_hypervisor_paths`, [facts.hypervisors.qemu.path], from);
-  }
-  const virtiofsd = sources.get("virtiofsd");
-  if (
-    virtiofsd?.value === "distro" &&
-    spec.artifacts.includes("virtiofsd") &&
-    facts.hypervisors.virtiofsd?.origin === "distro"
-  ) {
-    const from: Source = { kind: "derived", name: "the host's virtiofsd", from: virtiofsd.source };
-    offer(`${hv}.virtio_fs_daemon`, facts.hypervisors.virtiofsd.path, from);
-    offer(`${hv}.valid_virtio_fs_daemon_paths`, [facts.hypervisors.virtiofsd.path], from);
+  for (const name of spec.host_parts) {
+    const part = catalog.hostParts.get(name);
+    const chosen = sources.get(name);
+    const binary = part === undefined ? null : facts.hypervisors[part.fact];
+    if (part === undefined || chosen?.value !== "distro" || binary?.origin !== "distro") continue;
+    const from: Source = { kind: "derived", name: `the host's ${name}`, from: chosen.source };
+    for (const key of part.path_keys) offer(`${hv}.${key}`, binary.path, from);
+    for (const key of part.list_keys) offer(`${hv}.${key}`, [binary.path], from);
   }
 
   // kata-deploy's environment (DEBUG is not here: it adds debug handlers, see install.debug).
@@ -616,7 +652,7 @@ function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
       `${variable} maps handlers to containerd snapshotters, but this node's runtime is ${kind ?? "unknown"}`,
       "unset it on CRI-O nodes (PULL_TYPE_MAPPING chooses how their images are pulled)",
     );
-  const version = facts.runtime.version === null ? null : parseVersion(facts.runtime.version);
+  const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
   if (kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
     return problem(
       `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,

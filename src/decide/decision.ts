@@ -35,6 +35,16 @@ export interface HandlerSettings {
   pullType?: Decided<string>;
 }
 
+/** A handler of the admin's own (overrides file, kata-deploy's customRuntimes) on a shim's base. */
+export interface CustomRuntime {
+  handler: string;
+  base: string;
+  /** The base shim's decided values, with the custom runtime's own over them. */
+  config: Record<string, Decided<unknown>>;
+  settings: HandlerSettings;
+  source: Source;
+}
+
 export interface Decision {
   arch: string | null;
   runtime: Decided<RuntimeKind | null>;
@@ -52,6 +62,8 @@ export interface Decision {
   /** Shim → Kata configuration key → value. */
   config: Record<string, Record<string, Decided<unknown>>>;
   handlers: Record<string, HandlerSettings>;
+  /** Handlers of the admin's own on an installed shim's base (those whose base is not installed are left out, with a warning). */
+  customRuntimes: CustomRuntime[];
   /**
    * Where Kata goes, and kata-deploy's DEBUG: a kata-<shim>-debug handler beside each shim's, its
    * guest debug on, the normal handlers' left off (their kernel command line stays measurable).

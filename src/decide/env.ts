@@ -2,9 +2,8 @@
 // specific forms (SHIMS_X86_64) win over the plain ones (SHIMS). Every malformed variable is
 // reported, by name.
 import { isPlainFileName } from "../detect/context.js";
-import type { Catalog } from "./catalog.js";
+import { type Catalog, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
-import { unknownShim } from "./overrides.js";
 
 export interface FromEnv<T> {
   value: T;

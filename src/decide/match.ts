@@ -5,7 +5,9 @@
 //             { some = "pci.devices", where = [ { fact = "vendor", op = "In", value = ["10de"] } ] } ]
 // A list means all of its items; `any` means one of them; `some` means one element of a fact list
 // satisfies every `where` item (paths inside `where` are relative to the element).
-import { describePath, type PathInfo, valueAt } from "./fact-paths.js";
+
+import { describePath, type PathInfo, valueAt } from "../detect/fact-paths.js";
+import { compareVersions, versionParts } from "../version.js";
 
 export const OPERATORS = [
   "In",
@@ -180,7 +182,7 @@ function compileExpr(table: Record<string, unknown>, key: string, scope: Compile
     }
     case "VersionAtLeast":
     case "VersionBelow":
-      if (typeof value !== "string" || parseVersion(value) === null)
+      if (typeof value !== "string" || versionParts(value) === null)
         throw bad('expected a version such as "2.0"');
       if (info.kind !== "string" && info.kind !== "any") throw wrongKind("string");
       return { kind: "expr", fact, op: operator, value };
@@ -235,26 +237,12 @@ function test(node: Extract<MatchNode, { kind: "expr" }>, fact: unknown): boolea
     }
     case "VersionAtLeast":
     case "VersionBelow": {
-      const have = typeof fact === "string" ? parseVersion(fact) : null;
+      const have = typeof fact === "string" ? versionParts(fact) : null;
       if (have === null) return false;
-      const order = compareVersions(have, parseVersion(node.value as string) as number[]);
+      const order = compareVersions(have, versionParts(node.value as string) as number[]);
       return node.op === "VersionAtLeast" ? order >= 0 : order < 0;
     }
   }
-}
-
-/** "v1.6.20~ds1" → [1, 6, 20]: the leading dotted numbers. */
-export function parseVersion(text: string): number[] | null {
-  const match = /^v?(\d+(?:\.\d+)*)/.exec(text.trim());
-  return match ? (match[1] as string).split(".").map(Number) : null;
-}
-
-export function compareVersions(a: number[], b: number[]): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d < 0 ? -1 : 1;
-  }
-  return 0;
 }
 
 /** Expressions that every match of the node requires (the top-level `all`), for disjointness proofs. */

@@ -8,7 +8,7 @@ import { isTable } from "../detect/toml.js";
 import { notRegular } from "../host/host.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
-import { type Catalog, DISTRO_REPLACEABLE, parseToml } from "./catalog.js";
+import { type Catalog, parseToml, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
 
@@ -20,8 +20,31 @@ const OverridesSchema = z.strictObject({
   runtime: z.optional(z.strictObject({ kind: z.optional(RuntimeKind) })),
   artifacts: z.optional(z.record(z.string(), z.strictObject({ source: z.enum(["bundled", "distro"]) }))),
   config: z.optional(z.record(z.string(), z.record(z.string(), z.unknown()))),
+  custom_runtimes: z.optional(
+    z.record(
+      z.string(),
+      z.strictObject({
+        base: z.string(),
+        snapshotter: z.optional(z.string()),
+        pull_type: z.optional(z.enum(["guest-pull", "default"])),
+        config: z.optional(z.record(z.string(), z.unknown())),
+      }),
+    ),
+  ),
   preflight: z.optional(z.strictObject({ ignore: z.optional(z.array(z.string())) })),
 });
+
+/** A handler of the admin's own on a shim's base: its own configuration, with values over the shim's. */
+export interface CustomRuntimeSpec {
+  base: string;
+  snapshotter?: string;
+  pullType?: "guest-pull" | "default";
+  /** Key → value, over what the base shim has on this node. */
+  config: Record<string, unknown>;
+}
+
+/** A RuntimeClass handler is a DNS label (RFC 1123): what Kubernetes accepts, and a safe file name. */
+const HANDLER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export interface Overrides {
   file: string;
@@ -31,6 +54,8 @@ export interface Overrides {
   artifactSources: Record<string, "bundled" | "distro">;
   /** Shim name or "all" → key → value. */
   config: Record<string, Record<string, unknown>>;
+  /** Handler name → its base shim and settings (kata-deploy's customRuntimes). */
+  customRuntimes: Record<string, CustomRuntimeSpec>;
   ignore: string[];
   /** The line of each setting, by its key path ("config.qemu.hypervisor.qemu.shared_fs"). */
   lineOf(path: Array<string | number>): number | undefined;
@@ -38,7 +63,14 @@ export interface Overrides {
 
 /** No file: nothing pinned. */
 export function emptyOverrides(): Overrides {
-  return { file: "(none)", artifactSources: {}, config: {}, ignore: [], lineOf: () => undefined };
+  return {
+    file: "(none)",
+    artifactSources: {},
+    config: {},
+    customRuntimes: {},
+    ignore: [],
+    lineOf: () => undefined,
+  };
 }
 
 export function parseOverrides(
@@ -94,10 +126,10 @@ export function parseOverrides(
         ...at(["artifacts", name]),
         message: `unknown artifact "${name}" (known: ${[...catalog.artifacts].sort().join(", ")})`,
       });
-    else if (spec.source === "distro" && DISTRO_REPLACEABLE[name] === undefined) {
+    else if (spec.source === "distro" && !catalog.hostParts.has(name)) {
       issues.push({
         ...at(["artifacts", name, "source"]),
-        message: `artifact "${name}" has no distribution counterpart (only ${Object.keys(DISTRO_REPLACEABLE).join(", ")})`,
+        message: `artifact "${name}" has no distribution counterpart (only ${[...catalog.hostParts.keys()].join(", ")})`,
       });
     }
   }
@@ -113,6 +145,30 @@ export function parseOverrides(
           : checkConfigValue(catalog, target, key, value);
       if (problem !== null)
         issues.push({ ...at(["config", target, key]), key: `config.${target}."${key}"`, message: problem });
+    }
+  }
+  for (const [handler, spec] of Object.entries(data.custom_runtimes ?? {})) {
+    const where = ["custom_runtimes", handler];
+    if (!HANDLER_NAME.test(handler))
+      issues.push({
+        ...at(where),
+        message: "a handler name is a DNS label: lower-case letters, digits and dashes, at most 63",
+      });
+    if (!catalog.shims.has(spec.base)) {
+      issues.push({ ...at([...where, "base"]), message: unknownShim(spec.base, catalog) });
+      continue;
+    }
+    for (const [key, value] of Object.entries(spec.config ?? {})) {
+      const problem =
+        value !== null && typeof value === "object" && !Array.isArray(value)
+          ? "expected a value, not a table"
+          : checkConfigValue(catalog, spec.base, key, value);
+      if (problem !== null)
+        issues.push({
+          ...at([...where, "config", key]),
+          key: `custom_runtimes.${handler}.config."${key}"`,
+          message: problem,
+        });
     }
   }
   (data.preflight?.ignore ?? []).forEach((id, i) => {
@@ -134,6 +190,17 @@ export function parseOverrides(
       Object.entries(data.artifacts ?? {}).map(([name, spec]) => [name, spec.source]),
     ),
     config: data.config ?? {},
+    customRuntimes: Object.fromEntries(
+      Object.entries(data.custom_runtimes ?? {}).map(([handler, spec]) => [
+        handler,
+        {
+          base: spec.base,
+          ...(spec.snapshotter ? { snapshotter: spec.snapshotter } : {}),
+          ...(spec.pull_type ? { pullType: spec.pull_type } : {}),
+          config: spec.config ?? {},
+        },
+      ]),
+    ),
     ignore: (data.preflight?.ignore ?? []).map((id) => id.toLowerCase()),
     lineOf: (path) => lines.lineOf(path),
   };
@@ -170,10 +237,6 @@ export function loadOverrides(
   return parseOverrides(file, text, catalog, checkIds);
 }
 
-export function unknownShim(name: string, catalog: Catalog): string {
-  return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
-}
-
 export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {
   return `unknown check "${id}" (known: ${[...checkIds].sort().join(", ")}, or all)`;
 }
@@ -191,6 +254,20 @@ function wellShaped(table: Record<string, unknown>): Record<string, unknown> {
     );
   if (isTable(table.config))
     out.config = Object.fromEntries(Object.entries(table.config).filter(([, v]) => isTable(v)));
+  if (isTable(table.custom_runtimes))
+    out.custom_runtimes = Object.fromEntries(
+      Object.entries(table.custom_runtimes)
+        .filter(([, v]) => isTable(v) && typeof v.base === "string")
+        .map(([k, v]) => [
+          k,
+          {
+            ...(v as object),
+            config: isTable((v as Record<string, unknown>).config)
+              ? (v as Record<string, unknown>).config
+              : {},
+          },
+        ]),
+    );
   if (isTable(table.preflight) && Array.isArray(table.preflight.ignore))
     out.preflight = { ignore: table.preflight.ignore.filter((i) => typeof i === "string") };
   return out;

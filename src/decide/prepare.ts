@@ -7,7 +7,7 @@ import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
 import { Host } from "../host/host.js";
 import { dataPath, packageRoot } from "../package-root.js";
-import { type Catalog, loadCatalog } from "./catalog.js";
+import { type Catalog, loadCatalog, unknownShim } from "./catalog.js";
 import { decide, ENGINE_CHECKS, type Flags } from "./decide.js";
 import type { Decision } from "./decision.js";
 import { type EnvSettings, parseEnv } from "./env.js";
@@ -17,7 +17,6 @@ import {
   loadOverrides,
   type Overrides,
   unknownCheck,
-  unknownShim,
 } from "./overrides.js";
 import { loadRules, type RuleSet, ruleFilesIn } from "./rules.js";
 

@@ -6,9 +6,9 @@ import path from "node:path";
 import * as z from "zod/mini";
 import "../schema.js";
 import { byText } from "../compare.js";
+import { describePath } from "../detect/fact-paths.js";
 import { TomlLines } from "../toml-lines.js";
-import { type Catalog, fitsType, parseToml } from "./catalog.js";
-import { describePath } from "./fact-paths.js";
+import { type Catalog, fitsType, parseToml, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { compileMatch, factScope, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
 
@@ -84,13 +84,40 @@ export function ruleFilesIn(dir: string): string[] {
     .map((name) => path.join(dir, name));
 }
 
+/**
+ * Load the rules in three steps, each reporting every problem it finds: parse the files (TOML and
+ * shape), check what each rule names against the catalogue and build it, then check the set as a
+ * whole (conflicts, one severity per check, an evaluation order).
+ */
 export function loadRules(
   files: string[],
   catalog: Catalog,
   display: (file: string) => string = (f) => f,
 ): RuleSet {
   const issues: InputIssue[] = [];
-  const parsed: Array<{ file: string; lines: TomlLines; raw: z.infer<typeof RawRule>; index: number }> = [];
+  const parsed = parseRuleFiles(files, display, issues);
+  // Variables first: a match may read any variable that some rule sets.
+  const vars = new Set(parsed.flatMap(({ raw }) => Object.keys(raw.vars ?? {})));
+  const rules = buildRules(parsed, catalog, factScope(vars), issues);
+  const { ordered, checkIds } = checkSet(rules, issues);
+  if (issues.length > 0) throw new InputError("the rules are invalid", dedupe(issues));
+  return { rules: ordered, vars, checkIds };
+}
+
+interface ParsedRule {
+  file: string;
+  lines: TomlLines;
+  raw: z.infer<typeof RawRule>;
+  index: number;
+}
+
+/** Each file's rules as written: read, TOML, and the shape of a rule. */
+function parseRuleFiles(
+  files: string[],
+  display: (file: string) => string,
+  issues: InputIssue[],
+): ParsedRule[] {
+  const parsed: ParsedRule[] = [];
   for (const file of files) {
     let text: string;
     try {
@@ -127,10 +154,16 @@ export function loadRules(
       parsed.push({ file: display(file), lines, raw, index });
     });
   }
+  return parsed;
+}
 
-  // Variables first: a match may read any variable that some rule sets.
-  const vars = new Set(parsed.flatMap(({ raw }) => Object.keys(raw.vars ?? {})));
-  const scope = factScope(vars);
+/** Each rule checked against the catalogue and the facts it may read, and built when it holds. */
+function buildRules(
+  parsed: ParsedRule[],
+  catalog: Catalog,
+  scope: ReturnType<typeof factScope>,
+  issues: InputIssue[],
+): Rule[] {
   const rules: Rule[] = [];
   const names = new Map<string, string>();
   for (const { file, lines, raw, index } of parsed) {
@@ -234,6 +267,11 @@ export function loadRules(
       reads: readsOf(match),
     });
   }
+  return rules;
+}
+
+/** The rules as a set: no two setting one key apart, one severity per check, an order that exists. */
+function checkSet(rules: Rule[], issues: InputIssue[]): { ordered: Rule[]; checkIds: Set<string> } {
   if (issues.length === 0) issues.push(...conflicts(rules));
   const checkIds = new Set<string>();
   for (const rule of rules) {
@@ -261,12 +299,7 @@ export function loadRules(
       issues.push({ file: rule?.file ?? "rules", line: rule?.line, message: (error as Error).message });
     }
   }
-  if (issues.length > 0) throw new InputError("the rules are invalid", dedupe(issues));
-  return { rules: ordered, vars, checkIds };
-}
-
-function unknownShim(name: string, catalog: Catalog): string {
-  return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
+  return { ordered, checkIds };
 }
 
 function isFactRef(value: unknown): value is { fact: string } {

@@ -10,6 +10,8 @@ export const ArchFacts = z.nullable(z.string());
 export const arch = defineSource({
   key: "arch",
   schema: ArchFacts,
+  startsProcesses: false,
+  unknown: null,
   detect: (ctx) => detectArch(ctx),
 });
 

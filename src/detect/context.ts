@@ -1,9 +1,11 @@
 // What every fact source gets: the host, a memo so that a file read or a command run by two sources
 // happens once, and the problem log. A source records what it could not learn here instead of
 // throwing or guessing.
+
+import type { Stats } from "node:fs";
 import { UserError } from "../errors.js";
 import { type CommandResult, DEFAULT_TIMEOUT_MS, type RunOptions } from "../host/command.js";
-import type { Host } from "../host/host.js";
+import type { Host, Looked } from "../host/host.js";
 import type { ProbeCache } from "./probe-cache.js";
 import type { Problem } from "./problems.js";
 
@@ -108,6 +110,31 @@ export class DetectContext {
       if (!result.missing) this.problem(source, result.reason, { path: hostPath });
       return [];
     });
+  }
+
+  /** stat() of a host path; null when absent, and any other failure to look recorded. */
+  async stat(source: string, hostPath: string): Promise<Stats | null> {
+    return this.noted(source, hostPath, await this.host.lookStat(hostPath));
+  }
+
+  async exists(source: string, hostPath: string): Promise<boolean> {
+    return (await this.stat(source, hostPath)) !== null;
+  }
+
+  /** A link's target; null when there is no link there, and any other failure recorded. */
+  async readlink(source: string, hostPath: string): Promise<string | null> {
+    return this.noted(source, hostPath, await this.host.lookLink(hostPath));
+  }
+
+  /** Every file below a directory; [] when absent, and any other failure recorded. */
+  async listTree(source: string, hostPath: string): Promise<string[]> {
+    return this.noted(source, hostPath, await this.host.lookTree(hostPath)) ?? [];
+  }
+
+  private noted<T>(source: string, hostPath: string, looked: Looked<T>): T | null {
+    if (looked.ok) return looked.value;
+    if (!looked.missing) this.problem(source, looked.reason, { path: hostPath });
+    return null;
   }
 
   /** Run a host command once per detection; failures are recorded against `source`. */

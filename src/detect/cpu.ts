@@ -21,6 +21,8 @@ export type CpuFacts = z.infer<typeof CpuFacts>;
 export const cpu = defineSource({
   key: "cpu",
   schema: CpuFacts,
+  startsProcesses: false,
+  unknown: { vendor: null, model: null, count: 0, flags: [], virtualization: null, hypervisorGuest: null },
   detect: detectCpu,
 });
 

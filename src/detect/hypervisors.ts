@@ -1,7 +1,9 @@
 // Hypervisors already on the node, wherever they came from. A distro qemu that is recent enough and
 // has the devices Kata needs can replace Kata's bundled one; asking it which devices it has is the
 // only way to know (RHEL's qemu-kvm has no virtio-9p-pci, some builds lack vhost-user-fs-pci).
+
 import * as z from "zod/mini";
+import { versionIn } from "../version.js";
 import { detectArch } from "./arch.js";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
@@ -48,6 +50,8 @@ export const QEMU_SYSTEM: Record<string, string> = {
 export const hypervisors = defineSource({
   key: "hypervisors",
   schema: HypervisorsFacts,
+  startsProcesses: true,
+  unknown: { qemu: null, cloudHypervisor: null, firecracker: null, virtiofsd: null, found: [] },
   async detect(ctx: DetectContext): Promise<HypervisorsFacts> {
     const arch = await detectArch(ctx);
     const qemuNames = [QEMU_SYSTEM[arch ?? ""], "qemu-kvm"].filter((n): n is string => n !== undefined);
@@ -128,7 +132,7 @@ async function describe(
     askDevices ? ctx.run(source, copy.path, ["-nodefaults", "-machine", "none", "-device", "help"]) : null,
     askDevices ? ctx.run(source, copy.path, ["-machine", "help"]) : null,
   ]);
-  const version = versionRun.ok ? parseVersion(versionRun.stdout) : null;
+  const version = versionRun.ok ? versionIn(versionRun.stdout) : null;
   if (versionRun.ok && version === null) {
     ctx.problem(source, `no version in its output: ${firstLine(versionRun.stdout)}`, {
       command: `${copy.path} --version`,
@@ -144,10 +148,6 @@ async function describe(
 }
 
 /** The first dotted version number in a `--version` output ("QEMU emulator version 8.2.2 (…)", "cloud-hypervisor v40.0"). */
-export function parseVersion(output: string): string | null {
-  return /\bv?(\d+\.\d+(?:\.\d+)?)/.exec(output)?.[1] ?? null;
-}
-
 /** `-device help` lines: `name "virtio-9p-pci", bus virtio-bus, desc "…"`. */
 export function parseQemuDevices(output: string): string[] {
   const names = [...output.matchAll(/^name "([^"]+)"/gm)].map((m) => m[1] as string);

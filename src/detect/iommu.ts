@@ -15,6 +15,8 @@ export type IommuFacts = z.infer<typeof IommuFacts>;
 export const iommu = defineSource({
   key: "iommu",
   schema: IommuFacts,
+  startsProcesses: false,
+  unknown: { enabled: false, groups: 0, cmdline: [] },
   async detect(ctx: DetectContext): Promise<IommuFacts> {
     const groups = await ctx.list("iommu", "/sys/kernel/iommu_groups");
     const units = await ctx.list("iommu", "/sys/class/iommu");

@@ -1,7 +1,7 @@
 // An existing Kata install: kata-deploy's, a package's, or ours (recognised by our journal).
 import * as z from "zod/mini";
+import { versionIn } from "../version.js";
 import type { DetectContext } from "./context.js";
-import { parseVersion } from "./hypervisors.js";
 import { defineSource } from "./source.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
@@ -31,33 +31,44 @@ export const KataFacts = z.object({
 });
 export type KataFacts = z.infer<typeof KataFacts>;
 
+const NOT_INSTALLED: KataFacts = {
+  installed: false,
+  prefix: null,
+  version: null,
+  configs: [],
+  etcConfig: null,
+  managedBy: null,
+};
+
 export const kata = defineSource({
   key: "kata",
   schema: KataFacts,
+  startsProcesses: true,
+  unknown: NOT_INSTALLED,
   async detect(ctx: DetectContext): Promise<KataFacts> {
-    const etcConfig = (await ctx.host.exists("/etc/kata-containers/configuration.toml"))
+    const etcConfig = (await ctx.exists("kata", "/etc/kata-containers/configuration.toml"))
       ? "/etc/kata-containers/configuration.toml"
       : null;
     const prefix = ctx.kataPrefix;
     const runtimeBinary = `${prefix}/bin/kata-runtime`;
     const shimBinary = `${prefix}/bin/containerd-shim-kata-v2`;
-    const hasRuntime = await ctx.host.exists(runtimeBinary);
-    const hasShim = await ctx.host.exists(shimBinary);
+    const hasRuntime = await ctx.exists("kata", runtimeBinary);
+    const hasShim = await ctx.exists("kata", shimBinary);
     const configs = (await ctx.list("kata", `${prefix}/${DEFAULTS_DIR}`)).filter((name) =>
       /^configuration.*\.toml$/.test(name),
     );
     if (!hasRuntime && !hasShim && configs.length === 0) {
-      return { installed: false, prefix: null, version: null, configs: [], etcConfig, managedBy: null };
+      return { ...NOT_INSTALLED, etcConfig };
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
-    const ours = await ctx.host.exists(`${prefix}/${JOURNAL_DIR}`);
+    const ours = await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`);
     const deploy = ours ? null : await kataDeployTraces(ctx, prefix);
     return {
       installed: true,
       prefix,
       // The runtime's answer; else the release's VERSION file (kata-deploy copies it in).
-      version: run?.ok ? parseVersion(run.stdout) : await versionFile(ctx, prefix),
+      version: run?.ok ? versionIn(run.stdout) : await versionFile(ctx, prefix),
       configs,
       etcConfig,
       managedBy: ours ? "kata-install" : deploy !== null ? "kata-deploy" : "other",
@@ -106,7 +117,7 @@ async function kataDeployTraces(
   }
   const dropIns: string[] = [];
   const own = `${prefix}/containerd/config.d/kata-deploy.toml`;
-  if (await ctx.host.exists(own)) dropIns.push(own);
+  if (await ctx.exists("kata", own)) dropIns.push(own);
   for (const { dir, name, content } of DEPLOY_DROP_IN_DIRS)
     for (const entry of await ctx.list("kata", dir)) {
       if (!name.test(entry)) continue;

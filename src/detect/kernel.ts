@@ -65,7 +65,21 @@ export const KernelFacts = z.object({
 });
 export type KernelFacts = z.infer<typeof KernelFacts>;
 
-export const kernel = defineSource({ key: "kernel", schema: KernelFacts, detect: detectKernel });
+export const kernel = defineSource({
+  key: "kernel",
+  schema: KernelFacts,
+  startsProcesses: false,
+  unknown: {
+    release: null,
+    cmdline: [],
+    filesystems: [],
+    modulesSupported: false,
+    config: null,
+    modules: {},
+    hugepages: { defaultSizeKb: null, sizes: [] },
+  },
+  detect: detectKernel,
+});
 
 export function detectKernel(ctx: DetectContext): Promise<KernelFacts> {
   return ctx.once("kernel", async () => {
@@ -161,12 +175,12 @@ export function moduleNames(text: string | null): Set<string> {
 async function availableModules(ctx: DetectContext, dir: string): Promise<Set<string>> {
   const dep = await ctx.read("kernel", `${dir}/modules.dep`);
   if (dep !== null) return moduleNames(dep);
-  if (!(await ctx.host.exists(dir))) return new Set();
+  if (!(await ctx.exists("kernel", dir))) return new Set();
   // No modules.dep (depmod never ran): look at the files themselves.
   ctx.problem("kernel", "modules.dep is missing; module files were searched instead (run depmod)", {
     path: `${dir}/modules.dep`,
   });
-  const files = await ctx.host.listTree(`${dir}/kernel`);
+  const files = await ctx.listTree("kernel", `${dir}/kernel`);
   return moduleNames(files.filter((file) => /\.ko(\.(xz|zst|gz))?$/.test(file)).join("\n"));
 }
 

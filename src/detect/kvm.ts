@@ -17,11 +17,17 @@ export const KvmFacts = z.object({
 });
 export type KvmFacts = z.infer<typeof KvmFacts>;
 
-export const kvm = defineSource({ key: "kvm", schema: KvmFacts, detect: detectKvm });
+export const kvm = defineSource({
+  key: "kvm",
+  schema: KvmFacts,
+  startsProcesses: false,
+  unknown: { device: false, module: null, nested: null, params: {} },
+  detect: detectKvm,
+});
 
 export function detectKvm(ctx: DetectContext): Promise<KvmFacts> {
   return ctx.once("kvm", async () => {
-    const stats = await ctx.host.stat("/dev/kvm");
+    const stats = await ctx.stat("kvm", "/dev/kvm");
     if (stats !== null && !stats.isCharacterDevice()) {
       ctx.problem("kvm", "exists but is not a character device", { path: "/dev/kvm" });
     }

@@ -1,9 +1,12 @@
-// `--facts FILE`: a saved Facts document, validated before any stage uses it.
-import { unknownKeys } from "../decide/fact-paths.js";
+// `--facts FILE`: a saved Facts document, brought to this kata-install's schema (upgrade.ts) and
+// validated before any stage uses it.
+
 import { UserError } from "../errors.js";
 import { parseJson, readDocument } from "../json-file.js";
 import { keyPath } from "../schema.js";
+import { unknownKeys } from "./fact-paths.js";
 import { Facts } from "./facts.js";
+import { NewerSchemaError, upgradeFacts } from "./upgrade.js";
 
 export class FactsFileError extends UserError {
   constructor(
@@ -20,9 +23,17 @@ export async function loadFacts(file: string): Promise<Facts> {
 
 export function parseFacts(file: string, text: string): Facts {
   const json = parseJson(text, (details) => new FactsFileError(file, details));
-  const result = Facts.safeParse(json);
+  let document: unknown;
+  try {
+    document = upgradeFacts(json);
+  } catch (error) {
+    // Alone: its other keys would be listed as no such fact, when they are facts this one lacks.
+    if (error instanceof NewerSchemaError) throw new FactsFileError(file, [error.message]);
+    throw error;
+  }
+  const result = Facts.safeParse(document);
   // Every problem at once: wrong values, and keys no fact has (a typo would read as a fact absent).
-  const unknown = unknownKeys(json).map((key) => `${key}: no such fact`);
+  const unknown = unknownKeys(document).map((key) => `${key}: no such fact`);
   if (result.success && unknown.length === 0) return result.data;
   throw new FactsFileError(file, [
     ...(result.success ? [] : result.error.issues.map((issue) => `${keyPath(issue.path)}: ${issue.message}`)),

@@ -21,16 +21,18 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 export const local = defineSource({
   key: "local",
   schema: LocalFacts,
+  startsProcesses: true,
+  unknown: {},
   async detect(ctx: DetectContext): Promise<LocalFacts> {
     const facts: LocalFacts = {};
-    const dirStats = await ctx.host.stat(LOCAL_DIR);
+    const dirStats = await ctx.stat("local", LOCAL_DIR);
     if (dirStats === null) return facts;
     const dirSafe = dirStats.uid === 0 && (dirStats.mode & 0o022) === 0;
     for (const entry of await ctx.list("local", LOCAL_DIR)) {
       const file = `${LOCAL_DIR}/${entry}`;
       const refuse = (reason: string) => ctx.problem("local", `refused: ${reason}`, { path: file });
       if (entry.startsWith(".")) continue; // editor and package-manager leftovers
-      const stats = await ctx.host.stat(file);
+      const stats = await ctx.stat("local", file);
       if (stats === null || !stats.isFile()) {
         refuse("not a regular file");
         continue;
@@ -50,7 +52,7 @@ export const local = defineSource({
       if (executable) {
         // A hook is a file of its own in the directory: a link could name a file that another
         // user controls, or run something else than the file that was checked.
-        const link = await ctx.host.readlink(file);
+        const link = await ctx.readlink("local", file);
         if (link !== null)
           refuse(`executable is a symbolic link (to ${link}): a hook must be a regular file`);
         else if (stats.uid !== 0) refuse(`executable not owned by root (uid ${stats.uid})`);

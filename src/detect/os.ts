@@ -10,9 +10,13 @@ export const OsFacts = z.object({
 });
 export type OsFacts = z.infer<typeof OsFacts>;
 
+const UNKNOWN: OsFacts = { id: null, idLike: [], versionId: null, prettyName: null };
+
 export const os = defineSource({
   key: "os",
   schema: OsFacts,
+  startsProcesses: false,
+  unknown: UNKNOWN,
   async detect(ctx: DetectContext): Promise<OsFacts> {
     // os-release(5): /etc/os-release first, /usr/lib/os-release as the fallback.
     let text = await ctx.read("os", "/etc/os-release");
@@ -23,7 +27,7 @@ export const os = defineSource({
     }
     if (text === null) {
       ctx.problem("os", "no os-release file", { path: "/etc/os-release" });
-      return { id: null, idLike: [], versionId: null, prettyName: null };
+      return { ...UNKNOWN };
     }
     const values = parseOsRelease(text);
     return {

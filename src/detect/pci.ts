@@ -28,6 +28,8 @@ const DEVICES = "/sys/bus/pci/devices";
 export const pci = defineSource({
   key: "pci",
   schema: PciFacts,
+  startsProcesses: false,
+  unknown: { devices: [] },
   async detect(ctx: DetectContext): Promise<PciFacts> {
     const addresses = await ctx.list("pci", DEVICES);
     const devices = await Promise.all(addresses.map((address) => readDevice(ctx, address)));
@@ -46,7 +48,7 @@ async function readDevice(ctx: DetectContext, address: string): Promise<PciDevic
     return value !== null && /^\d+$/.test(value) ? Number(value) : null;
   };
   const link = async (file: string) => {
-    const target = await ctx.host.readlink(`${dir}/${file}`);
+    const target = await ctx.readlink("pci", `${dir}/${file}`);
     return target === null ? null : path.posix.basename(target);
   };
   return {

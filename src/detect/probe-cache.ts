@@ -4,15 +4,27 @@
 // binary that changed in any way (a package upgrade writes a new file) is asked again. Only
 // kata-install writes the cache, and only in an install that changed the node (a no-op install
 // writes nothing).
+
+import * as z from "zod/mini";
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
+import { JOURNAL_DIR } from "./kata.js";
 
 export const PROBE_CACHE_FILE = "probes.json";
 
-interface Entry {
-  identity: string;
-  result: CommandResult;
-}
+// The file's format: an entry that does not fit it is dropped (asked again), never fed to detection.
+const EntrySchema = z.object({
+  identity: z.string(),
+  result: z.object({
+    ok: z.boolean(),
+    exitCode: z.nullable(z.number()),
+    stdout: z.string(),
+    stderr: z.string(),
+    timedOut: z.boolean(),
+    reason: z.string(),
+  }),
+});
+type Entry = z.infer<typeof EntrySchema>;
 
 export class ProbeCache {
   /** Something was asked that the cache did not know. */
@@ -28,7 +40,7 @@ export class ProbeCache {
 
   /** Host path of the cache file. */
   get file(): string {
-    return `${this.prefix}/.install/${PROBE_CACHE_FILE}`;
+    return `${this.prefix}/${JOURNAL_DIR}/${PROBE_CACHE_FILE}`;
   }
 
   /** The cache as saved; empty when there is none or it cannot be read (it is only a cache). */
@@ -36,12 +48,19 @@ export class ProbeCache {
     const empty = new ProbeCache(host, prefix);
     const read = await host.readText(empty.file);
     if (!read.ok) return empty;
+    let json: unknown;
     try {
-      const entries = JSON.parse(read.text) as Record<string, Entry>;
-      return typeof entries === "object" && entries !== null ? new ProbeCache(host, prefix, entries) : empty;
+      json = JSON.parse(read.text);
     } catch {
       return empty;
     }
+    if (json === null || typeof json !== "object" || Array.isArray(json)) return empty;
+    const entries: Record<string, Entry> = {};
+    for (const [key, value] of Object.entries(json)) {
+      const entry = EntrySchema.safeParse(value);
+      if (entry.success) entries[key] = entry.data;
+    }
+    return new ProbeCache(host, prefix, entries);
   }
 
   /**

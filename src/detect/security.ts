@@ -27,15 +27,25 @@ export type SecurityFacts = z.infer<typeof SecurityFacts>;
 export const security = defineSource({
   key: "security",
   schema: SecurityFacts,
+  startsProcesses: false,
+  unknown: {
+    sev: feature(false, null),
+    sevEs: feature(false, null),
+    sevSnp: feature(false, null),
+    tdx: feature(false, null),
+    sgx: feature(false, null),
+    s390xSe: feature(false, null),
+  },
   async detect(ctx: DetectContext): Promise<SecurityFacts> {
     const { flags } = await detectCpu(ctx);
     const has = (flag: string) => flags.includes(flag);
     const param = async (module: string, name: string) =>
       parseBool(await ctx.readValue("security", `/sys/module/${module}/parameters/${name}`));
     const sgxDevice =
-      (await ctx.host.exists("/dev/sgx_enclave")) || (await ctx.host.exists("/dev/sgx/enclave"));
+      (await ctx.exists("security", "/dev/sgx_enclave")) ||
+      (await ctx.exists("security", "/dev/sgx/enclave"));
     // IBM Secure Execution: the ultravisor is there (firmware) and the host booted with prot_virt=1.
-    const uv = await ctx.host.exists("/sys/firmware/uv");
+    const uv = await ctx.exists("security", "/sys/firmware/uv");
     const protVirt = await ctx.readValue("security", "/sys/firmware/uv/prot_virt_host");
     return {
       sev: feature(has("sev"), await param("kvm_amd", "sev")),

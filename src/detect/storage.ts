@@ -32,6 +32,8 @@ export type StorageFacts = z.infer<typeof StorageFacts>;
 export const storage = defineSource({
   key: "storage",
   schema: StorageFacts,
+  startsProcesses: false,
+  unknown: { blockDevices: [] },
   async detect(ctx: DetectContext): Promise<StorageFacts> {
     const names = await ctx.list("storage", "/sys/block");
     const blockDevices = await Promise.all(
@@ -62,7 +64,7 @@ async function transportOf(ctx: DetectContext, name: string): Promise<Transport>
       (await ctx.readValue("storage", `/sys/block/${name}/device/device/transport`));
     return transport !== null && transport !== "pcie" ? "nvme-fabrics" : "nvme";
   }
-  const target = (await ctx.host.readlink(`/sys/block/${name}`)) ?? "";
+  const target = (await ctx.readlink("storage", `/sys/block/${name}`)) ?? "";
   if (/\/session\d+\//.test(target)) return "iscsi";
   if (/\/virtio\d+\//.test(target) || /^vd[a-z]+$/.test(name)) return "virtio";
   return "local";

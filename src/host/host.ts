@@ -19,6 +19,8 @@ import {
 
 export type ReadResult = { ok: true; text: string } | { ok: false; missing: boolean; reason: string };
 export type DirResult = { ok: true; entries: string[] } | { ok: false; missing: boolean; reason: string };
+/** What a look at the host found, or why not: `missing` tells absence from a failure to look. */
+export type Looked<T> = { ok: true; value: T } | { ok: false; missing: boolean; reason: string };
 
 /** Directories searched for host commands, in the order a login shell's PATH would have them. */
 export const HOST_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
@@ -152,23 +154,35 @@ export class Host {
     }
   }
 
-  /** Every file below a host directory, as paths relative to it; [] when it does not exist. */
-  async listTree(hostPath: string): Promise<string[]> {
+  /** Every file below a host directory, as paths relative to it, or why not. */
+  async lookTree(hostPath: string): Promise<Looked<string[]>> {
     try {
       const entries = fs.readdirSync(await this.resolve(hostPath), { recursive: true });
-      return entries.map(String).sort();
-    } catch {
-      return [];
+      return { ok: true, value: entries.map(String).sort() };
+    } catch (error) {
+      return failure(error);
     }
   }
 
-  /** stat() following links inside the host; null when the path does not exist. */
-  async stat(hostPath: string): Promise<Stats | null> {
+  /** Every file below a host directory, as paths relative to it; [] when it cannot be listed. */
+  async listTree(hostPath: string): Promise<string[]> {
+    const looked = await this.lookTree(hostPath);
+    return looked.ok ? looked.value : [];
+  }
+
+  /** stat() following links inside the host, or why not. */
+  async lookStat(hostPath: string): Promise<Looked<Stats>> {
     try {
-      return fs.statSync(await this.resolve(hostPath));
-    } catch {
-      return null;
+      return { ok: true, value: fs.statSync(await this.resolve(hostPath)) };
+    } catch (error) {
+      return failure(error);
     }
+  }
+
+  /** stat() following links inside the host; null when the path does not exist (or cannot be looked at). */
+  async stat(hostPath: string): Promise<Stats | null> {
+    const looked = await this.lookStat(hostPath);
+    return looked.ok ? looked.value : null;
   }
 
   async exists(hostPath: string): Promise<boolean> {
@@ -184,15 +198,24 @@ export class Host {
     return path.join(await this.resolve(path.posix.dirname(clean)), path.posix.basename(clean));
   }
 
-  /** The target of a symbolic link, as written on the host; null when it is not a link. */
-  async readlink(hostPath: string): Promise<string | null> {
+  /** The target of a symbolic link, as written on the host, or why not (not a link: missing). */
+  async lookLink(hostPath: string): Promise<Looked<string>> {
     try {
       const clean = normaliseHostPath(hostPath);
       const parent = await this.resolve(path.posix.dirname(clean));
-      return fs.readlinkSync(path.join(parent, path.posix.basename(clean)));
-    } catch {
-      return null;
+      return { ok: true, value: fs.readlinkSync(path.join(parent, path.posix.basename(clean))) };
+    } catch (error) {
+      // A path that is there but no link has no target: as absent a link as a missing path.
+      if ((error as NodeJS.ErrnoException).code === "EINVAL")
+        return { ok: false, missing: true, reason: "not a symbolic link" };
+      return failure(error);
     }
+  }
+
+  /** The target of a symbolic link, as written on the host; null when it is not a link. */
+  async readlink(hostPath: string): Promise<string | null> {
+    const looked = await this.lookLink(hostPath);
+    return looked.ok ? looked.value : null;
   }
 
   /** The host path of an executable file named `name` in the host's PATH (or in `dirs`), or null. */

@@ -3,11 +3,11 @@
 // it was or as the plan wants it, never something between. Kata's own files are written before the
 // runtime's, so the runtime never points at a configuration that is not there yet.
 
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../errors.js";
-import type { FileChange } from "../render/changeset.js";
+import { type FileChange, hash } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
 import {
@@ -30,8 +30,6 @@ export interface ApplyResult {
   removed: string[];
   /** Whether a file the container runtime reads changed. */
   runtimeChanged: boolean;
-  /** Always false here: recovery is the caller's first step (see recover()). */
-  recovered: boolean;
 }
 
 /**
@@ -58,7 +56,7 @@ export async function applyChanges(
   changes: FileChange[],
   options: ApplyOptions = {},
 ): Promise<ApplyResult> {
-  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
+  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false };
   if (changes.length === 0) return result;
   const journal = await openJournal(store);
   if (journal.transaction || (journal.pendingSwitch && !options.withSwitch)) {
@@ -233,8 +231,4 @@ async function discardUnrecordedOriginals(store: JournalStore, journal: Journal)
 
 async function discardTxnCopies(store: JournalStore): Promise<void> {
   fs.rmSync(await store.host.resolve(`${store.dir}/txn`), { recursive: true, force: true });
-}
-
-export function hash(content: string | Buffer): string {
-  return createHash("sha256").update(content).digest("hex");
 }

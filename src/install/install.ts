@@ -13,7 +13,7 @@ import { installDir } from "../render/layout.js";
 import { type ApplyResult, applyChanges, recover } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
-import { JournalStore } from "./journal.js";
+import { type JournalStore, journalFor } from "./journal.js";
 import { restartRuntime } from "./runtime.js";
 import { commitSwitch, discardIfEmpty, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
 import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
@@ -24,10 +24,6 @@ export interface InstallReport {
   pulled: { bytes: number; releaseBytes: number; images: number; releaseImages: number } | null;
   files: ApplyResult;
   restarted: PlanAction | null;
-}
-
-export function journalFor(host: Host, prefix: string): JournalStore {
-  return new JournalStore(host, `${prefix}/.install`);
 }
 
 export async function install(
@@ -74,7 +70,7 @@ export async function install(
     crashPoint("restart:after");
   };
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
-  let files: ApplyResult = { written: [], removed: [], runtimeChanged: false, recovered: false };
+  let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0)

@@ -6,101 +6,148 @@
 //   original/N     the node's own bytes of a file, from before kata-install first touched it
 //   txn/N          a file's bytes from before the running transaction, for rolling it back
 import { randomUUID } from "node:crypto";
+import * as z from "zod/mini";
+import { JOURNAL_DIR } from "../detect/kata.js";
+import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
-import type { PlanAction } from "../render/changeset.js";
+import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
+import { keyPath } from "../schema.js";
 import { atomicWrite, ensureParents, type FileMeta, readFile } from "./fs-ops.js";
 
 export const JOURNAL_VERSION = 1;
+
+// The journal's format, as a schema: loaded documents are checked against it, and the types below
+// are derived from it, so the file and the code cannot drift apart. Fields added after version 1
+// are optional: a journal an earlier kata-install wrote still loads.
+
+const PlanActionSchema = z.object({
+  kind: z.enum(["pull-artifact", "restart-runtime", "reload-runtime", "take-over"]),
+  target: z.string(),
+  reason: z.string(),
+});
+
+const FileMetaSchema = { mode: z.number(), uid: z.number(), gid: z.number() };
 
 /**
  * A path's earlier state: absent, saved bytes (by their name in original/ or txn/) and metadata,
  * or a symbolic link's target.
  */
-export type Saved = "absent" | ({ backup: string } & FileMeta) | { link: string };
+const SavedSchema = z.union([
+  z.literal("absent"),
+  z.object({ backup: z.string(), ...FileMetaSchema }),
+  z.object({ link: z.string() }),
+]);
+export type Saved = z.infer<typeof SavedSchema>;
 
 /** The saved bytes' name in original/ or txn/, if the state is a file's. */
 export function backupOf(saved: Saved): string | null {
   return saved !== "absent" && "backup" in saved ? saved.backup : null;
 }
 
-export interface FileRecord {
+const FileRecordSchema = z.object({
   /** Before kata-install ever touched it. */
-  original: Saved;
+  original: SavedSchema,
   /** sha256 of what kata-install last wrote: a file that no longer hashes so was edited by someone. */
-  afterHash: string;
+  afterHash: z.string(),
   /** The admin's own file with a block of ours in it (containerd 1.x config.toml). */
-  editedInPlace: boolean;
+  editedInPlace: z.boolean(),
   /** That block's suffix (MULTI_INSTALL_SUFFIX); absent in journals written before it: "". */
-  block?: string;
-  role: "kata" | "runtime";
+  block: z.optional(z.string()),
+  role: z.enum(["kata", "runtime"]),
   /** A symbolic link kata-install manages (afterHash: of its target); absent in older journals. */
-  link?: boolean;
-}
+  link: z.optional(z.boolean()),
+});
+export type FileRecord = z.infer<typeof FileRecordSchema>;
 
-export interface Step {
-  path: string;
-  pre: Saved;
-  createdDirs: string[];
-}
+const StepSchema = z.object({ path: z.string(), pre: SavedSchema, createdDirs: z.array(z.string()) });
+export type Step = z.infer<typeof StepSchema>;
 
-export interface Transaction {
-  id: string;
+const TransactionSchema = z.object({
+  id: z.string(),
   /** The runtime was being restarted on the new files: rolling them back means restarting it again. */
-  restarting?: boolean;
+  restarting: z.optional(z.boolean()),
   /** The journal's files and directories as they were when the transaction began. */
-  before: { files: Record<string, FileRecord>; dirs: string[] };
-  steps: Step[];
-}
+  before: z.object({ files: z.record(z.string(), FileRecordSchema), dirs: z.array(z.string()) }),
+  steps: z.array(StepSchema),
+});
+export type Transaction = z.infer<typeof TransactionSchema>;
 
 /** The artifact files in place: which version is current, of which artifacts, and our links. */
-export interface ArtifactsRecord {
-  version: string | null;
-  names: string[];
-  links: string[];
+const ArtifactsRecordSchema = z.object({
+  version: z.nullable(z.string()),
+  names: z.array(z.string()),
+  links: z.array(z.string()),
   /** Versions of ours switched away from, to remove (absent in journals written before it). */
-  retired?: string[];
-}
+  retired: z.optional(z.array(z.string())),
+});
+export type ArtifactsRecord = z.infer<typeof ArtifactsRecordSchema>;
 
 /** A switch of `current` under way: what to put back if it is cut short. */
-export interface PendingSwitch {
-  previous: string | null;
-  previousNames: string[];
-  next: string;
-  createdLinks: string[];
-  createdDirs: string[];
+const PendingSwitchSchema = z.object({
+  previous: z.nullable(z.string()),
+  previousNames: z.array(z.string()),
+  next: z.string(),
+  createdLinks: z.array(z.string()),
+  createdDirs: z.array(z.string()),
   /**
    * A takeover: another installer's entries of the prefix, moved in one piece into
    * versions/<id> (put back if the switch is rolled back, removed when it is committed).
    */
-  movedAside?: { id: string; names: string[] };
-}
+  movedAside: z.optional(z.object({ id: z.string(), names: z.array(z.string()) })),
+});
+export type PendingSwitch = z.infer<typeof PendingSwitchSchema>;
 
 /** A version being staged: where, and the directories made for it, to remove if cut short. */
-export interface Staging {
+const StagingSchema = z.object({
   /** The .partial directory the files stream into. */
-  dir: string;
+  dir: z.string(),
   /** The version directory it becomes when complete. */
-  version: string;
-  createdDirs: string[];
-}
+  version: z.string(),
+  createdDirs: z.array(z.string()),
+});
+export type Staging = z.infer<typeof StagingSchema>;
 
-export interface Journal {
-  version: typeof JOURNAL_VERSION;
+const JournalSchema = z.object({
+  version: z.literal(JOURNAL_VERSION),
   /** How to restart the runtime whose files were changed (uninstall restarts it the same way). */
-  runtime: { action: PlanAction; socket: string | null } | null;
+  runtime: z.nullable(z.object({ action: PlanActionSchema, socket: z.nullable(z.string()) })),
   /**
    * The runtime has not loaded its configuration as it is on disk (a restart failed, or a run was
    * cut short around one): the plan shows it and the next install restarts it. Absent: none.
    */
-  pendingRestart?: PlanAction | null;
-  artifacts: ArtifactsRecord;
-  pendingSwitch: PendingSwitch | null;
+  pendingRestart: z.optional(z.nullable(PlanActionSchema)),
+  artifacts: ArtifactsRecordSchema,
+  pendingSwitch: z.nullable(PendingSwitchSchema),
   /** Absent in journals written before staging was journalled: read as null. */
-  staging?: Staging | null;
-  files: Record<string, FileRecord>;
+  staging: z.optional(z.nullable(StagingSchema)),
+  files: z.record(z.string(), FileRecordSchema),
   /** Directories kata-install created, to remove again when empty. */
-  dirs: string[];
-  transaction: Transaction | null;
+  dirs: z.array(z.string()),
+  transaction: z.nullable(TransactionSchema),
+});
+export type Journal = z.infer<typeof JournalSchema>;
+
+/** A journal file this kata-install cannot read: it says which key, and changes nothing. */
+export class JournalError extends UserError {}
+
+/** Parse a journal's text: the document, checked, or an error naming the file and each bad key. */
+export function parseJournal(file: string, text: string): Journal {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new JournalError(`${file}: not a journal (invalid JSON: ${(error as Error).message})`);
+  }
+  const version = (json as { version?: unknown } | null)?.version;
+  if (version !== JOURNAL_VERSION)
+    throw new JournalError(
+      `${file}: journal version ${String(version)} is not one this kata-install reads (${JOURNAL_VERSION})`,
+    );
+  const result = JournalSchema.safeParse(json);
+  if (result.success) return result.data;
+  throw new JournalError(
+    `${file}: not a journal this kata-install reads: ${result.error.issues.map((i) => `${keyPath(i.path)}: ${i.message}`).join("; ")}`,
+  );
 }
 
 export class JournalStore {
@@ -117,12 +164,7 @@ export class JournalStore {
   async load(): Promise<Journal | null> {
     const found = await readFile(this.host, this.file);
     if (found === null) return null;
-    const journal = JSON.parse(found.bytes.toString("utf8")) as Journal;
-    if (journal.version !== JOURNAL_VERSION)
-      throw new Error(
-        `${this.file}: journal version ${journal.version} is not one this kata-install reads (${JOURNAL_VERSION})`,
-      );
-    return journal;
+    return parseJournal(this.file, found.bytes.toString("utf8"));
   }
 
   async save(journal: Journal): Promise<void> {
@@ -147,6 +189,27 @@ export class JournalStore {
     if (found === null) throw new Error(`${this.dir}/${name}: a saved copy is missing from the journal`);
     return found.bytes;
   }
+}
+
+/** The journal of the install under `prefix`. */
+export function journalFor(host: Host, prefix: string): JournalStore {
+  return new JournalStore(host, `${prefix}/${JOURNAL_DIR}`);
+}
+
+/**
+ * What render needs to know of an earlier install under `dir` (the .install directory): the
+ * artifacts in place, and a restart still owed.
+ */
+export async function installedState(store: JournalStore): Promise<Installed> {
+  const journal = await store.load();
+  if (journal === null) return NOTHING_INSTALLED;
+  // A run cut short while the runtime restarted: install rolls its files back first, and the
+  // runtime will owe a restart then, whatever this plan changes.
+  const cutShortRestart = journal.transaction?.restarting ? (journal.runtime?.action ?? null) : null;
+  return {
+    artifacts: new Set(journal.artifacts.version ? journal.artifacts.names : []),
+    pendingRestart: journal.pendingRestart ?? cutShortRestart,
+  };
 }
 
 export function emptyJournal(): Journal {

@@ -8,7 +8,7 @@ import { DEFAULT_OVERRIDES } from "../decide/overrides.js";
 import type { Facts } from "../detect/facts.js";
 import { Host } from "../host/host.js";
 import { dataPath } from "../package-root.js";
-import { hash } from "./apply.js";
+import { hash } from "../render/changeset.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

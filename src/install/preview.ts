@@ -1,8 +1,7 @@
 // What an uninstall would do, without doing it: for each journalled file, its current bytes and
 // the bytes it would get back, as the same kind of change a plan shows.
-import { change, type FileChange } from "../render/changeset.js";
+import { change, type FileChange, hash } from "../render/changeset.js";
 import { dropBlock } from "../render/toml-edit.js";
-import { hash } from "./apply.js";
 import { readEntry } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 

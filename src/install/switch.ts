@@ -1,7 +1,9 @@
 // Artifacts into place as a journalled step: stage the version, then switch `current` to it and
 // create the links, recording beforehand what to put back if the switch is cut short.
+
 import fs from "node:fs";
 import path from "node:path";
+import { JOURNAL_DIR } from "../detect/kata.js";
 import {
   type ArtifactSource,
   createLinks,
@@ -318,5 +320,5 @@ export async function removeArtifacts(store: JournalStore, prefix: string, journ
 }
 
 export function prefixOf(store: JournalStore): string {
-  return store.dir.replace(/\/\.install$/, "");
+  return store.dir.endsWith(`/${JOURNAL_DIR}`) ? store.dir.slice(0, -JOURNAL_DIR.length - 1) : store.dir;
 }

@@ -3,8 +3,9 @@
 // not clobbered: from the admin's own file only kata-install's block is taken out, and a file of
 // ours that was edited stays; both are reported.
 import fs from "node:fs";
+import { hash } from "../render/changeset.js";
 import { dropBlock, findBlock } from "../render/toml-edit.js";
-import { hash, recover, restore } from "./apply.js";
+import { recover, restore } from "./apply.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 import { prefixOf, removeArtifacts } from "./switch.js";

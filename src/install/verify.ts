@@ -135,9 +135,9 @@ export async function effectiveConfigs(
   return { configs, problems };
 }
 
-/** What a failure names: the shim, or for a debug handler, the handler. */
+/** What a failure names: the shim, or for a variant (debug, custom), the handler. */
 function checkedName(handler: Handler): string {
-  return handler.debug ? handler.name : handler.shim;
+  return handler.variant !== null ? handler.name : handler.shim;
 }
 
 /** Every path the decision's shims and handlers name. */

@@ -3,9 +3,8 @@
 // ConfigMap), a RuntimeClass per shim whose nodeSelector is the label kata-install puts on nodes
 // that have that shim, and, as asked, NFD's NodeFeatureRule and a verification pod.
 import { parse as parseYaml } from "yaml";
-import type { Catalog } from "../decide/catalog.js";
+import { type Catalog, unknownShim } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
-import { unknownShim } from "../decide/overrides.js";
 import type { Templates } from "../render/templates.js";
 import { checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
 import { nodeFeatureRule, withVirtualizationAffinity } from "./nfd.js";

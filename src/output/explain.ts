@@ -4,7 +4,15 @@ import type { Decision } from "../decide/decision.js";
 import { describeSource, type Source } from "../decide/provenance.js";
 
 export interface Explained {
-  kind: "runtime" | "default-shim" | "shim" | "artifact" | "config" | "handler" | "install";
+  kind:
+    | "runtime"
+    | "default-shim"
+    | "shim"
+    | "artifact"
+    | "config"
+    | "handler"
+    | "custom-runtime"
+    | "install";
   key: string;
   shim?: string;
   value: unknown;
@@ -95,6 +103,21 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
         });
     }
   }
+  for (const custom of decision.customRuntimes) {
+    values.push({
+      kind: "custom-runtime",
+      key: `custom_runtimes.${custom.handler}`,
+      shim: custom.handler,
+      value: custom.base,
+      reason: `a handler of its own on ${custom.base}'s configuration`,
+      source: custom.source,
+      beaten: [],
+    });
+    // Its own values (the base shim's are explained under the shim).
+    for (const [key, decided] of Object.entries(custom.config))
+      if (decided.source.kind === "overrides" && decided.source.name.startsWith("custom_runtimes."))
+        values.push({ kind: "config", key, shim: custom.handler, ...decided });
+  }
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
   if (decision.install.suffix.value !== "")
     values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
@@ -116,8 +139,9 @@ export function selectExplained(
   if (keys.length === 0) return { selected: values, unmatched: [] };
   const matches = (entry: Explained, key: string) => {
     const colon = key.indexOf(":");
-    if (colon > 0) return entry.shim === key.slice(0, colon) && entry.key === key.slice(colon + 1);
-    return entry.key === key || entry.shim === key || entry.key.endsWith(`.${key}`);
+    const named = (k: string) => entry.key === k || entry.key.endsWith(`.${k}`);
+    if (colon > 0) return entry.shim === key.slice(0, colon) && named(key.slice(colon + 1));
+    return entry.shim === key || named(key);
   };
   const unmatched = keys.filter((key) => !values.some((v) => matches(v, key)));
   return { selected: values.filter((v) => keys.some((key) => matches(v, key))), unmatched };
@@ -126,10 +150,11 @@ export function selectExplained(
 export function renderExplain(values: Explained[]): string {
   const lines: string[] = [];
   for (const v of values) {
-    const subject = v.shim && v.kind !== "shim" ? `[${v.shim}] ${v.key}` : v.key;
+    const subject =
+      v.shim && v.kind !== "shim" && v.kind !== "custom-runtime" ? `[${v.shim}] ${v.key}` : v.key;
     const shown =
       v.value === null && v.source.kind === "default" && v.kind === "config"
-        ? "(the template's default)"
+        ? "(not set)"
         : JSON.stringify(v.value);
     lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}`);
     lines.push(`    set by ${describeSource(v.source)}`);

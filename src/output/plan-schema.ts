@@ -31,6 +31,7 @@ export const PlanJson = z.strictObject({
       diff: z.string(),
       beforeHash: z.nullable(Sha256),
       afterHash: z.nullable(Sha256),
+      link: z.optional(z.literal(true)),
     }),
   ),
   actions: z.array(

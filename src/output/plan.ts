@@ -13,6 +13,8 @@ export interface PlanDocument extends PreflightDocument {
     diff: string;
     beforeHash: string | null;
     afterHash: string | null;
+    /** A symbolic link: the hashes are of its target. */
+    link?: true;
   }>;
   actions: Array<{ kind: string; target: string; reason: string }>;
   /** Present with an artifact source and pulls: bytes this node pulls, against the whole release. */
@@ -30,6 +32,7 @@ export function planDocument(decision: Decision, changeset: Changeset): PlanDocu
       diff: unifiedDiff(c),
       beforeHash: c.beforeHash,
       afterHash: sha256(c.after),
+      ...(c.link ? { link: true as const } : {}),
     })),
     actions: changeset.actions.map(({ kind, target, reason }) => ({ kind, target, reason })),
     ...(changeset.transfer ? { transfer: changeset.transfer } : {}),

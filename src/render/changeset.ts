@@ -43,7 +43,12 @@ export interface Changeset {
 }
 
 export function sha256(text: string | null): string | null {
-  return text === null ? null : createHash("sha256").update(text).digest("hex");
+  return text === null ? null : hash(text);
+}
+
+/** sha256 of bytes, hex: how plans, journals and saved plans tell contents apart. */
+export function hash(content: string | Buffer): string {
+  return createHash("sha256").update(content).digest("hex");
 }
 
 export function change(

@@ -13,10 +13,12 @@ import {
   installDir,
   shimConfigDir,
   shimConfigPath,
+  variantConfigDir,
   WRAPPERS_DIR,
 } from "./layout.js";
 import { parseRendered, TemplateBug, type Templates } from "./templates.js";
 import { tomlKey } from "./toml-literal.js";
+import { type ArchVariant, loadVariants, type Variant } from "./variants.js";
 
 export interface RenderedFile {
   /** Host path. */
@@ -33,16 +35,9 @@ export interface RenderedFile {
   block?: string;
 }
 
-type Variant = Record<string, unknown>;
-
 /** The shared_fs a shim's configuration has when nothing decided otherwise (templates/kata/variants.toml). */
-export function defaultSharedFs(templates: Templates, shim: string): string | undefined {
-  const variants = templates.data("kata/variants.toml") as {
-    default: Variant;
-    shim: Record<string, Variant>;
-  };
-  const value = { ...variants.default, ...variants.shim[shim] }.shared_fs;
-  return typeof value === "string" ? value : undefined;
+export function defaultSharedFs(templates: Templates, catalog: Catalog, shim: string): string {
+  return loadVariants(templates, catalog).forShim(shim).shared_fs;
 }
 
 export function renderKataConfigs(
@@ -50,20 +45,16 @@ export function renderKataConfigs(
   catalog: Catalog,
   templates: Templates,
 ): RenderedFile[] {
-  const variants = templates.data("kata/variants.toml") as {
-    default: Variant;
-    shim: Record<string, Variant>;
-    arch: Record<string, Record<string, string>>;
-  };
-  const arch = variants.arch[decision.arch ?? ""] ?? variants.arch.x86_64;
+  const variants = loadVariants(templates, catalog);
+  const arch = variants.forArch(decision.arch);
   const files: RenderedFile[] = [];
   const wrappers = new Map<string, RenderedFile>();
   for (const { name } of decision.shims) {
     const spec = catalog.shims.get(name) as ShimSpec;
-    const v = { ...variants.default, ...variants.shim[name] };
-    const wrapper = qemuWrapper(decision, spec, v, arch as Record<string, string>, templates);
+    const v = variants.forShim(name);
+    const wrapper = qemuWrapper(decision, spec, v, arch, templates);
     if (wrapper) wrappers.set(wrapper.path, wrapper);
-    const base = renderBase(decision, spec, v, arch as Record<string, string>, templates, catalog, wrapper);
+    const base = renderBase(decision, spec, v, arch, templates, catalog, wrapper);
     files.push(base);
     const decided = decision.config[name] ?? {};
     const baseTable = parse(base.content ?? "");
@@ -81,6 +72,20 @@ export function renderKataConfigs(
       files.push(renderDecided(variant, spec, debugged, baseTable, templates));
     }
   }
+  // The admin's custom runtimes: their base shim's configuration, and its values with theirs over them.
+  for (const custom of decision.customRuntimes) {
+    const spec = catalog.shims.get(custom.base) as ShimSpec;
+    const base = files.find((f) => f.path === shimConfigPath(decision, custom.base, spec.runtime));
+    if (base === undefined) continue; // not installed: decide left it out already
+    const dir = variantConfigDir(decision, custom.handler);
+    files.push({
+      ...base,
+      path: `${dir}/configuration-${custom.base}.toml`,
+      reason: `Kata's configuration for ${custom.base}, for the custom runtime ${custom.handler}`,
+    });
+    if (Object.keys(custom.config).length > 0)
+      files.push(renderDecided(dir, spec, custom.config, parse(base.content ?? ""), templates));
+  }
   return [...files, ...wrappers.values()];
 }
 
@@ -93,13 +98,13 @@ function qemuWrapper(
   decision: Decision,
   spec: ShimSpec,
   v: Variant,
-  arch: Record<string, string>,
+  arch: ArchVariant,
   templates: Templates,
 ): RenderedFile | null {
   const dir = installDir(decision);
   if (spec.hypervisor !== "qemu" || dir === DEFAULT_PREFIX) return null;
   if (decision.config[spec.name]?.["hypervisor.qemu.path"] !== undefined) return null;
-  const suffix = typeof v.qemu_suffix === "string" ? v.qemu_suffix : "";
+  const suffix = v.qemu_suffix;
   const binary = `${arch.qemu_binary}${suffix}`;
   const template = "kata/qemu-wrapper.sh.njk";
   return {
@@ -114,6 +119,33 @@ function qemuWrapper(
     template,
     reason: `Kata's qemu, told where its firmware is under ${dir}`,
   };
+}
+
+/**
+ * A shim's base configuration as this node would get it, parsed: what a key is when nothing
+ * decided it (explain shows it). For any shim of the catalogue, installed here or not.
+ */
+export function templateDefaults(
+  decision: Decision,
+  shim: string,
+  catalog: Catalog,
+  templates: Templates,
+): Record<string, unknown> {
+  const spec = catalog.shims.get(shim);
+  if (spec === undefined) return {};
+  const variants = loadVariants(templates, catalog);
+  const v = variants.forShim(shim);
+  const arch = variants.forArch(decision.arch);
+  const base = renderBase(
+    decision,
+    spec,
+    v,
+    arch,
+    templates,
+    catalog,
+    qemuWrapper(decision, spec, v, arch, templates),
+  );
+  return parse(base.content ?? "") as Record<string, unknown>;
 }
 
 /** kata-deploy's guest debug settings (its 20-debug.toml and debug kernel parameters). */
@@ -142,7 +174,7 @@ function renderBase(
   decision: Decision,
   spec: ShimSpec,
   v: Variant,
-  arch: Record<string, string>,
+  arch: ArchVariant,
   templates: Templates,
   catalog: Catalog,
   wrapper: RenderedFile | null,
@@ -155,7 +187,7 @@ function renderBase(
   const firmware = v.firmware || (qemuOnly ? arch.qemu_firmware : "");
   const firmwareVolume = v.firmware_volume || (qemuOnly && !v.firmware ? arch.qemu_firmware_volume : "");
   const paths = {
-    qemu: wrapper?.path ?? `${dir}/bin/${arch.qemu_binary}${v.qemu_suffix ?? ""}`,
+    qemu: wrapper?.path ?? `${dir}/bin/${arch.qemu_binary}${v.qemu_suffix}`,
     clh: `${dir}/bin/cloud-hypervisor`,
     firecracker: `${dir}/bin/firecracker`,
     jailer: `${dir}/bin/jailer`,

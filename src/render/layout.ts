@@ -1,7 +1,7 @@
 // Where an install puts things on the node: Kata's release layout under the prefix, one directory
 // per shim so that each has its own config.d/.
 import type { Catalog } from "../decide/catalog.js";
-import type { Decision } from "../decide/decision.js";
+import type { Decision, HandlerSettings } from "../decide/decision.js";
 import { kataDirFromEnv } from "../detect/context.js";
 
 /** The install directory: the prefix, with kata-deploy's MULTI_INSTALL_SUFFIX appended. */
@@ -34,12 +34,18 @@ export function shimBinary(decision: Decision, runtime: "go" | "rust"): string {
     : `${installDir(decision)}/bin/containerd-shim-kata-v2`;
 }
 
-/** A runtime handler of the install: one per shim, and with DEBUG a -debug one beside it. */
+/**
+ * A runtime handler of the install: one per shim; with DEBUG a -debug one beside it; and the
+ * admin's custom runtimes, each on a shim's base.
+ */
 export interface Handler {
   shim: string;
   name: string;
-  /** kata-deploy's -debug variant: the same shim with guest debug on, its own configuration. */
-  debug: boolean;
+  /**
+   * A variant of the shim with a configuration of its own under custom-runtimes/: kata-deploy's
+   * -debug one (guest debug on), or a custom runtime of the admin's. Null: the shim's own handler.
+   */
+  variant: "debug" | "custom" | null;
   runtimeType: string;
   runtimePath: string;
   configPath: string;
@@ -47,42 +53,50 @@ export interface Handler {
   pullImage: boolean;
 }
 
-/**
- * Where a debug handler's configuration lives, as kata-deploy puts its variants:
- * custom-runtimes/<handler>/configuration-<shim>.toml, with a config.d/ of its own.
- */
+/** Where the variants' configurations live, as kata-deploy puts them: one directory per handler. */
+export function variantsDir(decision: Decision): string {
+  return `${installDir(decision)}/share/defaults/kata-containers/custom-runtimes`;
+}
+
+/** A variant handler's directory: configuration-<shim>.toml and a config.d/ of its own. */
+export function variantConfigDir(decision: Decision, handler: string): string {
+  return `${variantsDir(decision)}/${handler}`;
+}
+
+/** The debug handler's directory of a shim. */
 export function debugConfigDir(decision: Decision, shim: string): string {
-  return `${installDir(decision)}/share/defaults/kata-containers/custom-runtimes/${handlerName(decision, shim)}-debug`;
+  return variantConfigDir(decision, `${handlerName(decision, shim)}-debug`);
 }
 
 export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
-  return decision.shims.flatMap(({ name }) => {
-    const runtime = catalog.shims.get(name)?.runtime ?? "go";
-    const handler = handlerName(decision, name);
-    const common = {
-      shim: name,
-      runtimePath: shimBinary(decision, runtime),
-      snapshotter: decision.handlers[name]?.snapshotter?.value,
-      pullImage: decision.handlers[name]?.pullType?.value === "guest-pull",
-    };
-    const normal: Handler = {
-      ...common,
-      name: handler,
-      debug: false,
-      runtimeType: `io.containerd.${handler}.v2`,
-      configPath: shimConfigPath(decision, name, runtime),
-    };
-    if (!decision.install.debug.value) return [normal];
-    // The variant pulls images as its shim does: it shares the shim's shared_fs (kata-deploy too).
-    const debug: Handler = {
-      ...common,
-      name: `${handler}-debug`,
-      debug: true,
-      runtimeType: `io.containerd.${handler}-debug.v2`,
-      configPath: `${debugConfigDir(decision, name)}/configuration-${name}.toml`,
-    };
-    return [normal, debug];
+  const runtimeOf = (shim: string) => catalog.shims.get(shim)?.runtime ?? "go";
+  const handler = (
+    shim: string,
+    name: string,
+    variant: Handler["variant"],
+    settings: HandlerSettings | undefined,
+  ): Handler => ({
+    shim,
+    name,
+    variant,
+    runtimeType: `io.containerd.${name}.v2`,
+    runtimePath: shimBinary(decision, runtimeOf(shim)),
+    configPath:
+      variant === null
+        ? shimConfigPath(decision, shim, runtimeOf(shim))
+        : `${variantConfigDir(decision, name)}/configuration-${shim}.toml`,
+    snapshotter: settings?.snapshotter?.value,
+    pullImage: settings?.pullType?.value === "guest-pull",
   });
+  const shims = decision.shims.flatMap(({ name }) => {
+    const settings = decision.handlers[name];
+    const normal = handler(name, handlerName(decision, name), null, settings);
+    // The debug variant pulls images as its shim does: it shares the shim's shared_fs (kata-deploy too).
+    if (!decision.install.debug.value) return [normal];
+    return [normal, handler(name, `${handlerName(decision, name)}-debug`, "debug", settings)];
+  });
+  const custom = decision.customRuntimes.map((c) => handler(c.base, c.handler, "custom", c.settings));
+  return [...shims, ...custom];
 }
 
 /**

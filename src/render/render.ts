@@ -8,12 +8,26 @@ import type { Facts } from "../detect/facts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
-import { DECIDED_DROP_IN, defaultConfigLinks, installDir, WRAPPERS_DIR } from "./layout.js";
+import {
+  DECIDED_DROP_IN,
+  defaultConfigLinks,
+  handlersFor,
+  installDir,
+  variantsDir,
+  WRAPPERS_DIR,
+} from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import type { Templates } from "./templates.js";
 
-/** The install stage's journal: which artifacts are in place (render only reads it). */
-export const JOURNAL_FILE = ".install/journal.json";
+/** What an earlier install left in place, as its journal says: the install stage reads it for render. */
+export interface Installed {
+  /** The artifacts of the version in place. */
+  artifacts: ReadonlySet<string>;
+  /** A restart the runtime is still owed (one failed, or a run was cut short around one). */
+  pendingRestart: PlanAction | null;
+}
+
+export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null };
 
 export async function render(
   decision: Decision,
@@ -21,6 +35,7 @@ export async function render(
   catalog: Catalog,
   templates: Templates,
   host: Host,
+  installed: Installed = NOTHING_INSTALLED,
 ): Promise<Changeset> {
   // A node kata-deploy installed at this prefix: kata-install takes it over. Its tree is moved
   // aside by the install (into a version of its own, removed once ours is in place), so the plan
@@ -84,7 +99,8 @@ export async function render(
       target: prefix,
       reason: `kata-deploy's install (shims ${deploy?.shims.join(", ") || "none found"}; ${takeover.dropIns.length} runtime drop-in(s)) becomes kata-install's: its files are moved aside in one piece (running VMs keep theirs) and removed once kata-install's are in place; its handlers keep their names`,
     });
-  const journal = await journalState(decision, read);
+  // A takeover installs into a prefix whose journal (if any) is not ours to trust.
+  const journal = takeover ? NOTHING_INSTALLED : installed;
   for (const artifact of decision.artifacts) {
     if (artifact.from === "bundled" && !journal.artifacts.has(artifact.name)) {
       actions.push({ kind: "pull-artifact", target: artifact.name, reason: artifact.reason });
@@ -149,25 +165,30 @@ async function staleKataFiles(
       }
     }
   }
-  // Debug handlers' configurations (DEBUG turned off, or a shim dropped): only the names ours have.
-  const variants = `${defaults}/custom-runtimes`;
+  // Variants' configurations no handler names any more (DEBUG turned off, a shim or a custom
+  // runtime dropped): a shim's base configuration and kata-install's drop-in, nothing else there.
+  const variants = variantsDir(decision);
+  const wantedVariants = new Set(
+    handlersFor(decision, catalog)
+      .filter((h) => h.variant !== null)
+      .map((h) => h.name),
+  );
   const listing = await host.readDir(variants);
-  for (const shim of debugDirs(listing.ok ? listing.entries : [], decision, catalog))
+  for (const dir of listing.ok ? listing.entries : []) {
+    if (wantedVariants.has(dir)) continue;
+    const files = await host.readDir(`${variants}/${dir}`);
+    const bases = (files.ok ? files.entries : []).filter((name) =>
+      catalog.shims.has(/^configuration-(.+)\.toml$/.exec(name)?.[1] ?? ""),
+    );
     for (const path of [
-      `${variants}/${shim.dir}/configuration-${shim.name}.toml`,
-      `${variants}/${shim.dir}/config.d/${DECIDED_DROP_IN}`,
+      ...bases.map((b) => `${variants}/${dir}/${b}`),
+      `${variants}/${dir}/config.d/${DECIDED_DROP_IN}`,
     ]) {
       if (keep.has(path)) continue;
-      const c = change(
-        path,
-        await read(path),
-        null,
-        0o644,
-        "no debug handler for this shim any more",
-        "kata",
-      );
+      const c = change(path, await read(path), null, 0o644, `no handler ${dir} any more`, "kata");
       if (c) out.push(c);
     }
+  }
   // Links to configurations of shims no longer installed (only links of that exact shape are ours).
   const linked = new Set(defaultConfigLinks(decision, catalog).map((l) => l.path));
   for (const dir of [defaults, `${defaults}/runtime-rs`]) {
@@ -192,45 +213,4 @@ async function staleKataFiles(
     if (c) out.push(c);
   }
   return out;
-}
-
-/** The debug handlers' directories of this install among `entries`, with the shim each is for. */
-function debugDirs(
-  entries: string[],
-  decision: Decision,
-  catalog: Catalog,
-): Array<{ dir: string; name: string }> {
-  const suffix = decision.install.suffix.value;
-  const tail = `${suffix ? `-${suffix}` : ""}-debug`;
-  return entries
-    .filter((dir) => dir.startsWith("kata-") && dir.endsWith(tail) && dir.length > 5 + tail.length)
-    .map((dir) => ({ dir, name: dir.slice(5, -tail.length) }))
-    .filter(({ name }) => catalog.shims.has(name));
-}
-
-/** What the install journal says (render only reads it): artifacts in place, a restart owed. */
-async function journalState(
-  decision: Decision,
-  read: (p: string) => Promise<string | null>,
-): Promise<{ artifacts: Set<string>; pendingRestart: PlanAction | null }> {
-  const none = { artifacts: new Set<string>(), pendingRestart: null };
-  const text = await read(`${installDir(decision)}/${JOURNAL_FILE}`);
-  if (text === null) return none;
-  try {
-    const journal = JSON.parse(text) as {
-      artifacts?: { version?: string | null; names?: string[] };
-      pendingRestart?: PlanAction | null;
-      transaction?: { restarting?: boolean } | null;
-      runtime?: { action: PlanAction } | null;
-    };
-    // A run cut short while the runtime restarted: install rolls its files back first, and the
-    // runtime will owe a restart then, whatever this plan changes.
-    const cutShortRestart = journal.transaction?.restarting ? (journal.runtime?.action ?? null) : null;
-    return {
-      artifacts: new Set(journal.artifacts?.version ? (journal.artifacts.names ?? []) : []),
-      pendingRestart: journal.pendingRestart ?? cutShortRestart,
-    };
-  } catch {
-    return none; // an unreadable journal: pull again, which is always safe
-  }
 }

@@ -11,7 +11,7 @@ import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import type { RenderedFile } from "./kata-config.js";
-import { type Handler, handlersFor, installDir } from "./layout.js";
+import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
@@ -43,14 +43,21 @@ const NEW_CONTAINERD_CONFIG = `version = 2
 
 /**
  * Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>, with this install's
- * suffix, and its -debug variant (kata-deploy's name for it too). Any other kata-* table is the
- * admin's (kata-qemu-mylab): never removed.
+ * suffix; and the variants `variantOurs` names (a -debug or custom runtime this install writes, or
+ * one whose configuration is under this prefix's custom-runtimes/). Any other table is the
+ * admin's (kata-qemu-mylab, or a kata-qemu-debug of their own): never removed.
  */
-export function isOurHandler(name: string, catalog: Catalog, suffix = ""): boolean {
+export function isOurHandler(
+  name: string,
+  catalog: Catalog,
+  suffix = "",
+  variantOurs: (name: string) => boolean = () => false,
+): boolean {
+  if (variantOurs(name)) return true;
   if (!name.startsWith("kata-")) return false;
   const rest = name.slice(5);
   const tail = suffix ? `-${suffix}` : "";
-  return catalog.shimNames().some((shim) => rest === `${shim}${tail}` || rest === `${shim}${tail}-debug`);
+  return catalog.shimNames().some((shim) => rest === `${shim}${tail}`);
 }
 
 const RUNTIMES_PATHS = [
@@ -59,12 +66,17 @@ const RUNTIMES_PATHS = [
   ["plugins", "cri", "containerd", "runtimes"], // schema 1's short name
 ];
 
-function isOurTable(path: string[], catalog: Catalog, suffix: string): boolean {
+function isOurTable(
+  path: string[],
+  catalog: Catalog,
+  suffix: string,
+  variantOurs: (name: string) => boolean,
+): boolean {
   return RUNTIMES_PATHS.some(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
-      isOurHandler(path[prefix.length] as string, catalog, suffix),
+      isOurHandler(path[prefix.length] as string, catalog, suffix, variantOurs),
   );
 }
 
@@ -133,7 +145,29 @@ function renderFor(
   const suffix = decision.install.suffix.value;
   // kata-deploy's DEBUG raises the runtime's own log level too.
   const debug = decision.install.debug.value;
-  const ours = (p: string[]) => isOurTable(p, catalog, suffix);
+  // A variant handler (DEBUG's -debug ones, the admin's custom runtimes) is ours when this install
+  // writes it, or when its configuration is a variant's of this prefix (custom-runtimes/: written
+  // by kata-install, or by kata-deploy, whose tree a takeover makes ours).
+  const variants = `${variantsDir(decision)}/`;
+  const installedVariants = new Set(
+    facts.runtime.handlers.filter((h) => h.configPath?.startsWith(variants)).map((h) => h.name),
+  );
+  const writing = new Set(handlers.filter((h) => h.variant !== null).map((h) => h.name));
+  const variantOurs = (name: string) => installedVariants.has(name) || writing.has(name);
+  const ours = (p: string[]) => isOurTable(p, catalog, suffix, variantOurs);
+  // A handler of the admin's own (its configuration elsewhere) with a name a variant needs: never
+  // replaced, and never doubled.
+  const taken = facts.runtime.handlers.filter((h) => writing.has(h.name) && !installedVariants.has(h.name));
+  if (taken.length > 0 && takeover === null)
+    throw new UserError(
+      taken
+        .map((h) => {
+          const debug = handlers.find((mine) => mine.name === h.name)?.variant === "debug";
+          return `${h.name} (${h.file}) is a handler of the node's own, for ${h.configPath ?? "no configuration"}; ${debug ? "DEBUG's debug handler" : "a custom runtime of the overrides file"} needs the name: rename it, or ${debug ? "leave DEBUG unset" : "name the custom runtime otherwise"}`;
+        })
+        .join("; ")
+        .concat(" (nothing was written)"),
+    );
   const kind = decision.runtime.value;
   // No runtime to configure: the container-runtime check has failed the plan already.
   if (kind === null) return { files: [] };

@@ -3,12 +3,13 @@
 // of them get the same decision, so a report decides once per distinct set, not once per node —
 // a cluster of 5,000 nodes is a handful of kinds of node.
 
-import { valueAt } from "../decide/fact-paths.js";
 import type { MatchNode } from "../decide/match.js";
 import type { RuleSet } from "../decide/rules.js";
+import { valueAt } from "../detect/fact-paths.js";
+import type { SourceKey } from "../detect/sources.js";
 
-/** Read by decide.ts directly, besides the rules. */
-const ENGINE_FACTS = ["arch", "runtime", "hypervisors"];
+/** Read by decide.ts directly, besides the rules (whole sources: a renamed one fails to compile). */
+const ENGINE_FACTS: readonly SourceKey[] = ["arch", "runtime", "hypervisors"];
 
 function collect(node: MatchNode, into: Set<string>): void {
   if (node.kind === "expr") into.add(node.fact);
@@ -17,7 +18,7 @@ function collect(node: MatchNode, into: Set<string>): void {
 }
 
 export function decisionFacts(rules: RuleSet): string[] {
-  const paths = new Set(ENGINE_FACTS);
+  const paths = new Set<string>(ENGINE_FACTS);
   for (const rule of rules.rules) {
     collect(rule.match, paths);
     for (const keys of Object.values(rule.config))

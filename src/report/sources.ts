@@ -7,6 +7,7 @@ import path from "node:path";
 import { decideFor, type Prepared } from "../decide/prepare.js";
 import { type Facts, SCHEMA_VERSION } from "../detect/facts.js";
 import { parseFacts } from "../detect/load.js";
+import { upgradeFacts } from "../detect/upgrade.js";
 import type { KubeApi } from "../kube/api.js";
 import { SUMMARY_ANNOTATION } from "../kube/node-labels.js";
 import { NodeSummary, summarize } from "../kube/summary.js";
@@ -40,7 +41,9 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
     const name = file.slice(0, -".json".length);
     let facts: Facts;
     try {
-      facts = JSON.parse(fs.readFileSync(full, "utf8")) as Facts;
+      // Brought to this schema before its fingerprint (a source an earlier kata-install did not
+      // read is taken as unknown): only the first node of a kind is validated, every one is summarised.
+      facts = upgradeFacts(JSON.parse(fs.readFileSync(full, "utf8"))) as Facts;
       if (facts?.schemaVersion !== SCHEMA_VERSION)
         throw new Error(`not a facts document of schema version ${SCHEMA_VERSION}`);
     } catch (error) {
@@ -56,7 +59,10 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
         decision = decideFor(prepared, facts).decision;
         decided.set(key, decision);
       }
-      nodes.push({ name, summary: summarize(facts, decision, (shim) => defaultSharedFs(templates, shim)) });
+      nodes.push({
+        name,
+        summary: summarize(facts, decision, (shim) => defaultSharedFs(templates, prepared.catalog, shim)),
+      });
     } catch (error) {
       skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });
     }

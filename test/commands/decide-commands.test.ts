@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { amdSnpCrio, nestedVmWithoutVmx } from "../helpers/nodes.js";
+import { amdSnpCrio, intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
@@ -154,13 +154,34 @@ describe("explain", () => {
     const run = runCli(["explain", "--host-root", amd.root, "shims.qemu-tdx", "default_shim"]);
     expect(run.stdout).toContain('shims.qemu-tdx = "dropped"  — needs tdx');
     expect(run.stdout).toContain('default_shim = "qemu"');
+    // A key nothing decided: the value this node's configuration has from the template.
     const untouched = runCli(["explain", "--host-root", amd.root, "clh:hypervisor.clh.default_memory"]);
     expect(untouched.stdout).toBe(
-      "[clh] hypervisor.clh.default_memory = (the template's default)\n    set by template default\n",
+      "[clh] hypervisor.clh.default_memory = 2048\n    set by template default\n",
     );
     const unknown = runCli(["explain", "--host-root", amd.root, "hypervisor.qemu.shared_fss"]);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/nothing decided matches "hypervisor.qemu.shared_fss"/);
+  });
+});
+
+describe("explain's --help examples, on a node where no shim can run", () => {
+  it("each answers with the template's values and why each shim is not installed", () => {
+    const spec = intelContainerd16();
+    spec.kvmDevice = false;
+    const vm = buildHost(spec);
+    for (const args of [["hypervisor.qemu.shared_fs"], ["qemu:hypervisor.qemu.path", "clh"], ["shared_fs"]]) {
+      const run = runCli(["explain", "--host-root", vm.root, ...args]);
+      expect(run.status, `${args.join(" ")}: ${run.stderr}`).toBe(0);
+    }
+    const run = runCli(["explain", "--host-root", vm.root, "qemu:hypervisor.qemu.path"]);
+    expect(run.stdout).toMatch(
+      /^\[qemu\] hypervisor\.qemu\.path = "\/opt\/kata\/bin\/qemu-system-x86_64" {2}— qemu is not installed on this node: needs kvm/,
+    );
+    const optIn = runCli(["explain", "--host-root", vm.root, "qemu-coco-dev:shared_fs"]);
+    expect(optIn.stdout).toContain(
+      '[qemu-coco-dev] hypervisor.qemu.shared_fs = "none"  — qemu-coco-dev is not installed on this node: an opt-in shim',
+    );
   });
 });
 

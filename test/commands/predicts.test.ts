@@ -25,6 +25,7 @@ interface Refusal {
   /** Make the host refusable (after it is built). */
   edit?: (root: string) => void;
   args: string[];
+  env?: Record<string, string>;
   /** The check both name; null: the same error, said by both. */
   check: string | null;
   message: RegExp;
@@ -88,6 +89,25 @@ const REFUSALS: Refusal[] = [
     check: null,
     message: /end marker \(line \d+\) has no begin marker/,
   },
+  {
+    name: "a handler mapped to a snapshotter the node lacks",
+    spec: intelContainerd16,
+    args: [...source(artifacts), "--shims", "qemu"],
+    env: { SNAPSHOTTER_HANDLER_MAPPING: "qemu:nydus" },
+    check: "handler-snapshotter",
+    message: /SNAPSHOTTER_HANDLER_MAPPING/,
+  },
+  {
+    name: "an install journal this kata-install cannot read",
+    spec: intelContainerd16,
+    edit: (root) => {
+      fs.mkdirSync(path.join(root, "opt/kata/.install"), { recursive: true });
+      fs.writeFileSync(path.join(root, "opt/kata/.install/journal.json"), '{"version": 1, "files": []}\n');
+    },
+    args: source(artifacts),
+    check: null,
+    message: /journal\.json: not a journal this kata-install reads: /,
+  },
 ];
 
 describe("plan predicts install", () => {
@@ -95,7 +115,7 @@ describe("plan predicts install", () => {
     const host = buildHost(r.spec());
     r.edit?.(host.root);
     const before = snapshot(host.root);
-    const plan = runCli(["plan", "--host-root", host.root, ...r.args, "--json"]);
+    const plan = runCli(["plan", "--host-root", host.root, ...r.args, "--json"], { env: r.env });
     expect(plan.status).toBe(1);
     if (r.check !== null) {
       const failed = (
@@ -109,7 +129,7 @@ describe("plan predicts install", () => {
       expect(failed, plan.stdout.slice(0, 400)).toMatchObject({ status: "fail", severity: "error" });
       expect(failed?.message).toMatch(r.message);
     } else expect(plan.stderr).toMatch(r.message);
-    const install = runCli(["install", "--host-root", host.root, ...r.args]);
+    const install = runCli(["install", "--host-root", host.root, ...r.args], { env: r.env });
     expect(install.status).toBe(1);
     expect(install.stderr).toMatch(
       r.check === null ? r.message : new RegExp(`preflight errors: .*${r.check}`),

@@ -73,6 +73,26 @@ describe("plan --out FILE, then install --plan FILE", () => {
     expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual(saved);
   });
 
+  it("a plan that removes links of an earlier install (a shim dropped) applies: links are compared as links", async () => {
+    const host = await answeringHost();
+    const first = runCli(["install", "--host-root", host.root, ...source, "--shims", "qemu,clh"]);
+    expect(first.status, first.stderr).toBe(0);
+    const link = path.join(host.root, "opt/kata/share/defaults/kata-containers/configuration-clh.toml");
+    expect(fs.readlinkSync(link)).toBe("runtimes/clh/configuration-clh.toml");
+    const file = savePlan(host.root, "--shims", "qemu");
+    const saved = JSON.parse(fs.readFileSync(file, "utf8"));
+    expect(saved.plan.changes).toContainEqual(
+      expect.objectContaining({
+        path: "/opt/kata/share/defaults/kata-containers/configuration-clh.toml",
+        action: "delete",
+        link: true,
+      }),
+    );
+    const run = runCli(["install", "--host-root", host.root, "--plan", file, "--shims", "qemu"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(link)).toBe(false);
+  });
+
   it("applied unchanged, gives the tree a plain install gives", async () => {
     const saved = await answeringHost();
     const plain = await answeringHost();

@@ -99,6 +99,40 @@ describe("a distro qemu", () => {
     expect(noVirtiofs.vars["distro-qemu"]).toBe(false);
   });
 
+  it("without the machine type Kata's configuration names on this architecture (q35): not used", async () => {
+    const spec = intelContainerd16();
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/qemu-system-x86_64": qemuScript(
+        "8.2.2",
+        undefined,
+        "Supported machines are:\nmicrovm              microvm (i386)\npc                   Standard PC (i440FX + PIIX, 1996)",
+      ),
+    };
+    const decision = await decideOn(spec);
+    expect(decision.artifacts.find((a) => a.name === "qemu")?.from).toBe("bundled");
+    expect(decision.checks.find((c) => c.id === "distro-qemu")?.message).toContain("machine type");
+  });
+
+  it("a distro virtiofsd: used when it is the Rust one, 1.10 or later; otherwise the bundled one, and preflight says why", async () => {
+    const good = await decideOn(gpuDistroQemuK3s());
+    expect(good.artifacts.find((a) => a.name === "virtiofsd")).toMatchObject({ from: "distro" });
+    expect(good.config.qemu?.["hypervisor.qemu.virtio_fs_daemon"]).toMatchObject({
+      value: "/usr/libexec/virtiofsd",
+      source: { kind: "derived", name: "the host's virtiofsd" },
+    });
+    const spec = gpuDistroQemuK3s();
+    spec.commands = { ...spec.commands, "/usr/libexec/virtiofsd": 'echo "virtiofsd backend 1.5.0"' };
+    const old = await decideOn(spec);
+    expect(old.artifacts.find((a) => a.name === "virtiofsd")).toMatchObject({ from: "bundled" });
+    expect(old.config.qemu?.["hypervisor.qemu.virtio_fs_daemon"]).toBeUndefined();
+    expect(old.checks.find((c) => c.id === "distro-virtiofsd")).toMatchObject({
+      severity: "info",
+      status: "fail",
+      message: expect.stringContaining("(/usr/libexec/virtiofsd, 1.5.0) is not used"),
+    });
+  });
+
   it("lacking a device the configuration uses (virtio-scsi): Kata's bundled qemu, and preflight says why", async () => {
     const spec = intelContainerd16();
     spec.commands = {

@@ -1,4 +1,6 @@
 // The seven nodes of the facts issue, each read through the same code as a real node.
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { detectFacts, Facts } from "../../src/detect/facts.js";
 import {
@@ -275,5 +277,19 @@ describe("a GPU node with a distro qemu, SR-IOV and k3s", async () => {
   it("counts a registered filesystem without a loaded module as built in", () => {
     expect(facts.kernel.modules.fuse).toEqual({ state: "builtin", via: "/proc/filesystems fuse" });
     expect(facts.kernel.modules["9p"]?.state).toBe("loaded");
+  });
+});
+
+describe("a path detection cannot look at (not merely absent)", async () => {
+  const built = buildHost(intelContainerd16());
+  // /dev/kvm a link to itself: there, but no stat() gets through it.
+  const kvm = path.join(built.root, "dev/kvm");
+  fs.rmSync(kvm, { force: true });
+  fs.symlinkSync("kvm", kvm);
+  const facts = await detectFacts(built.host);
+
+  it("is recorded as a problem naming the path, and read as absent", () => {
+    expect(facts.kvm.device).toBe(false);
+    expect(facts.problems).toContainEqual(expect.objectContaining({ source: "kvm", path: "/dev/kvm" }));
   });
 });

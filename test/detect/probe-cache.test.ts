@@ -71,4 +71,19 @@ describe("the probe cache", () => {
     const probes = await ProbeCache.load(built.host, "/opt/kata");
     expect(probes.serialize()).toBe("{}\n");
   });
+
+  it("an entry that does not fit the format is asked again, never fed to detection", async () => {
+    binary("/opt/kata/bin/odd", "odd 1.2.3");
+    const identity = await new ProbeCache(built.host, "/opt/kata").identity("/opt/kata/bin/odd");
+    const key = "run:/opt/kata/bin/odd\0--version";
+    fs.writeFileSync(
+      path.join(built.root, "opt/kata/.install/probes.json"),
+      JSON.stringify({ [key]: { identity, result: { ok: true, stdout: 42 } } }),
+    );
+    const probes = await ProbeCache.load(built.host, "/opt/kata");
+    expect(probes.serialize()).toBe("{}\n");
+    const before = runs();
+    expect((await ask(probes, "/opt/kata/bin/odd", ["--version"])).stdout).toBe("odd 1.2.3\n");
+    expect(runs() - before).toBe(1);
+  });
 });

@@ -10,7 +10,7 @@ import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import { buildHost, type NodeSpec } from "./test-host.js";
 
-const RULES = path.resolve("rules");
+export const RULES = path.resolve("rules");
 export const catalog = loadCatalog(RULES);
 export const rules = loadRules(ruleFilesIn(RULES), catalog, (f) => path.relative(process.cwd(), f));
 export const checkIds = new Set([...rules.checkIds, ...ENGINE_CHECKS]);

@@ -84,7 +84,11 @@ pc-q35-8.2           Standard PC (Q35 + ICH9, 2009)
 none                 empty machine`;
 
 /** A qemu stand-in that answers --version, -device help and -machine help like the real one. */
-export function qemuScript(version: string, devices = QEMU_DEVICE_HELP): string {
+export function qemuScript(
+  version: string,
+  devices = QEMU_DEVICE_HELP,
+  machines = QEMU_MACHINE_HELP,
+): string {
   return `case "$*" in
   *--version*) echo "QEMU emulator version ${version} (Debian 1:${version}+dfsg-1)"; echo "Copyright (c) 2003-2024 Fabrice Bellard and the QEMU Project developers" ;;
   *"-device help"*) cat <<'HELP'
@@ -92,7 +96,7 @@ ${devices}
 HELP
   ;;
   *"-machine help"*) cat <<'HELP'
-${QEMU_MACHINE_HELP}
+${machines}
 HELP
   ;;
   *) echo "unexpected arguments: $*" >&2; exit 1 ;;

@@ -7,7 +7,9 @@ import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Host } from "../../src/host/host.js";
+import { installedState, journalFor } from "../../src/install/journal.js";
 import type { Changeset } from "../../src/render/changeset.js";
+import { installDir } from "../../src/render/layout.js";
 import { render } from "../../src/render/render.js";
 import { loadTemplates } from "../../src/render/templates.js";
 import { catalog, checkIds, rules } from "./decide.js";
@@ -38,7 +40,8 @@ export async function planOn(
     env: parseEnv(options.env ?? {}, facts.arch, catalog),
     flags: { ignorePreflightErrors: [], ...options.flags },
   });
-  const changeset = await render(decision, facts, catalog, templates, host);
+  const installed = await installedState(journalFor(host, installDir(decision)));
+  const changeset = await render(decision, facts, catalog, templates, host, installed);
   return { facts, decision, changeset };
 }
 

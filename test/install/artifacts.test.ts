@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { recover } from "../../src/install/apply.js";
 import { ArtifactError, directorySource } from "../../src/install/artifacts.js";
-import { journalFor } from "../../src/install/install.js";
+import { journalFor } from "../../src/install/journal.js";
 import { commitSwitch, installArtifacts } from "../../src/install/switch.js";
 import { uninstallFiles } from "../../src/install/uninstall.js";
 import { artifactDir, SAMPLE_FILES, sampleContent } from "../helpers/artifacts.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { directorySource } from "../../src/install/artifacts.js";
-import { journalFor } from "../../src/install/install.js";
+import { journalFor } from "../../src/install/journal.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { installArtifacts } from "../../src/install/switch.js";
 import { artifactDir, collectFiles, fileKey, ociLayoutFrom } from "../helpers/artifacts.js";

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
-import { journalFor } from "../../src/install/install.js";
+import { journalFor } from "../../src/install/journal.js";
 import { ociLayoutSource } from "../../src/install/oci-layout.js";
 import { parseRegistry, registrySource } from "../../src/install/registry.js";
 import { installArtifacts } from "../../src/install/switch.js";

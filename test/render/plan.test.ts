@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { applyChanges } from "../../src/install/apply.js";
 import { directorySource } from "../../src/install/artifacts.js";
-import { journalFor } from "../../src/install/install.js";
+import { journalFor } from "../../src/install/journal.js";
 import { commitSwitch, installArtifacts } from "../../src/install/switch.js";
 import { planDocument } from "../../src/output/plan.js";
 import { artifactDir } from "../helpers/artifacts.js";

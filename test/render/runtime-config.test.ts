@@ -425,4 +425,26 @@ describe("kata-deploy's other per-node settings", () => {
     expect(changeAt(changeset, "/etc/containerd/config-custom.toml")?.after).toContain("runtimes.kata-qemu]");
     expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined();
   });
+
+  it("an admin's own kata-qemu-debug (its configuration elsewhere) is theirs: kept; DEBUG, which needs the name, is refused", async () => {
+    const spec = intelContainerd16();
+    const original = `${spec.files?.["/etc/containerd/config.toml"]}
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu-debug]
+  runtime_type = "io.containerd.kata.v2"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu-debug.options]
+    ConfigPath = "/etc/kata-containers/my-debug.toml"
+`;
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
+    const { changeset } = await planOn(buildHost(spec).host);
+    const after = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(after.startsWith(original)).toBe(true);
+    expect(
+      runtimesOf(dump(writeOut("admin-debug-handler/config.toml", after)))["kata-qemu-debug"],
+    ).toMatchObject({
+      options: { ConfigPath: "/etc/kata-containers/my-debug.toml" },
+    });
+    await expect(planOn(buildHost(spec).host, { env: { DEBUG: "true" } })).rejects.toThrow(
+      /kata-qemu-debug \(\/etc\/containerd\/config\.toml\) is a handler of the node's own, for \/etc\/kata-containers\/my-debug\.toml; DEBUG's debug handler needs the name: rename it, or leave DEBUG unset/,
+    );
+  });
 });

@@ -34,7 +34,7 @@ export async function readContainerdConfig(
   configPath: string,
 ): Promise<ContainerdConfig> {
   const main = await readToml(ctx, "runtime", configPath);
-  const exists = main !== null || (await ctx.host.exists(configPath));
+  const exists = main !== null || (await ctx.exists("runtime", configPath));
   // There but unreadable (a directory, a FIFO, bad TOML), or not even reachable (a link loop).
   const recorded = ctx.problems.find((p) => p.path === configPath && p.source === "runtime")?.reason;
   const problem = main === null && (exists || recorded !== undefined) ? (recorded ?? "cannot be read") : null;

@@ -1,8 +1,9 @@
 // Which container runtime runs the node's pods, and what its configuration already holds. The
 // kubelet's own --container-runtime-endpoint is the best evidence; after it, a live socket; after
 // that the distribution-specific layouts, since k3s, rke2, k0s and microk8s embed containerd.
+
+import { versionIn } from "../../version.js";
 import type { DetectContext } from "../context.js";
-import { parseVersion } from "../hypervisors.js";
 import { defineSource } from "../source.js";
 import { readContainerdConfig } from "./containerd-config.js";
 import { readCrioConfig } from "./crio-config.js";
@@ -26,6 +27,8 @@ const KUBELET_FILES = [
 export const runtime = defineSource({
   key: "runtime",
   schema: RuntimeFacts,
+  startsProcesses: true,
+  unknown: { ...empty(), candidates: [] },
   async detect(ctx: DetectContext): Promise<RuntimeFacts> {
     // kata-deploy's CONTAINERD_CONFIG_FILE_NAME: plain containerd started on another file of /etc/containerd.
     const name = ctx.containerdConfigName;
@@ -55,7 +58,7 @@ export const runtime = defineSource({
     const { layout } = chosen;
     const versionRun =
       chosen.binary === null ? null : await ctx.run("runtime", chosen.binary, layout.versionArgs);
-    const version = versionRun?.ok ? parseVersion(versionRun.stdout) : null;
+    const version = versionRun?.ok ? versionIn(versionRun.stdout) : null;
     const templatePath = await firstExisting(ctx, layout.templates);
     const base = {
       kind: layout.kind,
@@ -104,12 +107,12 @@ interface Candidate {
 /** What on the host shows that a runtime is installed; null when nothing does. */
 async function evidenceFor(ctx: DetectContext, layout: RuntimeLayout): Promise<Candidate | null> {
   const files = [...layout.binaries, layout.config, ...layout.marks, ...layout.templates];
-  const present = await Promise.all(files.map((file) => ctx.host.exists(file)));
+  const present = await Promise.all(files.map((file) => ctx.exists("runtime", file)));
   const evidence = files.filter((_, i) => present[i]);
   const binary = layout.binaries.find((_, i) => present[i]) ?? null;
   // A socket alone proves nothing: k3s and rke2 share one path. It only ranks installed runtimes.
   if (evidence.length === 0) return null;
-  const socketLive = (await ctx.host.stat(layout.socket))?.isSocket() ?? false;
+  const socketLive = (await ctx.stat("runtime", layout.socket))?.isSocket() ?? false;
   if (socketLive) evidence.push(`${layout.socket} (socket)`);
   return { layout, evidence, binary, socketLive };
 }
@@ -152,6 +155,6 @@ function samePath(a: string, b: string): boolean {
 }
 
 async function firstExisting(ctx: DetectContext, files: string[]): Promise<string | null> {
-  for (const file of files) if (await ctx.host.exists(file)) return file;
+  for (const file of files) if (await ctx.exists("runtime", file)) return file;
   return null;
 }

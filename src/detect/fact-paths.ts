@@ -1,8 +1,9 @@
-// Fact paths ("kernel.modules.vhost_vsock.state", "vars.virtio-fs") checked against the Facts
-// schema when rules load, so that a typo is a load-time error naming the rule, not a rule that
-// silently never matches. The same paths are read from a Facts document at evaluation.
+// Fact paths ("kernel.modules.vhost_vsock.state") checked against the Facts schema: when rules
+// load, so that a typo is a load-time error naming the rule, not a rule that silently never
+// matches; and when a saved document loads, so that a mistyped key is named. The same paths are
+// read from a Facts document at evaluation.
 import type * as z from "zod/mini";
-import { Facts } from "../detect/facts.js";
+import { Facts } from "./facts.js";
 
 export type ValueKind = "string" | "number" | "boolean" | "array" | "object" | "any";
 
