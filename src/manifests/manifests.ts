@@ -83,7 +83,7 @@ export function renderManifests(
   const env = environment(v, overrides !== null);
   issues.push(...checkEnvironment(env, catalog, file));
   const pod = verificationPod(v, file, issues);
-  const classes = issues.length === 0 ? runtimeClasses(v, catalog, notes, file) : [];
+  const classes = issues.length === 0 ? runtimeClasses(v, catalog, notes, issues, file) : [];
   if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
 
   const suffix = suffixOf(v);

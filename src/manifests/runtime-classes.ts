@@ -5,6 +5,7 @@
 import type { Catalog } from "../decide/catalog.js";
 import type { InputIssue } from "../decide/input-error.js";
 import { shimLabel } from "../kube/node-labels.js";
+import { customRuntimeClasses } from "./custom-classes.js";
 import { ARCHES, suffixOf } from "./environment.js";
 import type { Values } from "./values.js";
 
@@ -15,6 +16,7 @@ export interface RuntimeClassSpec {
   annotations: Record<string, string>;
   overhead: Record<string, string> | null;
   nodeSelector: Record<string, string>;
+  tolerations?: unknown[];
 }
 
 type Table = Record<string, unknown>;
@@ -71,6 +73,7 @@ export function runtimeClasses(
   v: Values,
   catalog: Catalog,
   notes: InputIssue[],
+  issues: InputIssue[],
   file: string,
 ): RuntimeClassSpec[] {
   const rc = v.runtime_classes as Table;
@@ -116,6 +119,7 @@ export function runtimeClasses(
   const shims = classShims(v, catalog);
   const classes = shims.map((shim) => spec(shim, handler(shim), handler(shim)));
   if (v.debug) classes.push(...shims.map((s) => spec(s, `${handler(s)}-debug`, `${handler(s)}-debug`)));
+  classes.push(...customRuntimeClasses(v, spec, file, issues));
   if (rc.create_default) {
     if (suffix)
       notes.push({

@@ -30,6 +30,7 @@ const FREE_FORM = new Set([
   "runtime_classes.overhead_by_shim",
   "runtime_classes.overhead_enabled_by_shim",
   "runtime_classes.node_selector_by_shim",
+  "runtime_classes.custom",
 ]);
 /** Free-form tables a file replaces whole: half of one and half of another is no valid object. */
 const REPLACED = new Set(["affinity", "resources", "update_strategy"]);

@@ -259,6 +259,31 @@ describe("kata-install manifests", () => {
     );
   });
 
+  it("a custom runtime of the overrides gets its RuntimeClass on its base shim's nodes, with the base's overhead", () => {
+    const file = valuesFile(
+      [
+        "[overrides.custom_runtimes.kata-qemu-lowmem]",
+        'base = "qemu"',
+        "[overrides.custom_runtimes.kata-qemu-lowmem.config]",
+        '"hypervisor.qemu.default_memory" = 1024',
+        "[runtime_classes.custom.kata-qemu-lowmem]",
+        'metadata = { labels = { tier = "small" } }',
+        'overhead = { podFixed = { memory = "200Mi" } }',
+        "",
+      ].join("\n"),
+    );
+    const out = objects(runCli(["manifests", "-f", file, "--set", 'shims=["qemu"]']).stdout);
+    validateAll(out);
+    expect(classes(out).find((d) => d.metadata.name === "kata-qemu-lowmem")).toMatchObject({
+      handler: "kata-qemu-lowmem",
+      metadata: { labels: { tier: "small" } },
+      overhead: { podFixed: { memory: "200Mi", cpu: "250m" } },
+      scheduling: { nodeSelector: { "katacontainers.io/shim.qemu": "true" } },
+    });
+    const stray = runCli(["manifests", "--set", "runtime_classes.custom.kata-x={}"]);
+    expect(stray.stderr).toContain("runtime_classes.custom.kata-x: no such custom runtime");
+  });
+
   it("NFD: the NodeFeatureRule, one TEE key per confidential pod, TEE selectors, the virtualization affinity", () => {
     const out = objects(
       runCli([

@@ -5,6 +5,7 @@ import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
 import type { Values } from "../values.js";
 import { CHART_ARCHES, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
+import { mapCustomRuntimes } from "./custom-runtimes.js";
 import { dropInConfig } from "./drop-in.js";
 import { type Entry, Ledger } from "./ledger.js";
 import type { ChartFile, Path } from "./read.js";
@@ -29,7 +30,11 @@ function get(tree: unknown, path: Path): unknown {
 }
 
 function set(tree: Table, path: string, value: unknown): void {
-  const parts = path.split(".");
+  setPath(tree, path.split("."), value);
+}
+
+/** The same, by a path's parts (a handler name may hold what a dotted path cannot). */
+function setPath(tree: Table, parts: string[], value: unknown): void {
   let at = tree;
   for (const part of parts.slice(0, -1)) {
     at[part] ??= {};
@@ -245,12 +250,8 @@ export function mapChartValues(
 
   const runtimes = (value(["customRuntimes", "runtimes"]) ?? {}) as Table;
   if (value(["customRuntimes", "enabled"]) === true && Object.keys(runtimes).length > 0) {
-    ledger.carried(["customRuntimes", "enabled"], "(the runtimes below are not)");
-    for (const name of Object.keys(runtimes))
-      ledger.notCarried(
-        ["customRuntimes", "runtimes", name],
-        "kata-install installs handlers only for the shims it serves, not one of a new name: give the base shim the drop-in (shims.<shim>.dropIn) if all its pods may have it",
-      );
+    ledger.carried(["customRuntimes", "enabled"], "the runtimes below");
+    mapCustomRuntimes(chart, catalog, ledger, (p, v) => setPath(overlay, p, v), issues);
   } else ledger.noEffect(["customRuntimes"], "only with customRuntimes.enabled and runtimes");
 
   for (const key of ["nameOverride", "fullnameOverride"])
