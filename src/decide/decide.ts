@@ -647,11 +647,19 @@ function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
   const problem = (message: string, hint: string): Check[] => [
     { id: "handler-snapshotter", severity: "error", status: "fail", message, hint, rule: "decide" },
   ];
+  // A DaemonSet's environment is the whole cluster's: on a CRI-O node the mapping has nothing to
+  // act on (kata-deploy ignores it there too), and that is said, not an error.
   if (kind === null || !CONTAINERD_FAMILY.includes(kind))
-    return problem(
-      `${variable} maps handlers to containerd snapshotters, but this node's runtime is ${kind ?? "unknown"}`,
-      "unset it on CRI-O nodes (PULL_TYPE_MAPPING chooses how their images are pulled)",
-    );
+    return [
+      {
+        id: "handler-snapshotter",
+        severity: "warning",
+        status: "fail",
+        message: `${variable} maps handlers to containerd snapshotters, which this node's runtime (${kind ?? "unknown"}) does not have: ignored here`,
+        hint: "PULL_TYPE_MAPPING chooses how CRI-O pulls a handler's images",
+        rule: "decide",
+      },
+    ];
   const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
   if (kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
     return problem(

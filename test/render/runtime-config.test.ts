@@ -376,6 +376,18 @@ describe("kata-deploy's other per-node settings", () => {
     expect(old.decision.checks.find((c) => c.id === "handler-snapshotter")?.message).toMatch(
       /containerd 1\.6\.\S+ has no snapshotter per runtime handler/,
     );
+    // On CRI-O (one DaemonSet's environment for the whole cluster) it has nothing to act on: said, not an error.
+    const crio = intelContainerd16();
+    crio.commands = { "/usr/bin/crio": 'echo "crio version 1.31.0"' };
+    crio.sockets = ["/var/run/crio/crio.sock"];
+    crio.files = { "/etc/crio/crio.conf.d/10-crio.conf": "[crio.runtime]\n" };
+    const onCrio = await planOn(buildHost(crio).host, {
+      env: { SHIMS: "qemu", SNAPSHOTTER_HANDLER_MAPPING: "qemu:nydus" },
+    });
+    expect(onCrio.decision.checks.find((c) => c.id === "handler-snapshotter")).toMatchObject({
+      severity: "warning",
+      message: expect.stringContaining("ignored here"),
+    });
   });
 
   it("CRI-O: kata-deploy's storage_option unless the admin set one, and DEBUG's log level", async () => {
