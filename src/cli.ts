@@ -313,6 +313,10 @@ own install is not restored: run kata-deploy again for that.`,
       "with --facts-dir: decide every node with this overrides file (check one before rolling it out)",
     )
     .option("--emit-overrides <file>", "write an overrides file that gives every node the same configuration")
+    .option(
+      "--install-suffix <suffix>",
+      "with --kubeconfig: read the summaries of the install with this MULTI_INSTALL_SUFFIX (default: the one without)",
+    )
     .option("--json", "print one JSON document and nothing else on stdout")
     .addHelpText(
       "after",
@@ -327,7 +331,8 @@ Examples:
   kata-install report --facts-dir ./facts                     (facts/<node>.json from each node)
   kata-install report --facts-dir ./facts --emit-overrides uniform.toml
   kata-install report --facts-dir ./facts --overrides uniform.toml    (every node now alike?)
-  kata-install report --kubeconfig ~/.kube/config --json`,
+  kata-install report --kubeconfig ~/.kube/config --json
+  kata-install report --kubeconfig ~/.kube/config --install-suffix ci   (the install kata-deploy-ci)`,
     )
     .action(async (options) => {
       const { runReport } = await import("./commands/report.js");

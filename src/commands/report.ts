@@ -14,6 +14,8 @@ export interface ReportOptions {
   overrides?: string;
   emitOverrides?: string;
   json?: boolean;
+  /** With --kubeconfig: the install whose summaries to read (its MULTI_INSTALL_SUFFIX). */
+  installSuffix?: string;
 }
 
 export async function runReport(options: ReportOptions, out: (text: string) => void): Promise<number> {
@@ -21,6 +23,8 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
     throw new UserError(
       "report: give --facts-dir DIR (saved `facts --json` files) or --kubeconfig FILE (the nodes' annotations)",
     );
+  if (options.installSuffix !== undefined && options.kubeconfig === undefined)
+    throw new UserError("--install-suffix: only with --kubeconfig (it names whose annotations to read)");
   if (options.overrides !== undefined && options.factsDir === undefined)
     throw new UserError("--overrides: only with --facts-dir (nodes in a cluster decided for themselves)");
   let loaded: Loaded;
@@ -35,7 +39,7 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
   } else {
     const { kubeApi } = await import("../kube/api.js");
     const api = await kubeApi(options.kubeconfig);
-    loaded = await fromCluster(api);
+    loaded = await fromCluster(api, options.installSuffix?.trim() || null);
     from = `the annotations of the nodes of ${api.server}`;
   }
   const report = buildReport(loaded.nodes, loaded.skipped);

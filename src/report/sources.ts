@@ -9,7 +9,7 @@ import { type Facts, SCHEMA_VERSION } from "../detect/facts.js";
 import { parseFacts } from "../detect/load.js";
 import { upgradeFacts } from "../detect/upgrade.js";
 import type { KubeApi } from "../kube/api.js";
-import { SUMMARY_ANNOTATION } from "../kube/node-labels.js";
+import { summaryAnnotation } from "../kube/node-labels.js";
 import { NodeSummary, summarize } from "../kube/summary.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import type { Templates } from "../render/templates.js";
@@ -70,16 +70,18 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
   return { nodes, skipped, decisions: decided.size };
 }
 
-export async function fromCluster(api: KubeApi): Promise<Loaded> {
+/** The summaries one install (its MULTI_INSTALL_SUFFIX, or none) published on the nodes. */
+export async function fromCluster(api: KubeApi, suffix: string | null = null): Promise<Loaded> {
   const nodes: NodeEntry[] = [];
   const skipped: Loaded["skipped"] = [];
+  const annotation = summaryAnnotation(suffix);
   for (const node of await api.listNodes()) {
     const source = `node ${node.name}`;
-    const text = node.meta.annotations?.[SUMMARY_ANNOTATION];
+    const text = node.meta.annotations?.[annotation];
     if (text === undefined) {
       skipped.push({
         source,
-        reason: `no ${SUMMARY_ANNOTATION} annotation: kata-install has not installed it (yet)`,
+        reason: `no ${annotation} annotation: kata-install${suffix ? ` (install ${suffix})` : ""} has not installed it (yet)`,
       });
       continue;
     }

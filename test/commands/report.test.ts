@@ -116,6 +116,22 @@ describe("kata-install report --kubeconfig", () => {
         doc.disagreements.find((d: { field: string }) => d.field === "kernel vhost_vsock").others,
       ).toEqual([{ value: "no", nodes: ["c"] }]);
       expect(doc.overrides.shims).toEqual(["qemu"]);
+      // Another install's summaries (MULTI_INSTALL_SUFFIX=ci), read by its suffix, not mixed in.
+      const ci = node("e");
+      (ci.metadata as { annotations: Record<string, string> }).annotations[`${SUMMARY_ANNOTATION}-ci`] =
+        JSON.stringify(odd);
+      kube.nodes.set("e", ci);
+      const other = JSON.parse(
+        (await runCliAsync(["report", "--kubeconfig", kube.kubeconfig, "--install-suffix", "ci", "--json"]))
+          .stdout,
+      );
+      expect(other.nodes.map((n: { name: string }) => n.name)).toEqual(["e"]);
+      expect(other.skipped.map((s: { source: string }) => s.source)).toEqual([
+        "node a",
+        "node b",
+        "node c",
+        "node d",
+      ]);
     } finally {
       await kube.close();
     }
