@@ -1,5 +1,5 @@
 import type { Catalog } from "../decide/catalog.js";
-import { TEMPLATE_DEFAULT } from "../decide/decide.js";
+import { TEMPLATE_DEFAULT } from "../decide/provenance.js";
 import { UserError } from "../errors.js";
 import { explainDocument, renderExplain, selectExplained } from "../output/explain.js";
 import { templateDefaults, valueAtKey } from "../render/kata-config.js";

@@ -8,8 +8,9 @@ import { UserError } from "../errors.js";
 import { Host } from "../host/host.js";
 import { dataPath, packageRoot } from "../package-root.js";
 import { type Catalog, loadCatalog, unknownShim } from "./catalog.js";
-import { decide, ENGINE_CHECKS, type Flags } from "./decide.js";
+import { decide, type Flags } from "./decide.js";
 import type { Decision } from "./decision.js";
+import { ENGINE_CHECKS } from "./engine-checks.js";
 import { type EnvSettings, parseEnv } from "./env.js";
 import {
   DEFAULT_OVERRIDES,

@@ -1,3 +1,6 @@
+import type { Overrides } from "./overrides.js";
+import type { Rule } from "./rules.js";
+
 // Every decided value says where it came from and what it beat. Precedence, lowest first: template
 // defaults (and the capability table) < rules (by priority) < kata-deploy's environment < the
 // overrides file < command-line flags.
@@ -81,4 +84,17 @@ export function describeSource(source: Source): string {
 
 export function isOverride(source: Source): boolean {
   return rank(source)[0] >= RANK.env;
+}
+
+/** What the templates hold when nothing decided a key. */
+export const TEMPLATE_DEFAULT: Source = { kind: "default", name: "template default" };
+/** What the capability table (rules/shims.toml) says of a shim. */
+export const CAPABILITY_TABLE: Source = { kind: "default", name: "capability table (rules/shims.toml)" };
+
+export function ruleSource(rule: Rule): Source {
+  return { kind: "rule", name: rule.name, file: rule.file, why: rule.why, priority: rule.priority };
+}
+
+export function overridesSource(overrides: Overrides, path: Array<string | number>, name: string): Source {
+  return { kind: "overrides", name, file: overrides.file, line: overrides.lineOf(path) };
 }

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { stringify } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
-import { ENGINE_CHECKS } from "../decide/decide.js";
+import { ENGINE_CHECKS } from "../decide/engine-checks.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { parseOverrides } from "../decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../decide/rules.js";

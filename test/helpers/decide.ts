@@ -2,8 +2,9 @@
 // environment and flags, as the commands would.
 import path from "node:path";
 import { loadCatalog } from "../../src/decide/catalog.js";
-import { decide, ENGINE_CHECKS, type Flags } from "../../src/decide/decide.js";
+import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
+import { ENGINE_CHECKS } from "../../src/decide/engine-checks.js";
 import { parseEnv } from "../../src/decide/env.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";

@@ -1,0 +1,115 @@
+// The checks the engine raises itself (beside the rules'): kata-deploy's mappings that name shims
+// not asked for, snapshotters a handler cannot use here; and the checks an admin chose to ignore.
+import { compareVersions, versionParts } from "../version.js";
+import type { DecideInput, Flags } from "./decide.js";
+import type { Check } from "./decision.js";
+import type { Overrides } from "./overrides.js";
+
+/** Checks the engine itself raises, beside the rules' ones (ids --ignore-preflight-errors accepts). */
+export const ENGINE_CHECKS = [
+  "shims",
+  "default-shim",
+  "override-contradicts-facts",
+  "env-mapping",
+  "handler-snapshotter",
+  "custom-runtime",
+] as const;
+
+/** Snapshotters containerd always has; any other must be configured on the node to be used. */
+const BUILTIN_SNAPSHOTTERS = ["overlayfs", "native"];
+const CONTAINERD_FAMILY = ["containerd", "k3s", "rke2", "k0s", "microk8s"];
+
+/**
+ * SNAPSHOTTER_HANDLER_MAPPING takes effect only where containerd can pick a snapshotter per handler
+ * (1.7 and later) and only with a snapshotter the node has: otherwise every pod of that handler
+ * fails at image unpack, long after the install called itself a success.
+ */
+export function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
+  const { env, facts } = input;
+  const mapped = Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim));
+  if (mapped.length === 0) return [];
+  const variable = mapped[0]?.[1].name as string;
+  const kind = facts.runtime.kind;
+  const problem = (message: string, hint: string): Check[] => [
+    { id: "handler-snapshotter", severity: "error", status: "fail", message, hint, rule: "decide" },
+  ];
+  // A DaemonSet's environment is the whole cluster's: on a CRI-O node the mapping has nothing to
+  // act on (kata-deploy ignores it there too), and that is said, not an error.
+  if (kind === null || !CONTAINERD_FAMILY.includes(kind))
+    return [
+      {
+        id: "handler-snapshotter",
+        severity: "warning",
+        status: "fail",
+        message: `${variable} maps handlers to containerd snapshotters, which this node's runtime (${kind ?? "unknown"}) does not have: ignored here`,
+        hint: "PULL_TYPE_MAPPING chooses how CRI-O pulls a handler's images",
+        rule: "decide",
+      },
+    ];
+  const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
+  if (kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
+    return problem(
+      `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,
+      "upgrade containerd to 1.7 or later, or unset the mapping",
+    );
+  const known = new Set([...BUILTIN_SNAPSHOTTERS, ...facts.runtime.snapshotters.map((s) => s.name)]);
+  const missing = mapped.filter(([, to]) => !known.has(to.value));
+  if (missing.length === 0) return [];
+  return problem(
+    missing
+      .map(
+        ([shim, to]) =>
+          `${to.name} maps ${shim} to the snapshotter "${to.value}", which is not configured on this node`,
+      )
+      .join("; "),
+    `configure it in containerd (configured here: ${[...known].sort().join(", ")}), or map the handler to one of those`,
+  );
+}
+
+/**
+ * kata-deploy's per-shim variables may name only the shims asked for (--shims, the overrides
+ * file's shims, or SHIMS): a mapping for another is a mistake in the DaemonSet's environment, which
+ * kata-deploy refuses too, named by its variable. Without a list asked for, each node's own set
+ * differs by what it can run, and a mapping for a shim one node drops is no mistake.
+ */
+export function mappingChecks(input: DecideInput): Check[] {
+  const { env, flags, overrides } = input;
+  const asked = flags.shims ?? overrides.shims ?? env.shims?.value;
+  if (asked === undefined) return [];
+  const named: Array<[string, string]> = [];
+  for (const table of [
+    env.snapshotters,
+    env.pullTypes,
+    env.forceGuestPull,
+    env.allowedAnnotations,
+    env.agentHttpsProxy,
+    env.agentNoProxy,
+  ])
+    for (const [shim, from] of Object.entries(table)) if (shim !== "all") named.push([from.name, shim]);
+  const stray = named.filter(([, shim]) => !asked.includes(shim));
+  if (stray.length === 0) return [];
+  return [
+    {
+      id: "env-mapping",
+      severity: "error",
+      status: "fail",
+      message: stray
+        .map(([variable, shim]) => `${variable} names ${shim}, which is not among the shims to install`)
+        .join("; "),
+      hint: "name only the shims asked for, or add that shim to them (SHIMS)",
+      rule: "decide",
+    },
+  ];
+}
+
+export function applyIgnores(checks: Check[], overrides: Overrides, flags: Flags): Check[] {
+  const ignored = new Set(
+    [...overrides.ignore, ...flags.ignorePreflightErrors].map((id) => id.toLowerCase()),
+  );
+  const all = ignored.has("all");
+  return checks.map((check) =>
+    check.status === "fail" && (all || ignored.has(check.id))
+      ? { ...check, status: "ignored", severity: check.severity === "error" ? "warning" : check.severity }
+      : check,
+  );
+}

@@ -1,0 +1,187 @@
+// Each chosen shim's configuration values: the rules', the host binaries chosen over bundled ones,
+// kata-deploy's environment and the overrides file, each with its source and what it beat.
+import { byText } from "../compare.js";
+import { valueAt } from "../detect/fact-paths.js";
+import type { ShimSpec } from "./catalog.js";
+import type { DecideInput } from "./decide.js";
+import type { Check, Chosen, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
+import {
+  CAPABILITY_TABLE,
+  type Decided,
+  describeSource,
+  isOverride,
+  Ladder,
+  overridesSource,
+  ruleSource,
+  type Source,
+} from "./provenance.js";
+import type { Rule } from "./rules.js";
+
+export function shimConfig(
+  input: DecideInput,
+  spec: ShimSpec,
+  matched: Rule[],
+  sources: Map<string, Decided<"bundled" | "distro">>,
+  warnings: Check[],
+  contradiction: (m: string, r: string) => void,
+): Record<string, Decided<unknown>> {
+  const { catalog, facts, overrides, env } = input;
+  const ladders = new Map<string, Ladder<unknown>>();
+  const offer = (key: string, value: unknown, source: Source) => {
+    if (catalog.keyType(spec.name, key) === undefined) return; // "all" names keys some shims lack
+    const ladder = ladders.get(key) ?? new Ladder<unknown>();
+    ladder.offer(value, source);
+    ladders.set(key, ladder);
+  };
+  const hv = `hypervisor.${spec.hypervisor}`;
+
+  for (const rule of matched) {
+    for (const target of ["all", spec.name]) {
+      for (const [key, value] of Object.entries(rule.config[target] ?? {})) {
+        if ("literal" in value) offer(key, value.literal, ruleSource(rule));
+        else {
+          const fact = valueAt(facts, value.fact);
+          if (fact === undefined || fact === null) {
+            warnings.push({
+              id: "override-contradicts-facts",
+              severity: "warning",
+              status: "fail",
+              message: `rule ${rule.name} takes ${key} from the fact ${value.fact}, which is unknown on this node; the template default stays`,
+              rule: rule.name,
+            });
+          } else offer(key, fact, ruleSource(rule));
+        }
+      }
+    }
+  }
+
+  // Host binaries chosen over bundled ones: the configuration points at them.
+  for (const name of spec.host_parts) {
+    const part = catalog.hostParts.get(name);
+    const chosen = sources.get(name);
+    const binary = part === undefined ? null : facts.hypervisors[part.fact];
+    if (part === undefined || chosen?.value !== "distro" || binary?.origin !== "distro") continue;
+    const from: Source = { kind: "derived", name: `the host's ${name}`, from: chosen.source };
+    for (const key of part.path_keys) offer(`${hv}.${key}`, binary.path, from);
+    for (const key of part.list_keys) offer(`${hv}.${key}`, [binary.path], from);
+  }
+
+  // kata-deploy's environment (DEBUG is not here: it adds debug handlers, see install.debug).
+  const annotations = [
+    ...(env.allowedAnnotations.all?.value ?? []),
+    ...(env.allowedAnnotations[spec.name]?.value ?? []),
+  ];
+  if (annotations.length > 0) {
+    const name = (env.allowedAnnotations[spec.name] ?? env.allowedAnnotations.all)?.name as string;
+    offer(`${hv}.enable_annotations`, [...new Set(annotations)], { kind: "env", name });
+  }
+  // kata-deploy's proxies: this shim's own value, else the one for all.
+  const httpsProxy = env.agentHttpsProxy[spec.name] ?? env.agentHttpsProxy.all;
+  const noProxy = env.agentNoProxy[spec.name] ?? env.agentNoProxy.all;
+  const proxy = [
+    httpsProxy ? `agent.https_proxy=${httpsProxy.value}` : "",
+    noProxy ? `agent.no_proxy=${noProxy.value}` : "",
+  ].filter(Boolean);
+  if (proxy.length > 0) {
+    const name = [httpsProxy?.name, noProxy?.name].filter(Boolean).join(", ");
+    offer(`${hv}.kernel_params`, proxy.join(" "), { kind: "env", name });
+  }
+  const force = env.forceGuestPull[spec.name];
+  if (force) offer("runtime.experimental_force_guest_pull", true, { kind: "env", name: force.name });
+
+  // The overrides file, for every shim then for this one.
+  for (const target of ["all", spec.name]) {
+    for (const [key, value] of Object.entries(overrides.config[target] ?? {})) {
+      offer(key, value, overridesSource(overrides, ["config", target, key], `config.${target}."${key}"`));
+    }
+  }
+
+  const out: Record<string, Decided<unknown>> = {};
+  for (const [key, ladder] of [...ladders].sort(([a], [b]) => byText(a, b))) {
+    const decided = ladder.resolve() as Decided<unknown>;
+    out[key] = decided;
+    if (isOverride(decided.source)) {
+      const rule = decided.beaten.find(
+        (b) => b.source.kind === "rule" && JSON.stringify(b.value) !== JSON.stringify(decided.value),
+      );
+      if (rule && rule.source.kind === "rule") {
+        contradiction(
+          `${describeSource(decided.source)} sets ${key} = ${JSON.stringify(decided.value)} for ${spec.name}, but rule ${rule.source.name} decided ${JSON.stringify(rule.value)} for this node: ${rule.source.why}`,
+          rule.source.name,
+        );
+      }
+    }
+  }
+  return out;
+}
+
+/** Each shim's handler settings: the snapshotter it needs or is mapped to, how its images are pulled. */
+export function handlerSettings(input: DecideInput, shims: Chosen[]): Record<string, HandlerSettings> {
+  const { catalog, env } = input;
+  const handlers: Record<string, HandlerSettings> = {};
+  for (const shim of shims) {
+    const spec = catalog.shims.get(shim.name) as ShimSpec;
+    const snapshotter = new Ladder<string>();
+    if (spec.snapshotter !== "") snapshotter.offer(spec.snapshotter, CAPABILITY_TABLE);
+    const fromEnv = env.snapshotters[shim.name];
+    if (fromEnv) snapshotter.offer(fromEnv.value, { kind: "env", name: fromEnv.name });
+    const pull = env.pullTypes[shim.name];
+    handlers[shim.name] = {
+      snapshotter: snapshotter.resolve(),
+      pullType: pull
+        ? { value: pull.value, source: { kind: "env", name: pull.name }, beaten: [] }
+        : undefined,
+    };
+  }
+
+  return handlers;
+}
+
+/** The admin's custom runtimes whose base shim is installed here, each with its values over the base's. */
+export function customRuntimesFor(
+  input: DecideInput,
+  selected: Set<string>,
+  config: Decision["config"],
+  handlers: Record<string, HandlerSettings>,
+  warnings: Check[],
+): CustomRuntime[] {
+  const { overrides } = input;
+  const customRuntimes: CustomRuntime[] = [];
+  for (const [handler, spec] of Object.entries(overrides.customRuntimes)) {
+    const source = overridesSource(overrides, ["custom_runtimes", handler], `custom_runtimes.${handler}`);
+    if (!selected.has(spec.base)) {
+      warnings.push({
+        id: "custom-runtime",
+        severity: "warning",
+        status: "fail",
+        message: `custom runtime ${handler} is not written: its base shim ${spec.base} is not installed on this node`,
+        hint: `install ${spec.base} here, or leave the node out of this runtime's RuntimeClass`,
+        rule: "decide",
+      });
+      continue;
+    }
+    const own: Record<string, Decided<unknown>> = {};
+    for (const [key, value] of Object.entries(spec.config)) {
+      const from = overridesSource(
+        overrides,
+        ["custom_runtimes", handler, "config", key],
+        `custom_runtimes.${handler}.config."${key}"`,
+      );
+      const base = config[spec.base]?.[key];
+      own[key] = { value, source: from, beaten: base ? [{ value: base.value, source: base.source }] : [] };
+    }
+    const base = handlers[spec.base] ?? {};
+    customRuntimes.push({
+      handler,
+      base: spec.base,
+      config: { ...config[spec.base], ...own },
+      settings: {
+        snapshotter: spec.snapshotter ? { value: spec.snapshotter, source, beaten: [] } : base.snapshotter,
+        pullType: spec.pullType ? { value: spec.pullType, source, beaten: [] } : base.pullType,
+      },
+      source,
+    });
+  }
+
+  return customRuntimes;
+}
