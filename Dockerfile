@@ -17,6 +17,8 @@ COPY --chown=node:node tsconfig.json ./
 COPY --chown=node:node scripts/build.mjs ./scripts/
 COPY --chown=node:node src ./src
 COPY --chown=node:node templates ./templates
+COPY --chown=node:node rules ./rules
+COPY --chown=node:node artifacts ./artifacts
 RUN node scripts/build.mjs
 
 # The runtime image: the bundle and its data, no node_modules. It runs as root because it installs

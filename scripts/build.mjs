@@ -37,3 +37,19 @@ const compiled = nunjucks.precompile("templates", {
       .join("\n")}\n};\n`,
 });
 await writeFile("dist/templates.js", compiled);
+
+// kata-install's own TOML data, parsed now rather than at every run (~60 kB, ~10 ms of parsing):
+// keyed by each file's sha256, so a file edited after the build is parsed as usual (src/toml-data.ts).
+const { parse } = await import("smol-toml");
+const { createHash } = await import("node:crypto");
+const { readdir, readFile } = await import("node:fs/promises");
+const tomlFiles = [
+  ...(await readdir("rules")).filter((f) => f.endsWith(".toml")).map((f) => `rules/${f}`),
+  "artifacts/catalogue.toml",
+];
+const parsed = {};
+for (const file of tomlFiles) {
+  const text = await readFile(file, "utf8");
+  parsed[createHash("sha256").update(text).digest("hex")] = parse(text);
+}
+await writeFile("dist/data.json", JSON.stringify(parsed));

@@ -3,11 +3,11 @@
 // needs (and why). Ownership is exact: a file matched by two entries, or by none, is an error
 // where it is found (`artifacts split`), never resolved by the order of the patterns.
 import fs from "node:fs";
-import { parse } from "smol-toml";
 import * as z from "zod/mini";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { tomlErrorText } from "../detect/toml.js";
 import { dataPath } from "../package-root.js";
+import { parseTomlText } from "../toml-data.js";
 import "../schema.js";
 
 const CatalogueFile = z.strictObject({
@@ -96,7 +96,7 @@ export function parseArtifactCatalogue(file: string, text: string): ArtifactCata
   const issues: InputIssue[] = [];
   let table: Record<string, unknown> | undefined;
   try {
-    table = parse(text) as Record<string, unknown>;
+    table = parseTomlText(text);
   } catch (error) {
     issues.push({ file, line: (error as { line?: number }).line, message: tomlErrorText(error) });
   }

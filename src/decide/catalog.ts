@@ -2,12 +2,12 @@
 // (rules/config-keys.toml): what each shim can do and which Kata keys exist for it.
 import fs from "node:fs";
 import path from "node:path";
-import { parse } from "smol-toml";
 import * as z from "zod/mini";
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { HypervisorName } from "../detect/hypervisors.js";
 import { tomlErrorText } from "../detect/toml.js";
 import "../schema.js";
+import { parseTomlText } from "../toml-data.js";
 import { TomlLines } from "../toml-lines.js";
 import { InputError, type InputIssue } from "./input-error.js";
 
@@ -346,7 +346,7 @@ export function parseToml(
   issues: InputIssue[],
 ): Record<string, unknown> | undefined {
   try {
-    return parse(text) as Record<string, unknown>;
+    return parseTomlText(text);
   } catch (error) {
     const line = (error as { line?: number }).line;
     issues.push({ file, line, message: tomlErrorText(error) });

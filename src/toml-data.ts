@@ -1,0 +1,26 @@
+// kata-install's own TOML (rules/, artifacts/catalogue.toml: ~60 kB) parsed when the bundle is
+// built, into dist/data.json keyed by each file's sha256: a run looks its text up there instead of
+// parsing it again. Keyed by content, an edited file is simply not found and parsed as usual.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { parse } from "smol-toml";
+import { dataPath } from "./package-root.js";
+
+let built: Record<string, unknown> | null | undefined;
+
+/** `text` parsed as TOML; throws as smol-toml does for text that is not TOML. */
+export function parseTomlText(text: string): Record<string, unknown> {
+  if (built === undefined) {
+    try {
+      built = JSON.parse(fs.readFileSync(dataPath("dist", "data.json"), "utf8")) as Record<string, unknown>;
+    } catch {
+      built = null; // running from source, or a bundle built without it
+    }
+  }
+  const known = built?.[sha256(text)];
+  return (known ?? parse(text)) as Record<string, unknown>;
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
