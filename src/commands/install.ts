@@ -17,7 +17,7 @@ import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
-import { planDocument, renderPlan, transferLine } from "../output/plan.js";
+import { planDocument, refusalHint, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
 import { installDirFromEnv } from "../render/layout.js";
@@ -85,7 +85,7 @@ export async function runInstall(
     const blockers = blocking(planned.decision);
     if (blockers.length > 0) {
       throw new UserError(
-        `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; fix them, or ignore them with --ignore-preflight-errors`,
+        `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; ${refusalHint(blockers.map((c) => c.id)).replace("the errors above", "them")}`,
       );
     }
     if (hooks.showPlan) out(renderPlan(saved?.plan ?? planDocument(planned.decision, planned.changeset)));

@@ -25,8 +25,17 @@ const CONTAINERD_FAMILY = ["containerd", "k3s", "rke2", "k0s", "microk8s"];
  * fails at image unpack, long after the install called itself a success.
  */
 export function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
-  const { env, facts } = input;
-  const mapped = Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim));
+  const { env, facts, overrides } = input;
+  // [who, { value, name }]: kata-deploy's mapping for a shim, or a custom runtime's own snapshotter.
+  const mapped: Array<[string, { value: string; name: string }]> = [
+    ...Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim)),
+    ...Object.entries(overrides.customRuntimes)
+      .filter(([, spec]) => spec.snapshotter !== undefined && selected.has(spec.base))
+      .map(([handler, spec]): [string, { value: string; name: string }] => [
+        handler,
+        { value: spec.snapshotter as string, name: `custom_runtimes.${handler}.snapshotter` },
+      ]),
+  ];
   if (mapped.length === 0) return [];
   const variable = mapped[0]?.[1].name as string;
   const kind = facts.runtime.kind;
@@ -41,7 +50,7 @@ export function snapshotterChecks(input: DecideInput, selected: Set<string>): Ch
         id: "handler-snapshotter",
         severity: "warning",
         status: "fail",
-        message: `${variable} maps handlers to containerd snapshotters, which this node's runtime (${kind ?? "unknown"}) does not have: ignored here`,
+        message: `${variable} ${mapped.length > 1 ? "and others map" : "maps"} handlers to containerd snapshotters, which this node's runtime (${kind ?? "unknown"}) does not have: ignored here`,
         hint: "PULL_TYPE_MAPPING chooses how CRI-O pulls a handler's images",
         rule: "decide",
       },

@@ -91,7 +91,9 @@ export function parseOverrides(
       const message =
         issue.code === "unrecognized_keys"
           ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`
-          : issue.message;
+          : issue.code === "invalid_type" && issue.message.endsWith("received undefined")
+            ? `missing: a ${issue.expected} is needed here`
+            : issue.message;
       issues.push({
         ...at(issue.code === "unrecognized_keys" ? [...path, issue.keys[0] as string] : path),
         message,
@@ -153,6 +155,14 @@ export function parseOverrides(
       issues.push({
         ...at(where),
         message: "a handler name is a DNS label: lower-case letters, digits and dashes, at most 63",
+      });
+    const shimOwn = catalog
+      .shimNames()
+      .find((shim) => handler === `kata-${shim}` || handler === `kata-${shim}-debug`);
+    if (shimOwn !== undefined)
+      issues.push({
+        ...at(where),
+        message: `${handler} is the name of the ${shimOwn} shim's own handler${handler.endsWith("-debug") ? " (its DEBUG variant)" : ""}: name the custom runtime otherwise`,
       });
     if (!catalog.shims.has(spec.base)) {
       issues.push({ ...at([...where, "base"]), message: unknownShim(spec.base, catalog) });

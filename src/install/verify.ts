@@ -219,6 +219,20 @@ export function plannedWorld(
   };
 }
 
+/** `world`, with the plan's own writes and removals over it. */
+export function withPlanned(changeset: Changeset, world: PathWorld): PathWorld {
+  const planned = new Map(changeset.changes.map((c) => [c.path, c]));
+  return {
+    async find(hostPath) {
+      const change = planned.get(hostPath);
+      if (change === undefined || change.link) return world.find(hostPath);
+      return change.after === null
+        ? { ok: false, why: "removed by the plan" }
+        : { ok: true, mode: change.mode };
+    },
+  };
+}
+
 export interface PathFailure extends NamedPath {
   why: string;
 }
@@ -318,7 +332,8 @@ export async function verifyPlanned(
     changeset.transfer = await transferOf(source, names, allArtifacts);
     return;
   }
-  let failures = await findFailures(paths, nodeWorld(host));
+  // The node as it is, with the files this plan writes (a new handler's configuration) counted.
+  let failures = await findFailures(paths, withPlanned(changeset, nodeWorld(host)));
   if (failures.length > 0 && source !== null) {
     // What the source's copy of this version holds can be put back: a repair, not a refusal.
     const byArtifact = await listings();

@@ -70,9 +70,7 @@ export function renderPlan(doc: PlanDocument): string {
       : `Plan: ${count("create")} to create, ${count("modify")} to modify, ${count("delete")} to delete; ${doc.actions.length} action(s).`,
   );
   if (errors.length > 0)
-    lines.push(
-      "An install would refuse this node: fix the errors above, or ignore them with --ignore-preflight-errors.",
-    );
+    lines.push(`An install would refuse this node: ${refusalHint(errors.map((c) => c.id))}.`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -85,4 +83,18 @@ export function planExitCode(decision: Decision, doc: PlanDocument, detailed: bo
 export function transferLine(t: NonNullable<Changeset["transfer"]>): string {
   const share = t.releaseBytes > 0 ? ` (${Math.round((100 * t.bytes) / t.releaseBytes)}%)` : "";
   return `Pulls ${t.images} of the release's ${t.releaseImages} artifacts: ${t.bytes} of ${t.releaseBytes} bytes${share}.`;
+}
+
+/**
+ * Checks made on the plan itself, after the decision: what they guard (a Kata that cannot boot,
+ * someone else's files, artifacts that cannot be had) is never ignored.
+ */
+export const NOT_IGNORABLE = ["artifact-paths", "install-prefix", "artifact-source"];
+
+/** What to do about failing error checks: ignoring is offered only where it works. */
+export function refusalHint(ids: string[]): string {
+  const fixed = ids.filter((id) => NOT_IGNORABLE.includes(id));
+  if (fixed.length === 0) return "fix the errors above, or ignore them with --ignore-preflight-errors";
+  if (fixed.length === ids.length) return "fix the errors above (they cannot be ignored)";
+  return `fix the errors above (${fixed.join(", ")} cannot be ignored; the others can, with --ignore-preflight-errors)`;
 }

@@ -87,6 +87,20 @@ describe("a custom runtime on qemu", () => {
     expect(snapshot(host.root)).toEqual(original);
   });
 
+  it("added to a node installed already (nothing to pull): its new files count for the path check", async () => {
+    const host = await answeringHost();
+    const base = ["--host-root", host.root, "--artifacts", `dir:${artifacts}`];
+    const plain = overridesFile("plain.toml", OVERRIDES.split("[custom_runtimes")[0] as string);
+    expect(runCli(["install", ...base, "--overrides", plain]).status).toBe(0);
+    const file = overridesFile("added.toml", OVERRIDES);
+    const run = runCli(["install", ...base, "--overrides", file]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(path.join(host.root, DIR, "configuration-qemu.toml"))).toBe(true);
+    // So does DEBUG, on the same node.
+    const debug = runCli(["install", ...base, "--overrides", file], { env: { DEBUG: "true" } });
+    expect(debug.status, debug.stderr).toBe(0);
+  });
+
   it("on a shim this node does not install: not written, and preflight warns", async () => {
     const host = await answeringHost();
     const file = overridesFile(
@@ -116,11 +130,25 @@ describe("a custom runtime on qemu", () => {
     expect(JSON.stringify(plan.changes)).not.toContain("kata-fc-big");
   });
 
+  it("its snapshotter is checked as a mapped one is", async () => {
+    const host = await answeringHost();
+    const file = overridesFile(
+      "snap.toml",
+      '[custom_runtimes.kata-qemu-nydus]\nbase = "qemu"\nsnapshotter = "nydus"\n',
+    );
+    const plan = JSON.parse(runCli(["plan", "--host-root", host.root, "--overrides", file, "--json"]).stdout);
+    expect(plan.checks.find((c: { id: string }) => c.id === "handler-snapshotter")).toMatchObject({
+      severity: "error",
+      status: "fail",
+      message: expect.stringContaining("custom_runtimes.kata-qemu-nydus.snapshotter"),
+    });
+  });
+
   it("a bad name, base or value: each named with its line, nothing planned", async () => {
     const host = await answeringHost();
     const file = overridesFile(
       "bad.toml",
-      '[custom_runtimes.Kata_Big]\nbase = "qemu"\n\n[custom_runtimes.kata-x]\nbase = "kemu"\n\n[custom_runtimes.kata-y]\nbase = "qemu"\n[custom_runtimes.kata-y.config]\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n',
+      '[custom_runtimes.Kata_Big]\nbase = "qemu"\n\n[custom_runtimes.kata-x]\nbase = "kemu"\n\n[custom_runtimes.kata-y]\nbase = "qemu"\n[custom_runtimes.kata-y.config]\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n\n[custom_runtimes.kata-qemu]\nbase = "qemu"\n\n[custom_runtimes.kata-z]\nsnapshotter = "nydus"\n',
     );
     const run = runCli(["plan", "--host-root", host.root, "--overrides", file]);
     expect(run.status).toBe(1);
