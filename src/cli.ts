@@ -182,6 +182,12 @@ the kata-deploy variables it read, the current bytes of every file it changes an
 \`install --plan FILE\` applies exactly that plan, or refuses, naming what changed since. A plan with
 a preflight error is not saved.
 
+kata-deploy's environment is read as its DaemonSet sets it, here too: SHIMS[_<ARCH>],
+DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY, AGENT_NO_PROXY,
+SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, EXPERIMENTAL_FORCE_GUEST_PULL, CONTAINERD_CONFIG_FILE_NAME,
+and INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX, which say where Kata is (<prefix>/opt/kata[-<suffix>]):
+set them the same for install, plan and uninstall.
+
 Examples:
   kata-install plan
   kata-install plan --facts node.json --host-root /mnt/node --json
@@ -254,6 +260,9 @@ only if everything is as it was: the facts, kata-install's data, the overrides f
 read, every file the plan changes, and the plan itself. Otherwise it refuses (exit 1), naming each
 thing that changed, and writes nothing.
 
+kata-deploy's environment (SHIMS_<ARCH>, DEBUG, INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX, ...: see
+plan --help) is read here too; uninstall needs the same INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX.
+
 Examples:
   kata-install install --dry-run
   kata-install install --artifacts registry:quay.io/kata-containers --artifacts-tag 3.9.0
@@ -291,7 +300,10 @@ place; both are listed. With nothing installed, it says so and exits 0.
 After a takeover of kata-deploy's install, uninstall removes Kata entirely: kata-deploy's files
 became kata-install's and go too, and the runtime's configuration is given back as the admin had it
 without kata-deploy's handlers, drop-ins or imports (none is brought back to dangle). kata-deploy's
-own install is not restored: run kata-deploy again for that.`,
+own install is not restored: run kata-deploy again for that.
+
+INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX say where Kata is (<prefix>/opt/kata[-<suffix>]): an
+install made with them is found, and uninstalled, with the same values.`,
     )
     .action(async (options) => {
       const { runUninstall } = await import("./commands/install.js");

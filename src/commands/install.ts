@@ -130,6 +130,14 @@ export interface UninstallOptions extends Pick<DecideCommandOptions, "hostRoot" 
   runtimeTimeout?: string;
 }
 
+/** Where uninstall looked, and what decides where: an install made with a prefix is found only with it. */
+function nothingToUninstall(journal: string, env: Readonly<Record<string, string | undefined>>): string {
+  const where = ["INSTALLATION_PREFIX", "MULTI_INSTALL_SUFFIX"]
+    .map((name) => `${name}=${env[name]?.trim() ? env[name]?.trim() : "(unset)"}`)
+    .join(", ");
+  return `Nothing to uninstall: no kata-install journal at ${journal} (looked where ${where} put Kata: an install made with another prefix or suffix is uninstalled with the same variables).\n`;
+}
+
 export async function runUninstall(options: UninstallOptions, out: (text: string) => void): Promise<number> {
   const env = process.env;
   const timeout = timeoutOf(options.runtimeTimeout);
@@ -137,7 +145,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   const store = journalFor(host, installDirFromEnv(env));
   if (options.dryRun) {
     const preview = await previewUninstall(store);
-    if (!preview.installed) out(`Nothing to uninstall: no kata-install journal at ${store.file}.\n`);
+    if (!preview.installed) out(nothingToUninstall(store.file, env));
     else {
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
@@ -153,7 +161,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     const runtime = (await store.load())?.runtime ?? null;
     const result = await uninstallFiles(store);
     if (result.nothingInstalled) {
-      out(`Nothing to uninstall: no kata-install journal at ${store.file}.\n`);
+      out(nothingToUninstall(store.file, env));
       return 0;
     }
     const restart = result.runtimeChanged || result.restartOwed;

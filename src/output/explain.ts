@@ -2,6 +2,7 @@
 // document, and a readable view rendered from it.
 import type { Decision } from "../decide/decision.js";
 import { describeSource, type Source } from "../decide/provenance.js";
+import { handlerName } from "../render/layout.js";
 
 export interface Explained {
   kind:
@@ -121,13 +122,27 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
   if (decision.install.suffix.value !== "")
     values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
+  values.push({
+    kind: "install",
+    key: "install.debug",
+    ...decision.install.debug,
+    reason: decision.install.debug.value
+      ? "a kata-<shim>-debug handler beside each shim's, with guest debug on"
+      : "no debug handlers (DEBUG=true adds one beside each shim's)",
+  });
   if (decision.install.debug.value)
-    values.push({
-      kind: "install",
-      key: "install.debug",
-      ...decision.install.debug,
-      reason: "a kata-<shim>-debug handler beside each shim's, with guest debug on",
-    });
+    for (const shim of decision.shims) {
+      const handler = `${handlerName(decision, shim.name)}-debug`;
+      values.push({
+        kind: "custom-runtime",
+        key: `debug_handlers.${handler}`,
+        shim: handler,
+        value: shim.name,
+        reason: `${shim.name}'s configuration and values, with guest debug on: runtime, agent and hypervisor enable_debug, the debug console, agent.log=debug initcall_debug on the kernel command line`,
+        source: decision.install.debug.source,
+        beaten: [],
+      });
+    }
   return { values };
 }
 

@@ -10,6 +10,7 @@ import { describeSource } from "../decide/provenance.js";
 import {
   DECIDED_DROP_IN,
   debugConfigDir,
+  handlerName,
   installDir,
   shimConfigDir,
   shimConfigPath,
@@ -69,7 +70,9 @@ export function renderKataConfigs(
         reason: `Kata's configuration for ${name}, for its debug handler (DEBUG)`,
       });
       const debugged = withGuestDebug(spec, decided, catalog, decision.install.debug.source);
-      files.push(renderDecided(variant, spec, debugged, baseTable, templates));
+      files.push(
+        renderDecided(variant, spec, debugged, baseTable, templates, `${handlerName(decision, name)}-debug`),
+      );
     }
   }
   // The admin's custom runtimes: their base shim's configuration, and its values with theirs over them.
@@ -84,7 +87,9 @@ export function renderKataConfigs(
       reason: `Kata's configuration for ${custom.base}, for the custom runtime ${custom.handler}`,
     });
     if (Object.keys(custom.config).length > 0)
-      files.push(renderDecided(dir, spec, custom.config, parse(base.content ?? ""), templates));
+      files.push(
+        renderDecided(dir, spec, custom.config, parse(base.content ?? ""), templates, custom.handler),
+      );
   }
   return [...files, ...wrappers.values()];
 }
@@ -235,6 +240,8 @@ function renderDecided(
   decided: Record<string, Decided<unknown>>,
   base: Record<string, unknown>,
   templates: Templates,
+  /** A variant handler's drop-in: its name (for the header and explain). */
+  handler?: string,
 ): RenderedFile {
   const sections = new Map<string, Array<{ name: string; value: unknown; source: string }>>();
   for (const [key, entry] of Object.entries(decided)) {
@@ -259,6 +266,8 @@ function renderDecided(
   const template = "kata/decided.toml.njk";
   const content = templates.render(template, {
     shim: spec.name,
+    subject: handler ? `the handler ${handler} (on the "${spec.name}" shim)` : `the "${spec.name}" shim`,
+    explain: handler ?? spec.name,
     sections: [...sections].map(([name, keys]) => ({
       name,
       header: name.split(".").map(tomlKey).join("."),
@@ -282,7 +291,7 @@ function renderDecided(
     content,
     mode: 0o644,
     template,
-    reason: `what kata-install decided for ${spec.name} on this node`,
+    reason: `what kata-install decided for ${handler ?? spec.name} on this node`,
   };
 }
 

@@ -165,6 +165,19 @@ describe("explain", () => {
   });
 });
 
+describe("explain DEBUG", () => {
+  it("says it is off, or names each debug handler and what it turns on", () => {
+    const host = buildHost(intelContainerd16());
+    const off = runCli(["explain", "--host-root", host.root, "install.debug"]);
+    expect(off.stdout).toMatch(/^install\.debug = false {2}— no debug handlers \(DEBUG=true adds one/);
+    const on = runCli(["explain", "--host-root", host.root, "kata-qemu-debug"], { env: { DEBUG: "true" } });
+    expect(on.status, on.stderr).toBe(0);
+    expect(on.stdout).toMatch(
+      /^debug_handlers\.kata-qemu-debug = "qemu" {2}— qemu's configuration and values, with guest debug on: .*\n {4}set by environment DEBUG\n/,
+    );
+  });
+});
+
 describe("explain's --help examples, on a node where no shim can run", () => {
   it("each answers with the template's values and why each shim is not installed", () => {
     const spec = intelContainerd16();
