@@ -280,6 +280,10 @@ describe("the chart's own values files read", () => {
     expect(run.status, run.stderr).toBe(0);
     expect(daemonSetOf(run.docs).env.SHIMS_X86_64).toBe("qemu-nvidia-cpu qemu-nvidia-cpu-runtime-rs");
     expect(run.docs.filter((d) => d.kind === "RuntimeClass")).toEqual([]);
+    // Said up front: those nodes would install nothing.
+    expect(run.stderr).toMatch(
+      /try-kata-nvidia-cpu\.values\.yaml:\d+: shims \(amd64\): the amd64 nodes would install nothing: kata-install serves none of qemu-nvidia-cpu, qemu-nvidia-cpu-runtime-rs/,
+    );
   });
 
   it("each try-kata file: the real kubectl creates every object", async () => {

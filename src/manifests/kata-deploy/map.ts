@@ -422,6 +422,14 @@ function mapShims(
       const l = lists[a] as (typeof lists)[string];
       const arch = CHART_ARCHES[a];
       if (l.shims.length > 0) set(overlay, `arch.${arch}.shims`, l.shims);
+      // A list of shims none of which kata-install serves: every node of it would fail preflight.
+      if (l.shims.length > 0 && !l.shims.some(served))
+        notes.push({
+          file: chart.file,
+          line: chart.lineOf(["shims"]),
+          key: `shims (${a})`,
+          message: `the ${a} nodes would install nothing: kata-install serves none of ${l.shims.join(", ")} (each node's preflight fails with "no shim can run"); enable a shim kata-install serves there, or leave these nodes out (nodeSelector)`,
+        });
     }
   }
   for (const a of arches) {
