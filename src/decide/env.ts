@@ -83,7 +83,11 @@ export function parseEnv(
   if (debug !== undefined && debug !== "") {
     if (/^(true|yes|1|on)$/i.test(debug)) settings.debug = { value: true, name: "DEBUG" };
     else if (/^(false|no|0|off)$/i.test(debug)) settings.debug = { value: false, name: "DEBUG" };
-    else bad("DEBUG", `expected true or false, got "${debug}"`);
+    else
+      bad(
+        "DEBUG",
+        `expected true or false (or yes/no, 1/0, on/off), got "${debug}"; if it is another program's DEBUG, unset it for kata-install`,
+      );
   }
   const annotations = pick("ALLOWED_HYPERVISOR_ANNOTATIONS");
   if (annotations) {

@@ -36,7 +36,8 @@ export type HypervisorsFacts = z.infer<typeof HypervisorsFacts>;
 
 const DISTRO_DIRS = ["/usr/bin", "/usr/libexec", "/usr/lib/qemu", "/usr/sbin", "/bin"];
 const LOCAL_DIRS = ["/usr/local/bin", "/usr/local/libexec"];
-const KATA_DIRS = ["/opt/kata/bin", "/opt/kata/libexec"];
+/** Kata's own binaries: under where it is installed (/opt/kata, or INSTALLATION_PREFIX's). */
+const kataDirs = (prefix: string) => [`${prefix}/bin`, `${prefix}/libexec`];
 
 /** The qemu binary name for each kernel architecture name. */
 export const QEMU_SYSTEM: Record<string, string> = {
@@ -94,7 +95,7 @@ async function locate(
   const groups: Array<[z.infer<typeof Origin>, string[]]> = [
     ["distro", DISTRO_DIRS],
     ["local", LOCAL_DIRS],
-    ["kata", KATA_DIRS],
+    ["kata", kataDirs(ctx.kataPrefix)],
   ];
   const candidates = groups.flatMap(([origin, dirs]) =>
     dirs.flatMap((dir) => files.map((file) => ({ origin, dir, file }))),

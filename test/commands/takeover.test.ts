@@ -360,6 +360,8 @@ describe("a node kata-deploy installed under INSTALLATION_PREFIX", () => {
     const cli = (...args: string[]) => runCli([...args, "--host-root", host.root], { env });
     const facts = JSON.parse(cli("facts", "--json").stdout);
     expect(facts.kata).toMatchObject({ managedBy: "kata-deploy", prefix: dest, deploy: { shims: ["qemu"] } });
+    // Its hypervisors are found there too.
+    expect(facts.hypervisors.qemu).toMatchObject({ path: `${dest}/bin/qemu-system-x86_64`, origin: "kata" });
     expect(facts.kata.version).toBe("4.1.0");
     const plan = cli("plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu");
     expect(plan.status, plan.stderr).toBe(0);

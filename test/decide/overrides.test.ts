@@ -152,7 +152,7 @@ describe("kata-deploy's environment", () => {
         catalog,
       ),
     ).toThrow(
-      /SHIMS: unknown shim "kemu"[\s\S]*DEBUG: expected true or false, got "maybe"[\s\S]*PULL_TYPE_MAPPING: expected shim:value pairs separated by commas, got "qemu"[\s\S]*INSTALLATION_PREFIX: expected an absolute path/,
+      /SHIMS: unknown shim "kemu"[\s\S]*DEBUG: expected true or false \(or yes\/no, 1\/0, on\/off\), got "maybe"[\s\S]*PULL_TYPE_MAPPING: expected shim:value pairs separated by commas, got "qemu"[\s\S]*INSTALLATION_PREFIX: expected an absolute path/,
     );
   });
 });
