@@ -116,6 +116,8 @@ describe("kata-install manifests", () => {
   it("the DaemonSet: kata-deploy's environment, the host at /host, probes, time to clean up", () => {
     const { pod, container, env } = daemonSetOf(docs);
     expect(container.args).toEqual(["install"]);
+    // A moving tag is pulled every time: no cluster of mixed kata-install versions.
+    expect(container).toMatchObject({ image: expect.stringMatching(/:latest$/), imagePullPolicy: "Always" });
     expect(container.env.find((e) => e.name === "NODE_NAME")).toEqual({
       name: "NODE_NAME",
       valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } },
