@@ -333,11 +333,11 @@ install made with them is found, and uninstalled, with the same values.`,
     .addHelpText(
       "after",
       `
-Nodes are compared on the facts Kata depends on: architecture, CPU virtualisation, /dev/kvm, the
-kernel's vhost_vsock, vhost_net and vfio_pci (and its virtio-fs and 9p, shown though they decide
-nothing: virtiofsd and the guest serve those), confidential-computing features, the host's qemu and
-the container runtime (kind and version), and the shims that result. A node
-whose facts cannot be read is listed and left out. Exit status 1 when no node could be read.
+Nodes are compared on every fact kata-install's rules read (read off the rules, by path: kvm.device,
+kernel.modules.vhost_vsock.state, runtime.version, ...; and the host kernel's virtio-fs and 9p, shown
+though they decide nothing), and on the shims that result. Summaries an earlier kata-install
+published are compared on what they carry. A node whose facts cannot be read is listed and left out.
+Exit status 1 when no node could be read.
 
 Examples:
   kata-install report --facts-dir ./facts                     (facts/<node>.json from each node)

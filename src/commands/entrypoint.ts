@@ -25,7 +25,7 @@ import { distributionMismatch } from "../kube/distribution.js";
 import { patchFresh } from "../kube/fresh-patch.js";
 import { cleanupPatch, type Install, installedPatch, installingPatch } from "../kube/node-labels.js";
 import { daemonSetSelects } from "../kube/selects.js";
-import { summarize } from "../kube/summary.js";
+import { publishedFactPaths, summarize } from "../kube/summary.js";
 import { liftStartupTaints, parseStartupTaints, type StartupTaint } from "../kube/taints.js";
 import { dataPath } from "../package-root.js";
 import type { Planned } from "../pipeline.js";
@@ -212,7 +212,12 @@ export async function runEntrypoint(
     const probes = await ProbeCache.load(host, installDirFromEnv(process.env));
     const after = await detectFacts(host, { probes, ...detectOptionsFromEnv(process.env) });
     const { templates, decision, prepared } = planned as Planned;
-    const summary = summarize(after, decision, (shim) => defaultSharedFs(templates, prepared.catalog, shim));
+    const summary = summarize(
+      after,
+      decision,
+      (shim) => defaultSharedFs(templates, prepared.catalog, shim),
+      publishedFactPaths(prepared.rules),
+    );
     if (kube && node) {
       await patchFresh(kube, node, (n) => installedPatch(n.meta, installOf(settings), summary));
       log(

@@ -283,3 +283,12 @@ function isScalarFact(x: Extract<MatchNode, { kind: "expr" }>): boolean {
     return x.fact.startsWith("vars.");
   }
 }
+
+/**
+ * The fact paths a match reads: its expressions' facts and the lists `some` walks (not the paths
+ * inside a `some`, which are relative to an element).
+ */
+export function factsRead(node: MatchNode): string[] {
+  if (node.kind === "expr" || node.kind === "some") return [node.fact];
+  return node.nodes.flatMap(factsRead);
+}

@@ -10,7 +10,7 @@ import { describePath } from "../detect/fact-paths.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, fitsType, parseToml, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
-import { compileMatch, factScope, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
+import { compileMatch, factScope, factsRead, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
 
 export const Severity = z.enum(["error", "warning", "info"]);
 export type Severity = z.infer<typeof Severity>;
@@ -300,6 +300,21 @@ function checkSet(rules: Rule[], issues: InputIssue[]): { ordered: Rule[]; check
     }
   }
   return { ordered, checkIds };
+}
+
+/**
+ * The facts the rules read, by path, in rule order: those of one value (a string, number or
+ * boolean). What a rule reads of a list (cpu.flags, pci.devices) shows in what it decides.
+ */
+export function scalarFactsRead(rules: readonly Rule[]): string[] {
+  const out = new Set<string>();
+  for (const rule of rules)
+    for (const fact of factsRead(rule.match)) {
+      if (fact.startsWith("vars.")) continue;
+      const kind = describePath(fact).kind;
+      if (kind !== "array" && kind !== "object") out.add(fact);
+    }
+  return [...out];
 }
 
 function isFactRef(value: unknown): value is { fact: string } {

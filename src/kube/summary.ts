@@ -5,6 +5,8 @@
 import * as z from "zod/mini";
 import "../schema.js";
 import type { Decision } from "../decide/decision.js";
+import { type RuleSet, scalarFactsRead } from "../decide/rules.js";
+import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
 
 /** Kernel modules whose absence changes what a node can run. */
@@ -35,6 +37,11 @@ export const NodeSummary = z.object({
   sharedFs: z.record(z.string(), z.string()),
   /** Configuration values this node's facts decided (by a rule): shim → key → value. */
   ruled: z.record(z.string(), z.record(z.string(), z.unknown())),
+  /**
+   * The node's value of each fact the rules read (and of the few shown though they decide
+   * nothing), by path: what `report` compares. Absent in summaries of an earlier kata-install.
+   */
+  facts: z.optional(z.record(z.string(), z.nullable(z.union([z.string(), z.number(), z.boolean()])))),
 });
 export type NodeSummary = z.infer<typeof NodeSummary>;
 
@@ -46,6 +53,8 @@ export function summarize(
   facts: Facts,
   decision: Decision,
   defaultSharedFs: (shim: string) => string | undefined = () => undefined,
+  /** The fact paths to publish (scalarFactsRead of the rules, and SHOWN_FACTS). */
+  factPaths: readonly string[] = [],
 ): NodeSummary {
   const modules: Record<string, boolean> = {};
   for (const name of SUMMARY_MODULES) {
@@ -94,5 +103,26 @@ export function summarize(
       .map((c) => c.id)
       .sort(),
     ruled,
+    ...(factPaths.length > 0
+      ? { facts: Object.fromEntries(factPaths.map((p) => [p, scalarAt(facts, p)])) }
+      : {}),
   };
+}
+
+/**
+ * Facts the report shows though no rule reads them: the host kernel's virtio-fs and 9p decide
+ * nothing (virtiofsd and qemu serve them, the guest kernel has the drivers), but nodes that differ
+ * there are worth seeing.
+ */
+export const SHOWN_FACTS = ["kernel.modules.virtiofs.state", "kernel.modules.9p.state"];
+
+/** The fact paths a node publishes: what the rules read, then SHOWN_FACTS. */
+export function publishedFactPaths(rules: RuleSet): string[] {
+  const read = scalarFactsRead(rules.rules);
+  return [...read, ...SHOWN_FACTS.filter((p) => !read.includes(p))];
+}
+
+function scalarAt(facts: Facts, path: string): string | number | boolean | null {
+  const value = valueAt(facts, path);
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : null;
 }

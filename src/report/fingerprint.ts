@@ -3,7 +3,7 @@
 // of them get the same decision, so a report decides once per distinct set, not once per node —
 // a cluster of 5,000 nodes is a handful of kinds of node.
 
-import type { MatchNode } from "../decide/match.js";
+import { factsRead } from "../decide/match.js";
 import type { RuleSet } from "../decide/rules.js";
 import { valueAt } from "../detect/fact-paths.js";
 import type { SourceKey } from "../detect/sources.js";
@@ -11,16 +11,10 @@ import type { SourceKey } from "../detect/sources.js";
 /** Read by decide.ts directly, besides the rules (whole sources: a renamed one fails to compile). */
 const ENGINE_FACTS: readonly SourceKey[] = ["arch", "runtime", "hypervisors"];
 
-function collect(node: MatchNode, into: Set<string>): void {
-  if (node.kind === "expr") into.add(node.fact);
-  else if (node.kind === "some") into.add(node.fact);
-  else for (const child of node.nodes) collect(child, into);
-}
-
 export function decisionFacts(rules: RuleSet): string[] {
   const paths = new Set<string>(ENGINE_FACTS);
   for (const rule of rules.rules) {
-    collect(rule.match, paths);
+    for (const fact of factsRead(rule.match)) paths.add(fact);
     for (const keys of Object.values(rule.config))
       for (const value of Object.values(keys)) if ("fact" in value) paths.add(value.fact);
   }

@@ -37,8 +37,28 @@ export interface UniformOverrides {
 
 const yesNo = (v: boolean | undefined) => (v === undefined ? "unknown" : v ? "yes" : "no");
 
-/** The facts that change a decision, as comparable words. */
-const FIELDS: Array<[string, (s: NodeSummary) => string]> = [
+/**
+ * What nodes are compared on: each fact the rules read (and the few shown though they decide
+ * nothing), as every node published it under its path, and the shims that result. Read off the
+ * rules, never listed by hand: a rule reading a new fact makes it compared.
+ */
+function fieldsOf(nodes: NodeEntry[]): Array<[string, (s: NodeSummary) => string]> {
+  const paths: string[] = [];
+  for (const n of nodes)
+    for (const p of Object.keys(n.summary.facts ?? {})) if (!paths.includes(p)) paths.push(p);
+  // Summaries an earlier kata-install published carry no facts: compared on what they do have.
+  if (paths.length === 0 || nodes.some((n) => n.summary.facts === undefined)) return LEGACY_FIELDS;
+  return [
+    ...paths.map((p): [string, (s: NodeSummary) => string] => [p, (s) => shown(s.facts?.[p])]),
+    ["shims", (s) => s.shims.join(", ") || "none"],
+  ];
+}
+
+const shown = (value: string | number | boolean | null | undefined) =>
+  value === null || value === undefined ? "unknown" : String(value);
+
+/** What summaries without facts (an earlier kata-install's) are compared on. */
+const LEGACY_FIELDS: Array<[string, (s: NodeSummary) => string]> = [
   ["architecture", (s) => s.arch ?? "unknown"],
   ["CPU virtualisation", (s) => s.cpu],
   ["/dev/kvm", (s) => (s.kvm ? "present" : "absent")],
@@ -55,7 +75,7 @@ const FIELDS: Array<[string, (s: NodeSummary) => string]> = [
 
 function disagreements(nodes: NodeEntry[]): Disagreement[] {
   const out: Disagreement[] = [];
-  for (const [field, read] of FIELDS) {
+  for (const [field, read] of fieldsOf(nodes)) {
     const byValue = new Map<string, string[]>();
     for (const n of nodes) {
       const value = read(n.summary);

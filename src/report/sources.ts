@@ -10,7 +10,7 @@ import { parseFacts } from "../detect/load.js";
 import { upgradeFacts } from "../detect/upgrade.js";
 import type { KubeApi } from "../kube/api.js";
 import { summaryAnnotation } from "../kube/node-labels.js";
-import { NodeSummary, summarize } from "../kube/summary.js";
+import { NodeSummary, publishedFactPaths, summarize } from "../kube/summary.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import type { Templates } from "../render/templates.js";
 import { decisionFacts, fingerprint } from "./fingerprint.js";
@@ -33,6 +33,7 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
     );
   }
   const paths = decisionFacts(prepared.rules);
+  const factPaths = publishedFactPaths(prepared.rules);
   const decided = new Map<string, ReturnType<typeof decideFor>["decision"]>();
   const nodes: NodeEntry[] = [];
   const skipped: Loaded["skipped"] = [];
@@ -61,7 +62,12 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
       }
       nodes.push({
         name,
-        summary: summarize(facts, decision, (shim) => defaultSharedFs(templates, prepared.catalog, shim)),
+        summary: summarize(
+          facts,
+          decision,
+          (shim) => defaultSharedFs(templates, prepared.catalog, shim),
+          factPaths,
+        ),
       });
     } catch (error) {
       skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });

@@ -1,13 +1,42 @@
 // The report's comparisons on summaries alone: majorities (ties broken the same way every time),
 // and the uniform overrides when nodes' facts decided a value differently.
 import { describe, expect, it } from "vitest";
-import type { NodeSummary } from "../../src/kube/summary.js";
+import { type NodeSummary, publishedFactPaths } from "../../src/kube/summary.js";
 import { buildReport } from "../../src/report/report.js";
+import { rules } from "../helpers/decide.js";
 import { SUMMARY } from "../helpers/summary.js";
 
 const nodeWith = (name: string, change: Partial<NodeSummary>) => ({
   name,
   summary: { ...SUMMARY, ...change },
+});
+
+describe("what nodes are compared on", () => {
+  it("the facts the rules read, as the nodes published them, and the shims: nothing kept by hand", () => {
+    const paths = publishedFactPaths(rules);
+    // Read off the rules: one-value facts only (a list such as cpu.flags shows in what it decides).
+    expect(paths).toEqual(expect.arrayContaining(["kvm.device", "cpu.virtualization", "runtime.version"]));
+    expect(paths).not.toContain("cpu.flags");
+    expect(paths.some((p) => p.startsWith("vars.") || p.startsWith("pci.devices"))).toBe(false);
+    // And the host kernel's virtio-fs and 9p, shown though they decide nothing.
+    expect(paths.slice(-2)).toEqual(["kernel.modules.virtiofs.state", "kernel.modules.9p.state"]);
+    const facts = Object.fromEntries(paths.map((p) => [p, "same"]));
+    const report = buildReport(
+      [
+        nodeWith("a", { facts }),
+        nodeWith("b", { facts }),
+        nodeWith("c", { facts: { ...facts, "kvm.device": false } }),
+      ],
+      [],
+    );
+    expect(report.disagreements).toEqual([
+      {
+        field: "kvm.device",
+        majority: { value: "same", nodes: 2 },
+        others: [{ value: "false", nodes: ["c"] }],
+      },
+    ]);
+  });
 });
 
 describe("a cluster report", () => {
