@@ -245,11 +245,18 @@ export async function switchCurrent(host: Host, prefix: string, id: string | nul
 }
 
 /** Links from Kata's usual paths that are not there yet, and the directories they need. */
-export async function missingLinks(host: Host, prefix: string): Promise<{ links: string[]; dirs: string[] }> {
+export async function missingLinks(
+  host: Host,
+  prefix: string,
+  version: string,
+): Promise<{ links: string[]; dirs: string[] }> {
   const links: string[] = [];
   const dirs = new Set<string>();
   for (const link of LINKS) {
     const hostPath = `${prefix}/${link}`;
+    // Only into what the version has: a link to nothing (share/ovmf on a node without a TEE
+    // shim) would only puzzle whoever looks; a later version that has it gets its link then.
+    if (!(await host.exists(`${prefix}/versions/${version}/${link}`))) continue;
     const at = await host.resolveLink(hostPath);
     const existing = fs.lstatSync(at, { throwIfNoEntry: false });
     if (existing?.isSymbolicLink() && fs.readlinkSync(at) === linkTarget(link)) continue;

@@ -77,7 +77,7 @@ export async function installArtifacts(
     createdDirs: stagedDirs,
   };
   if (options.takeOver) await moveAside(store, prefix, journal);
-  const { links, dirs } = await missingLinks(store.host, prefix);
+  const { links, dirs } = await missingLinks(store.host, prefix, staged.id);
   journal.pendingSwitch.createdLinks = links;
   journal.pendingSwitch.createdDirs = [...stagedDirs, ...dirs];
   journal.dirs.push(...dirs);
