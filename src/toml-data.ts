@@ -1,9 +1,9 @@
 // kata-install's own TOML (rules/, artifacts/catalogue.toml: ~60 kB) parsed when the bundle is
 // built, into dist/data.json keyed by each file's sha256: a run looks its text up there instead of
 // parsing it again. Keyed by content, an edited file is simply not found and parsed as usual.
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { parse } from "smol-toml";
+import { hash } from "./hash.js";
 import { dataPath } from "./package-root.js";
 
 let built: Record<string, unknown> | null | undefined;
@@ -17,10 +17,8 @@ export function parseTomlText(text: string): Record<string, unknown> {
       built = null; // running from source, or a bundle built without it
     }
   }
-  const known = built?.[sha256(text)];
+  const known = built?.[hash(text)];
   return (known ?? parse(text)) as Record<string, unknown>;
 }
 
-export function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
+export { hash as sha256 };

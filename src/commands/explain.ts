@@ -15,6 +15,16 @@ export async function runExplain(
   const values = explainDocument(decision).values;
   const templates = await loadTemplates();
   const { catalog } = prepared;
+  // Each shim's base configuration rendered once, however many keys ask.
+  const rendered = new Map<string, Record<string, unknown>>();
+  const defaultsOf = (shim: string) => {
+    let table = rendered.get(shim);
+    if (table === undefined) {
+      table = templateDefaults(decision, shim, catalog, templates);
+      rendered.set(shim, table);
+    }
+    return table;
+  };
   // A known key that nothing decided has its template's value: show it for each installed shim
   // that has the key; when none is installed, for every shim that has it, saying why it is not
   // (so that any example works on any node).
@@ -36,7 +46,7 @@ export async function runExplain(
         : `${shim} is not installed on this node${dropped ? `: ${dropped.reason}` : optIn}`;
       for (const full of fullKeys(catalog, shim, keyPart)) {
         if (values.some((v) => v.shim === shim && v.key === full)) continue;
-        const value = valueAtKey(templateDefaults(decision, shim, catalog, templates), full);
+        const value = valueAtKey(defaultsOf(shim), full);
         const why = [
           value === undefined ? "not in the template: Kata's built-in default applies" : null,
           notInstalled,

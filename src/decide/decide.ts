@@ -2,6 +2,7 @@
 // nothing but its arguments, so the same inputs always give the same decision.
 
 import { byText } from "../compare.js";
+import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
@@ -31,8 +32,6 @@ export interface DecideInput {
   env: EnvSettings;
   flags: Flags;
 }
-
-export const DEFAULT_PREFIX = "/opt/kata";
 
 export function decide(input: DecideInput): Decision {
   const { facts, catalog, rules, overrides, env, flags } = input;

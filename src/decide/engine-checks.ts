@@ -1,5 +1,6 @@
 // The checks the engine raises itself (beside the rules'): kata-deploy's mappings that name shims
 // not asked for, snapshotters a handler cannot use here; and the checks an admin chose to ignore.
+import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { compareVersions, versionParts } from "../version.js";
 import type { DecideInput, Flags } from "./decide.js";
 import type { Check } from "./decision.js";
@@ -17,7 +18,6 @@ export const ENGINE_CHECKS = [
 
 /** Snapshotters containerd always has; any other must be configured on the node to be used. */
 const BUILTIN_SNAPSHOTTERS = ["overlayfs", "native"];
-const CONTAINERD_FAMILY = ["containerd", "k3s", "rke2", "k0s", "microk8s"];
 
 /**
  * SNAPSHOTTER_HANDLER_MAPPING takes effect only where containerd can pick a snapshotter per handler
@@ -44,7 +44,7 @@ export function snapshotterChecks(input: DecideInput, selected: Set<string>): Ch
   ];
   // A DaemonSet's environment is the whole cluster's: on a CRI-O node the mapping has nothing to
   // act on (kata-deploy ignores it there too), and that is said, not an error.
-  if (kind === null || !CONTAINERD_FAMILY.includes(kind))
+  if (kind === null || RUNTIME_LAYOUTS[kind].handlers.kind === "crio")
     return [
       {
         id: "handler-snapshotter",

@@ -25,10 +25,13 @@ export interface DetectOptions {
   kataPrefix?: string;
 }
 
+/** Where Kata goes when nothing says otherwise: kata-deploy's place, and the one its release is built for. */
+export const DEFAULT_PREFIX = "/opt/kata";
+
 /** kata-deploy's install directory: <INSTALLATION_PREFIX>/opt/kata[-<MULTI_INSTALL_SUFFIX>]. */
 export function kataDirFromEnv(env: Readonly<Record<string, string | undefined>>): string {
   const given = env.INSTALLATION_PREFIX?.trim();
-  const prefix = given ? `${given.replace(/\/+$/, "")}/opt/kata` : "/opt/kata";
+  const prefix = given ? `${given.replace(/\/+$/, "")}${DEFAULT_PREFIX}` : DEFAULT_PREFIX;
   const suffix = env.MULTI_INSTALL_SUFFIX?.trim();
   return suffix ? `${prefix}-${suffix}` : prefix;
 }
@@ -69,7 +72,7 @@ export class DetectContext {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.probes = options.probes ?? null;
     this.containerdConfigName = options.containerdConfigName ?? null;
-    this.kataPrefix = options.kataPrefix ?? "/opt/kata";
+    this.kataPrefix = options.kataPrefix ?? DEFAULT_PREFIX;
   }
 
   /** Run `compute` once per key for the whole detection; later callers share its result. */

@@ -1,7 +1,9 @@
 // An existing Kata install: kata-deploy's, a package's, or ours (recognised by our journal).
+import path from "node:path";
 import * as z from "zod/mini";
 import { versionIn } from "../version.js";
 import type { DetectContext } from "./context.js";
+import { type HandlerPlacement, RUNTIME_LAYOUTS } from "./runtime/layouts.js";
 import { defineSource } from "./source.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
@@ -79,20 +81,25 @@ export const kata = defineSource({
 
 /** The runtime drop-ins kata-deploy 4.x writes (its MULTI_INSTALL_SUFFIX variants too), per runtime. */
 const CONTAINERD_DROP_IN = /^kata-deploy(-[\w.-]+)?\.toml$/;
+const { containerd, crio, k3s, rke2, k0s } = RUNTIME_LAYOUTS;
+/** Where each runtime's layout has its drop-in directory (k3s and rke2: both of their templates'). */
+const dirOf = (placement: HandlerPlacement) => ("dir" in placement ? placement.dir : "");
 const DEPLOY_DROP_IN_DIRS: Array<{ dir: string; name: RegExp; content?: (text: string) => boolean }> = [
-  { dir: "/etc/containerd/conf.d", name: CONTAINERD_DROP_IN },
-  { dir: "/etc/crio/crio.conf.d", name: /^99-kata-deploy(-[\w.-]+)?$/ },
+  { dir: dirOf(containerd.handlers), name: CONTAINERD_DROP_IN },
+  { dir: dirOf(crio.handlers), name: /^99-kata-deploy(-[\w.-]+)?$/ },
   // Written at every CRI-O configure, empty unless DEBUG: kata-deploy's only while it holds just that.
   {
-    dir: "/etc/crio/crio.conf.d",
+    dir: dirOf(crio.handlers),
     name: /^100-debug$/,
     content: (text) => /^\s*(\[crio\.runtime\]\s*log_level\s*=\s*"debug"\s*)?$/.test(text),
   },
-  { dir: "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.d", name: CONTAINERD_DROP_IN },
-  { dir: "/var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d", name: CONTAINERD_DROP_IN },
-  { dir: "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.d", name: CONTAINERD_DROP_IN },
-  { dir: "/var/lib/rancher/rke2/agent/etc/containerd/config-v3.toml.d", name: CONTAINERD_DROP_IN },
-  { dir: "/etc/k0s/containerd.d", name: CONTAINERD_DROP_IN },
+  ...[k3s, rke2].flatMap((layout) =>
+    ["config.toml.d", "config-v3.toml.d"].map((d) => ({
+      dir: `${path.posix.dirname(layout.config)}/${d}`,
+      name: CONTAINERD_DROP_IN,
+    })),
+  ),
+  { dir: dirOf(k0s.handlers), name: CONTAINERD_DROP_IN },
 ];
 /** The header kata-deploy writes at the top of each shim's configuration copy. */
 const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy";

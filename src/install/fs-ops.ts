@@ -37,18 +37,6 @@ export async function readFile(
 }
 
 /**
- * A symbolic link's target, or null when nothing is there. Anything else at the path is an error:
- * a link kata-install manages is never taken for a file, nor a file for a link.
- */
-export async function readLink(host: Host, hostPath: string): Promise<string | null> {
-  const at = await host.resolveLink(hostPath);
-  const stats = fs.lstatSync(at, { throwIfNoEntry: false });
-  if (stats === undefined) return null;
-  if (!stats.isSymbolicLink()) throw new HostError(`${hostPath} is not a symbolic link`);
-  return fs.readlinkSync(at);
-}
-
-/**
  * What a journalled path holds, as the journal hashes it: a file's bytes, or for a link of ours its
  * target (as bytes; a link has no metadata of its own). Null when nothing is there. Where a link
  * was and a file is now, the file's bytes: they match no target, so the path reads as changed.

@@ -209,6 +209,11 @@ export async function installedState(store: JournalStore): Promise<Installed> {
   return {
     artifacts: new Set(journal.artifacts.version ? journal.artifacts.names : []),
     pendingRestart: journal.pendingRestart ?? cutShortRestart,
+    files: new Map(
+      Object.entries(journal.files)
+        .filter(([, record]) => record.original === "absent")
+        .map(([path, record]) => [path, record.link === true]),
+    ),
   };
 }
 

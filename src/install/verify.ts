@@ -197,14 +197,8 @@ export function plannedWorld(
 ): PathWorld {
   const node = nodeWorld(host);
   const prefix = installDir(decision);
-  const planned = new Map(changeset.changes.map((c) => [c.path, c]));
-  return {
+  return withPlanned(changeset, {
     async find(hostPath) {
-      const change = planned.get(hostPath);
-      if (change)
-        return change.after === null
-          ? { ok: false, why: "removed by the plan" }
-          : { ok: true, mode: change.mode };
       if (hostPath.startsWith(`${prefix}/`)) {
         const rel = path.posix.normalize(hostPath.slice(prefix.length + 1));
         if (LINKS.some((l) => rel === l || rel.startsWith(`${l}/`))) {
@@ -216,7 +210,7 @@ export function plannedWorld(
       }
       return node.find(hostPath);
     },
-  };
+  });
 }
 
 /** `world`, with the plan's own writes and removals over it. */

@@ -1,7 +1,7 @@
 // The Changeset: every file an install would create, change or delete, with its current and new
 // bytes, and the actions around them. A value: it can be shown, saved, and applied as it is.
-import { createHash } from "node:crypto";
 import { createTwoFilesPatch } from "diff";
+import { hash } from "../hash.js";
 
 export type FileAction = "create" | "modify" | "delete";
 
@@ -46,10 +46,7 @@ export function sha256(text: string | null): string | null {
   return text === null ? null : hash(text);
 }
 
-/** sha256 of bytes, hex: how plans, journals and saved plans tell contents apart. */
-export function hash(content: string | Buffer): string {
-  return createHash("sha256").update(content).digest("hex");
-}
+export { hash };
 
 export function change(
   path: string,

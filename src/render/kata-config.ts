@@ -3,10 +3,10 @@
 // parsed back before they can be part of a plan.
 import { parse } from "smol-toml";
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
-import { DEFAULT_PREFIX } from "../decide/decide.js";
 import type { Decision } from "../decide/decision.js";
 import type { Decided, Source } from "../decide/provenance.js";
 import { describeSource } from "../decide/provenance.js";
+import { DEFAULT_PREFIX } from "../detect/context.js";
 import {
   DECIDED_DROP_IN,
   debugConfigDir,

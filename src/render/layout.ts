@@ -103,9 +103,7 @@ export function handlersFor(decision: Decision, catalog: Catalog): Handler[] {
  * The install directory from kata-deploy's variables alone, as recovery and uninstall need it before
  * (or without) a decision: the same rule as installDir().
  */
-export function installDirFromEnv(env: Readonly<Record<string, string | undefined>>): string {
-  return kataDirFromEnv(env);
-}
+export const installDirFromEnv = kataDirFromEnv;
 
 /**
  * The paths kata-deploy leaves for each shim's configuration (the release's own places), as links

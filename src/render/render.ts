@@ -8,14 +8,7 @@ import type { Facts } from "../detect/facts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
-import {
-  DECIDED_DROP_IN,
-  defaultConfigLinks,
-  handlersFor,
-  installDir,
-  variantsDir,
-  WRAPPERS_DIR,
-} from "./layout.js";
+import { DECIDED_DROP_IN, defaultConfigLinks, installDir, variantsDir, WRAPPERS_DIR } from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import type { Templates } from "./templates.js";
 
@@ -25,9 +18,11 @@ export interface Installed {
   artifacts: ReadonlySet<string>;
   /** A restart the runtime is still owed (one failed, or a run was cut short around one). */
   pendingRestart: PlanAction | null;
+  /** The files an install wrote, by path: whether each is a link. Only these are its to remove. */
+  files: ReadonlyMap<string, boolean>;
 }
 
-export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null };
+export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null, files: new Map() };
 
 export async function render(
   decision: Decision,
@@ -90,7 +85,8 @@ export async function render(
     await consider(file, "runtime");
     if (changes.length > before) runtimeChanged = true;
   }
-  if (takeover === null) changes.push(...(await staleKataFiles(decision, catalog, kata, host, read)));
+  if (takeover === null)
+    changes.push(...(await staleKataFiles(decision, catalog, kata, host, read, installed)));
 
   const actions: PlanAction[] = [];
   if (takeover)
@@ -133,6 +129,7 @@ async function staleKataFiles(
   wanted: RenderedFile[],
   host: Host,
   read: (p: string) => Promise<string | null>,
+  installed: Installed,
 ): Promise<FileChange[]> {
   const defaults = `${installDir(decision)}/share/defaults/kata-containers`;
   const keep = new Set(wanted.map((f) => f.path));
@@ -165,52 +162,32 @@ async function staleKataFiles(
       }
     }
   }
-  // Variants' configurations no handler names any more (DEBUG turned off, a shim or a custom
-  // runtime dropped): a shim's base configuration and kata-install's drop-in, nothing else there.
-  const variants = variantsDir(decision);
-  const wantedVariants = new Set(
-    handlersFor(decision, catalog)
-      .filter((h) => h.variant !== null)
-      .map((h) => h.name),
-  );
-  const listing = await host.readDir(variants);
-  for (const dir of listing.ok ? listing.entries : []) {
-    if (wantedVariants.has(dir)) continue;
-    const files = await host.readDir(`${variants}/${dir}`);
-    const bases = (files.ok ? files.entries : []).filter((name) =>
-      catalog.shims.has(/^configuration-(.+)\.toml$/.exec(name)?.[1] ?? ""),
-    );
-    for (const path of [
-      ...bases.map((b) => `${variants}/${dir}/${b}`),
-      `${variants}/${dir}/config.d/${DECIDED_DROP_IN}`,
-    ]) {
-      if (keep.has(path)) continue;
-      const c = change(path, await read(path), null, 0o644, `no handler ${dir} any more`, "kata");
+  // Files of kata-install's own kinds no handler or shim needs any more — variants' configurations
+  // (DEBUG off, a custom runtime dropped), the links to shims' configurations, qemu wrappers:
+  // those the journal records as written by an install, and nothing else there.
+  const variants = `${variantsDir(decision)}/`;
+  const wrappers = `${installDir(decision)}/${WRAPPERS_DIR}/`;
+  const linked = new Set(defaultConfigLinks(decision, catalog).map((l) => l.path));
+  for (const [path, link] of installed.files) {
+    if (keep.has(path)) continue;
+    if (link) {
+      if (linked.has(path)) continue;
+      const c = change(
+        path,
+        await host.readlink(path),
+        null,
+        0o777,
+        "its shim is no longer installed",
+        "kata",
+      );
+      if (c) out.push({ ...c, link: true });
+    } else if (path.startsWith(variants) || path.startsWith(wrappers)) {
+      const why = path.startsWith(variants)
+        ? `no handler ${path.slice(variants.length).split("/")[0]} any more`
+        : "no shim runs this qemu any more";
+      const c = change(path, await read(path), null, 0o644, why, "kata");
       if (c) out.push(c);
     }
-  }
-  // Links to configurations of shims no longer installed (only links of that exact shape are ours).
-  const linked = new Set(defaultConfigLinks(decision, catalog).map((l) => l.path));
-  for (const dir of [defaults, `${defaults}/runtime-rs`]) {
-    const entries = await host.readDir(dir);
-    for (const name of entries.ok ? entries.entries : []) {
-      const shim = /^configuration-(.+)\.toml$/.exec(name)?.[1];
-      const path = `${dir}/${name}`;
-      if (shim === undefined || linked.has(path)) continue;
-      const target = await host.readlink(path);
-      if (target !== `runtimes/${shim}/configuration-${shim}.toml`) continue;
-      const c = change(path, target, null, 0o777, `the ${shim} shim is no longer installed`, "kata");
-      if (c) out.push({ ...c, link: true });
-    }
-  }
-  // qemu wrappers no shim uses any more.
-  const wrappers = `${installDir(decision)}/${WRAPPERS_DIR}`;
-  const programs = await host.readDir(wrappers);
-  for (const name of programs.ok ? programs.entries : []) {
-    const path = `${wrappers}/${name}`;
-    if (keep.has(path) || !name.endsWith("-installation-prefix")) continue;
-    const c = change(path, await read(path), null, 0o755, "no shim runs this qemu any more", "kata");
-    if (c) out.push(c);
   }
   return out;
 }
