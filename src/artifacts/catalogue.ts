@@ -1,7 +1,8 @@
 // The artifact catalogue (artifacts/catalogue.toml): which files of Kata's release each artifact
 // sub-container holds, what each artifact needs besides itself, and which release files no node
-// needs (and why). Ownership is exact: a file matched by two entries, or by none, is an error
-// where it is found (`artifacts split`), never resolved by the order of the patterns.
+// needs (and why). Ownership is exact: a file matched by two entries is an error where it is found
+// (`artifacts split`), never resolved by the order of the patterns. A file matched by none is the
+// release's news, not an error: the split gives it to the shim whose configuration needs it.
 import fs from "node:fs";
 import * as z from "zod/mini";
 import { InputError, type InputIssue } from "../decide/input-error.js";
@@ -78,6 +79,25 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
     visit(name);
     return out;
   }
+}
+
+/** The image of a file the catalogue does not know that one configuration needs: "extra-<its name>". */
+export const EXTRA_PREFIX = "extra-";
+/** The image of the files the catalogue does not know and no configuration needs: no shim pulls it. */
+export const UNCLAIMED = "unclaimed";
+
+/**
+ * Null when an image named `artifact` may hold `file`; else why not. A file the catalogue gives to
+ * one artifact is that artifact's alone (a qemu image cannot bring the shim binary); one it does
+ * not know may be in any image, where the split put it for the shim that needs it.
+ */
+export function admits(catalogue: ArtifactCatalogue, artifact: string, file: string): string | null {
+  const own = catalogue.ownerOf(file);
+  if (own.kind === "unowned") return null;
+  if (own.kind === "artifact" && own.artifact === artifact) return null;
+  if (own.kind === "artifact") return `it is artifact "${own.artifact}"'s (artifacts/catalogue.toml)`;
+  if (own.kind === "ignored") return "the catalogue gives it to no artifact (artifacts/catalogue.toml)";
+  return `the catalogue claims it twice (${own.owners.join(", ")})`;
 }
 
 const loaded = new Map<string, ArtifactCatalogue>();

@@ -59,13 +59,22 @@ export async function runSplit(
   }
   const owned = report.images.reduce((n, i) => n + i.files, 0);
   const lines = [
-    `${report.entries} files and links in ${tarballs.length} tarball(s): ${owned} in ${report.images.length} artifacts, ${report.ignored.length} ignored; none unowned.`,
+    `Kata ${report.version}: ${report.entries} files and links in ${tarballs.length} tarball(s): ${owned} in ${report.images.length} images, ${report.ignored.length} ignored.`,
     `Images in ${layout} (${arch}), tagged by artifact name; digests in kata-release.json:`,
   ];
   const width = Math.max(...report.images.map((i) => i.artifact.length));
   for (const i of report.images)
     lines.push(
       `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} entr${i.files === 1 ? "y" : "ies"}, ${i.bytes} bytes (layer ${i.layerBytes}${layers === "gzip" ? " compressed" : ""})`,
+    );
+  if (report.extra.length > 0)
+    lines.push("New in this release (artifacts/catalogue.toml does not know them), given to the shims that need them:");
+  for (const e of report.extra)
+    lines.push(`  ${e.image}: ${e.files.join(", ")} (for ${e.neededBy.join(", ")})`);
+  if (report.unclaimed.length > 0)
+    lines.push(
+      `Unclaimed: ${report.unclaimed.length} entr${report.unclaimed.length === 1 ? "y" : "ies"} the catalogue does not know and no shim's configuration needs, in the image "unclaimed" (no shim pulls it):`,
+      ...report.unclaimed.map((p) => `  ${p}`),
     );
   const byReason = new Map<string, string[]>();
   for (const i of report.ignored) byReason.set(i.reason, [...(byReason.get(i.reason) ?? []), i.path]);
@@ -74,6 +83,10 @@ export async function runSplit(
     lines.push(`  ${paths.length} entr${paths.length === 1 ? "y" : "ies"}: ${reason}`);
   for (const i of report.ignored.filter((e) => e.dangling))
     lines.push(`  ${i.path}: a link that dangles in these tarballs, not installed`);
+  const incomplete = report.shims.filter((s) => s.missing.length > 0);
+  if (incomplete.length > 0) lines.push("Shims this release cannot install (their configuration names files it lacks):");
+  for (const s of incomplete)
+    lines.push(`  ${s.shim}: ${s.missing.map((m) => `${m.key} = ${m.path}`).join("; ")}`);
   out(`${lines.join("\n")}\n`);
   return 0;
 }

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { ArtifactSpec } from "../artifacts/catalogue.js";
+import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
 import { hostError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { ArtifactError } from "./artifact-error.js";
@@ -43,6 +43,8 @@ export interface ArtifactSource {
   sizes(artifacts: string[]): Promise<Map<string, number>>;
   /** The artifact's files and links, without their bytes: what a plan checks paths against. */
   list(artifact: string): Promise<ListedEntry[]>;
+  /** Every image of the release this source holds, by name. */
+  images(): Promise<string[]>;
 }
 
 /** Links from Kata's usual paths into `current`; created when the prefix has nothing there. */
@@ -63,14 +65,14 @@ export { ArtifactError };
 
 /**
  * `dir:DIR`: DIR/<artifact>/opt/kata/… as the artifact's image holds it. Entries that would land
- * outside the prefix (links pointing out, "..") and files the catalogue does not give to that
- * artifact are refused, naming the entry.
+ * outside the prefix (links pointing out, "..") and files the catalogue gives to another artifact
+ * are refused, naming the entry.
  */
-export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec>): ArtifactSource {
+export function directorySource(dir: string, catalogue: ArtifactCatalogue): ArtifactSource {
   /** The artifact's entries, checked, in order: files with their mode, links with their target. */
   const entries = (artifact: string) => {
-    const spec = catalogue.get(artifact);
-    if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(artifact))
+      throw new ArtifactError(`dir:${dir}: "${artifact}" is no artifact name`);
     const root = path.join(dir, artifact, "opt", "kata");
     if (!fs.existsSync(root))
       throw new ArtifactError(`dir:${dir}: artifact "${artifact}" is missing (no ${root})`);
@@ -81,8 +83,8 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
       if (st.isDirectory()) continue;
       const file = rel.split(path.sep).join("/");
       const entry = `dir:${dir}: ${artifact}/opt/kata/${file}`;
-      if (!spec.matches(file))
-        throw new ArtifactError(`${entry} is not part of artifact "${artifact}" (artifacts/catalogue.toml)`);
+      const refused = admits(catalogue, artifact, file);
+      if (refused !== null) throw new ArtifactError(`${entry} cannot be in image "${artifact}": ${refused}`);
       if (st.isSymbolicLink()) {
         const link = fs.readlinkSync(full);
         const outside = linkInside(file, link);
@@ -95,6 +97,17 @@ export function directorySource(dir: string, catalogue: Map<string, ArtifactSpec
   };
   return {
     description: `dir:${dir}`,
+    async images() {
+      try {
+        return fs
+          .readdirSync(dir, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && fs.existsSync(path.join(dir, e.name, "opt", "kata")))
+          .map((e) => e.name)
+          .sort();
+      } catch (error) {
+        throw new ArtifactError(`dir:${dir}: cannot be read (${(error as NodeJS.ErrnoException).code})`);
+      }
+    },
     async sizes(artifacts) {
       const out = new Map<string, number>();
       for (const artifact of artifacts) {

@@ -8,10 +8,10 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Parser, type ReadEntry } from "tar";
-import type { ArtifactSpec } from "../artifacts/catalogue.js";
+import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
 import { type ArtifactSource, linkInside } from "./artifacts.js";
-import { FILES_ANNOTATION, type ListedEntry, Listing } from "./listing.js";
+import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, Listing } from "./listing.js";
 import type { StagingDir } from "./staging.js";
 
 export interface Descriptor {
@@ -41,6 +41,9 @@ export interface OpenedBlob {
   stream: Readable;
   digest?: Promise<{ hex: string; size: number }>;
 }
+
+/** An image name as `artifacts split` makes them (and a tag allows). */
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 const INDEX_TYPES = new Set([
   "application/vnd.oci.image.index.v1+json",
@@ -92,7 +95,7 @@ interface Manifest {
 /** An artifact source reading images from a store: manifests, platform, layers, checked entries. */
 export function imageSource(
   store: ImageStore,
-  catalogue: Map<string, ArtifactSpec>,
+  catalogue: ArtifactCatalogue,
   arch: string | null,
 ): ArtifactSource {
   const json = <T>(bytes: Buffer, what: string): T => {
@@ -142,6 +145,21 @@ export function imageSource(
   };
   const source: ArtifactSource = {
     description: store.where,
+    async images() {
+      // The release's image list rides in its meta image (written by `artifacts split`): a
+      // registry cannot be asked which repositories it has. Without it, the catalogue's names.
+      const meta = await resolve("meta").catch(() => null);
+      const annotated = meta?.manifest.annotations?.[IMAGES_ANNOTATION];
+      if (annotated !== undefined) {
+        const names = json<unknown>(Buffer.from(annotated), "meta's image list");
+        if (!Array.isArray(names) || !names.every((n) => typeof n === "string" && NAME.test(n)))
+          throw new ArtifactError(`${store.where}: meta: the manifest's image list is malformed`);
+        return [...new Set(["meta", ...(names as string[])])].sort();
+      }
+      const found: string[] = [];
+      for (const name of catalogue.keys()) if (await resolve(name).catch(() => null)) found.push(name);
+      return found;
+    },
     /** Compressed layer bytes per image: what a pull of it moves. */
     async sizes(artifacts) {
       const out = new Map<string, number>();
@@ -179,8 +197,6 @@ export function imageSource(
       return [...out.values()];
     },
     async extract(artifact, into) {
-      const spec = catalogue.get(artifact);
-      if (!spec) throw new ArtifactError(`unknown artifact "${artifact}"`);
       const { manifest } = await platformManifest(artifact);
       const ours = new Set<string>();
       // With a file list, the layers cannot hold more than its files (and their tar headers):
@@ -200,7 +216,8 @@ export function imageSource(
         const { stream, digest } = await store.open(artifact, layer, what);
         await extractLayer(stream, digest, {
           where: `${store.where}: ${artifact} layer ${layer.digest.slice(0, 19)}`,
-          spec,
+          artifact,
+          catalogue,
           into,
           ours,
           maxTarBytes,
@@ -214,7 +231,8 @@ export function imageSource(
 
 interface LayerContext {
   where: string;
-  spec: ArtifactSpec;
+  artifact: string;
+  catalogue: ArtifactCatalogue;
   into: StagingDir;
   /** Files this artifact wrote so far: the only ones a hard link may repeat. */
   ours: Set<string>;
@@ -387,10 +405,11 @@ function place(entry: ReadEntry, layer: LayerContext): Placed {
   if (clean === "opt" || clean === "opt/kata") return null;
   if (!clean.startsWith("opt/kata/")) return `${name}: outside opt/kata, where an artifact's files are`;
   const file = clean.slice("opt/kata/".length);
-  const { spec, into, ours } = layer;
+  const { into, ours } = layer;
   if (path.posix.basename(file).startsWith(".wh."))
     return `${name}: layer whiteouts are not used by artifacts`;
-  if (!spec.matches(file)) return `${name}: not part of artifact "${spec.name}" (artifacts/catalogue.toml)`;
+  const refused = admits(layer.catalogue, layer.artifact, file);
+  if (refused !== null) return `${name}: cannot be in image "${layer.artifact}": ${refused}`;
   try {
     switch (entry.type) {
       case "File":

@@ -6,6 +6,8 @@ import * as z from "zod/mini";
 
 /** The manifest annotation that carries an image's file list (JSON). */
 export const FILES_ANNOTATION = "io.katacontainers.kata-install.files";
+/** The meta image's annotation that names every image of the release (JSON list of names). */
+export const IMAGES_ANNOTATION = "io.katacontainers.kata-install.images";
 
 export const ListedEntry = z.union([
   z.strictObject({ path: z.string(), type: z.literal("file"), mode: z.number(), size: z.number() }),

@@ -2,7 +2,7 @@
 // artifact name, pinned by the release manifest `artifacts split` writes beside it.
 import fs from "node:fs";
 import path from "node:path";
-import type { ArtifactSpec } from "../artifacts/catalogue.js";
+import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { fileStream, hashFileOnWorker, WORKER_THRESHOLD } from "./blob-file.js";
@@ -27,7 +27,7 @@ function releasePins(dir: string): Record<string, string> {
 
 export function ociLayoutSource(
   dir: string,
-  catalogue: Map<string, ArtifactSpec>,
+  catalogue: ArtifactCatalogue,
   arch: string | null,
 ): ArtifactSource {
   const where = `oci-layout:${dir}`;

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
-import type { ArtifactSpec } from "../artifacts/catalogue.js";
+import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
 import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
 
@@ -43,7 +43,7 @@ export function parseRegistry(spec: string, tag: string): RegistryRef {
 
 export function registrySource(
   ref: RegistryRef,
-  catalogue: Map<string, ArtifactSpec>,
+  catalogue: ArtifactCatalogue,
   arch: string | null,
   limits: RegistryLimits = DEFAULT_LIMITS,
 ): ArtifactSource {

@@ -1,11 +1,12 @@
-// `artifacts split`: one Kata release — all its tarballs at once (since 4.1.0: kata-static with the
-// Rust runtime, kata-go-static with the Go runtime, kata-tools-static; each .tar.zst/.xz/.gz, all
-// under opt/kata/) — republished as one OCI image per artifact of the catalogue, in an OCI image
-// layout, with a release manifest (kata-release.json) recording each image's digest, files and
-// bytes. Every file and link of the release has exactly one owner, an artifact or an ignore rule;
-// an entry with none or two, a link whose target is not in its artifact (or one it depends on), or
-// one path with different content in two tarballs fails the split, each named, and no layout is
-// written.
+// `artifacts split`: one Kata release — all its tarballs at once (3.x: one kata-static with both
+// runtimes; since 4.1.0: kata-static with the Rust runtime, kata-go-static with the Go runtime,
+// kata-tools-static; each .tar.zst/.xz/.gz, all under opt/kata/) — republished as one OCI image
+// per artifact, in an OCI image layout, with a release manifest (kata-release.json) recording each
+// image's digest, files and bytes. Each file and link has one owner: an artifact of the catalogue,
+// an ignore rule, or — for a file the catalogue does not know — the image the shim that needs it
+// pulls (split-assign.ts). An entry claimed twice, a link whose target is not in its artifact (or
+// one it depends on), a link that dangles where a shim needs it, or one path with different
+// content in two tarballs fails the split, each named, and no layout is written.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -19,7 +20,10 @@ import xzDecompress from "xz-decompress";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
 import { linkInside } from "./artifacts.js";
-import { FILES_ANNOTATION, type ListedEntry, ReleaseTree } from "./listing.js";
+import { versionFromTarballName } from "../release/release.js";
+import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "./listing.js";
+import { type Assigned, assignUnknown, stagedPath, UNASSIGNED } from "./split-assign.js";
+import { UNCLAIMED } from "../artifacts/catalogue.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";
 const GO_ARCH: Record<string, string> = {
@@ -46,8 +50,16 @@ export interface IgnoredEntry {
 }
 
 export interface SplitReport {
+  /** The release's version: its VERSION file, else its tarballs' names. */
+  version: string;
   images: SplitImage[];
   ignored: IgnoredEntry[];
+  /** What each shim's configuration in the release needs, and what it names that is not there. */
+  shims: Assigned["shims"];
+  /** Images made for files the catalogue does not know that a configuration needs. */
+  extra: Assigned["extra"];
+  /** Files the catalogue does not know and nothing needs: in the image "unclaimed", pulled by no shim. */
+  unclaimed: string[];
   /** Files and links read, each path once. */
   entries: number;
   /** Regular-file bytes of the whole release, owned or ignored. */
@@ -126,7 +138,10 @@ export async function splitRelease(
     const entries = new Map<string, ReleaseEntry>();
     const problems: string[] = [];
     for (const tarball of list) await unpackByArtifact(tarball, staging, catalogue, entries, problems);
-    const ignored = checkOwnership(entries, catalogue, problems);
+    const named = list.map((t) => versionFromTarballName(path.basename(t))).find(Boolean);
+    const assigned = assignUnknown(entries, staging, treeOf(entries), named);
+    problems.push(...assigned.problems);
+    const ignored = checkOwnership(entries, catalogue, problems, staging);
     if (problems.length > 0) throw new SplitError(problems);
     fs.mkdirSync(path.join(layout, "blobs", "sha256"), { recursive: true });
     fs.writeFileSync(path.join(layout, "oci-layout"), '{"imageLayoutVersion":"1.0.0"}\n');
@@ -135,20 +150,34 @@ export async function splitRelease(
       ? JSON.parse(fs.readFileSync(indexFile, "utf8"))
       : { schemaVersion: 2, manifests: [] };
     const images: SplitImage[] = [];
-    for (const artifact of fs.readdirSync(staging).sort()) {
+    // meta last: it names every other image of the release (a registry cannot be asked).
+    const names = fs.readdirSync(staging).sort();
+    for (const artifact of [...names.filter((n) => n !== "meta"), ...names.filter((n) => n === "meta")]) {
       const listing = [...entries.values()]
         .filter((e) => e.owner === artifact)
         .sort((a, b) => (a.file < b.file ? -1 : 1))
         .map(listed);
+      const annotations: Record<string, string> =
+        artifact === "meta" ? { [IMAGES_ANNOTATION]: JSON.stringify(names.filter((n) => n !== "meta")) } : {};
       images.push(
-        await writeImage(path.join(staging, artifact), layout, artifact, arch, index, layers, listing),
+        await writeImage(
+          path.join(staging, artifact),
+          layout,
+          artifact,
+          arch,
+          index,
+          layers,
+          listing,
+          annotations,
+        ),
       );
     }
+    images.sort((a, b) => (a.artifact < b.artifact ? -1 : 1));
     fs.writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
-    const version = readVersion(staging);
+    const version = assigned.release.version;
     const release = {
       arch,
-      ...(version ? { version } : {}),
+      ...(version !== "unknown" ? { version } : {}),
       artifacts: Object.fromEntries(
         images.map((i) => [i.artifact, { digest: i.digest, files: i.files, bytes: i.bytes }]),
       ),
@@ -156,7 +185,16 @@ export async function splitRelease(
     fs.writeFileSync(path.join(layout, RELEASE_MANIFEST), `${JSON.stringify(release, null, 2)}\n`);
     let releaseBytes = 0;
     for (const e of entries.values()) if (e.type === "file") releaseBytes += e.size;
-    return { images, ignored, entries: entries.size, releaseBytes };
+    return {
+      version,
+      images,
+      ignored,
+      shims: assigned.shims,
+      extra: assigned.extra,
+      unclaimed: assigned.unclaimed,
+      entries: entries.size,
+      releaseBytes,
+    };
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
@@ -168,14 +206,6 @@ function listed(e: ReleaseEntry): ListedEntry {
     : { path: e.file, type: "file", mode: e.mode, size: e.size };
 }
 
-function readVersion(staging: string): string | undefined {
-  try {
-    return fs.readFileSync(path.join(staging, "meta", "opt", "kata", "VERSION"), "utf8").trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Links, once every tarball is read: a link of an artifact must reach a file of that artifact or
  * of one it depends on, within the release. Returns the ignored entries, dangling links marked.
@@ -184,11 +214,13 @@ function checkOwnership(
   entries: Map<string, ReleaseEntry>,
   catalogue: ArtifactCatalogue,
   problems: string[],
+  staging: string,
 ): IgnoredEntry[] {
   const ignored: IgnoredEntry[] = [];
   const tree = treeOf(entries);
   for (const e of [...entries.values()].sort((a, b) => (a.file < b.file ? -1 : 1))) {
-    const target = e.type === "link" ? tree.reach(e.file) : null;
+    // The unclaimed image is installed by no shim: where its links go does not matter.
+    const target = e.type === "link" && e.owner !== UNCLAIMED ? tree.reach(e.file) : null;
     if (e.owner === null) {
       const own = catalogue.ownerOf(e.file);
       const reason = own.kind === "ignored" ? own.reason : "";
@@ -198,7 +230,15 @@ function checkOwnership(
     if (target === null) continue;
     const where = `${e.file} (artifact ${e.owner}, in ${path.basename(e.tarball)})`;
     if (target.kind === "missing") {
-      problems.push(`${where}: a link to ${e.target}, which is in none of the tarballs given`);
+      // No shim's configuration goes through it (that is refused where the shims are read): a
+      // link to nothing would only puzzle whoever finds it on a node, so it is left out, said.
+      fs.rmSync(stagedPath(staging, e), { force: true });
+      ignored.push({
+        path: e.file,
+        reason: `a link to ${e.target}, which is in none of the tarballs given, and no shim needs: not installed`,
+        dangling: true,
+      });
+      e.owner = null;
       continue;
     }
     if (target.kind === "loop") {
@@ -314,11 +354,10 @@ async function unpackByArtifact(
       type: isLink ? "link" : "file",
       mode,
       size: 0,
-      owner: own.kind === "artifact" ? own.artifact : null,
+      // A file the catalogue does not know waits to be given the image of the shim that needs it.
+      owner: own.kind === "artifact" ? own.artifact : own.kind === "unowned" ? UNASSIGNED : null,
       ...(isLink ? { target: linkTarget } : {}),
     };
-    if (own.kind === "unowned")
-      problems.push(`${at}: in no artifact and not ignored (artifacts/catalogue.toml)`);
     if (own.kind === "conflict") problems.push(`${at}: claimed twice, by ${own.owners.join(" and by ")}`);
     entries.set(file, record);
     if (record.owner === null) {
@@ -352,15 +391,22 @@ async function unpackByArtifact(
     }
     const digest = createHash("sha256");
     const out = fs.createWriteStream(target, { mode });
+    // One listener hashes and writes: an entry flushes what it has buffered to the listeners
+    // present when it starts flowing, so a pipe attached beside a data listener missed the first
+    // chunks of a large file.
     entry.on("data", (c: Buffer) => {
       digest.update(c);
       record.size += c.length;
+      if (!out.write(c)) {
+        entry.pause();
+        out.once("drain", () => entry.resume());
+      }
     });
+    entry.on("end", () => out.end());
     pending.push(
       new Promise<void>((resolve, reject) => {
         out.on("finish", () => resolve());
         out.on("error", reject);
-        entry.pipe(out);
       }).then(() => {
         record.hash = digest.digest("hex");
         fs.chmodSync(target, mode);
@@ -387,6 +433,7 @@ async function writeImage(
   index: { manifests: Array<Record<string, unknown>> },
   layers: LayerFormat,
   listing: ListedEntry[],
+  annotations: Record<string, string> = {},
 ): Promise<SplitImage> {
   const blob = (bytes: Buffer, mediaType: string) => {
     const hex = createHash("sha256").update(bytes).digest("hex");
@@ -424,7 +471,7 @@ async function writeImage(
         mediaType: "application/vnd.oci.image.manifest.v1+json",
         config,
         layers: [layer],
-        annotations: { [FILES_ANNOTATION]: JSON.stringify(listing) },
+        annotations: { [FILES_ANNOTATION]: JSON.stringify(listing), ...annotations },
       }),
     ),
     "application/vnd.oci.image.manifest.v1+json",

@@ -8,10 +8,10 @@
 // after the switch, against the node itself.
 import fs from "node:fs";
 import path from "node:path";
-import { parse } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
-import { isTable } from "../detect/toml.js";
+import { mergeDropIn, parseKataToml } from "../release/config-file.js";
+import { type NamedPath, pathsIn } from "../release/named-paths.js";
 import type { Host } from "../host/host.js";
 import type { Changeset } from "../render/changeset.js";
 import { type Handler, handlersFor, installDir } from "../render/layout.js";
@@ -20,71 +20,11 @@ import { type ListedEntry, ReleaseTree } from "./listing.js";
 
 export const CHECK_ID = "artifact-paths";
 
-/** A path a shim's configuration (or its handler) names. */
-export interface NamedPath {
-  shim: string;
-  /** The key that names it ("hypervisor.qemu.kernel"), or "handler shim binary" / "handler ConfigPath". */
-  key: string;
-  path: string;
-  program: boolean;
-}
-
 /** What a host path reaches: a regular file and its mode, or why not. */
 export type Found = { ok: true; mode: number } | { ok: false; why: string };
 
 export interface PathWorld {
   find(hostPath: string): Promise<Found>;
-}
-
-/** Keys of a [hypervisor.*] table that name a file, and whether it is run. */
-const PATH_KEYS: Record<string, boolean> = {
-  path: true,
-  ctlpath: true,
-  jailer_path: true,
-  virtio_fs_daemon: true,
-  kernel: false,
-  image: false,
-  initrd: false,
-  firmware: false,
-  firmware_volume: false,
-};
-/** shared_fs values that start virtiofsd: otherwise virtio_fs_daemon names a file never used. */
-const VIRTIOFS = new Set(["virtio-fs", "virtio-fs-nydus"]);
-
-function deepMerge(into: Record<string, unknown>, from: Record<string, unknown>): Record<string, unknown> {
-  for (const [key, value] of Object.entries(from)) {
-    const here = into[key];
-    if (isTable(here) && isTable(value)) deepMerge(here, value);
-    else into[key] = value;
-  }
-  return into;
-}
-
-/** The paths one effective configuration names. */
-export function pathsIn(shim: string, config: Record<string, unknown>): NamedPath[] {
-  const out: NamedPath[] = [];
-  const hypervisors = isTable(config.hypervisor) ? config.hypervisor : {};
-  for (const [section, table] of Object.entries(hypervisors)) {
-    if (!isTable(table)) continue;
-    const sharedFs = typeof table.shared_fs === "string" ? table.shared_fs : "";
-    for (const [key, program] of Object.entries(PATH_KEYS)) {
-      const value = table[key];
-      if (typeof value !== "string" || value === "") continue;
-      if (key === "virtio_fs_daemon" && !VIRTIOFS.has(sharedFs)) continue;
-      out.push({ shim, key: `hypervisor.${section}.${key}`, path: value, program });
-    }
-    const extensions = table.guest_extension_images;
-    if (Array.isArray(extensions))
-      for (const [i, ext] of extensions.entries())
-        if (isTable(ext) && typeof ext.path === "string" && ext.path !== "")
-          out.push({
-            shim,
-            key: `hypervisor.${section}.guest_extension_images[${i}].path`,
-            path: ext.path,
-            program: false,
-          });
-  }
-  return out;
 }
 
 /**
@@ -125,7 +65,7 @@ export async function effectiveConfigs(
       const text = await read(file);
       if (text === null) continue;
       try {
-        deepMerge(merged, parse(text) as Record<string, unknown>);
+        mergeDropIn(merged, parseKataToml(text));
       } catch (error) {
         problems.push(`${name}: ${file} does not parse: ${(error as Error).message.split("\n")[0]}`);
       }

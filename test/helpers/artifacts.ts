@@ -7,7 +7,7 @@ import path from "node:path";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import type { ArtifactSource } from "../../src/install/artifacts.js";
 import { StagingDir } from "../../src/install/staging.js";
-import { type ListEntry, RELEASES, readList } from "./release.js";
+import { type ListEntry, RELEASES, readList, releaseConfig } from "./release.js";
 
 /**
  * Kata's real release (4.1.0 for x86_64, from test/fixtures/release/), each path given to its owner
@@ -63,9 +63,11 @@ export function artifactDir(version = "3.9.0", arch: keyof typeof RELEASES = "x8
       fs.mkdirSync(path.dirname(full), { recursive: true });
       if (e.type === "l") fs.symlinkSync(e.target, full);
       else
-        fs.writeFileSync(full, sampleContent(artifact, e.path, version), {
-          mode: executable(e.path) ? 0o755 : 0o644,
-        });
+        fs.writeFileSync(
+          full,
+          releaseConfig(e.path, arch === "aarch64" ? "arm64" : "amd64") ?? sampleContent(artifact, e.path, version),
+          { mode: executable(e.path) ? 0o755 : 0o644 },
+        );
     }
   }
   return dir;

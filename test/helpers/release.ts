@@ -39,26 +39,46 @@ export function readList(name: string): ListEntry[] {
 const executable = (file: string) =>
   /^opt\/kata\/(bin|libexec|runtime-rs\/bin)\//.test(file) && !file.endsWith(".toml");
 
+/** The configuration files Kata 4.1.0 ships, as its build generates them (test/fixtures/release/configs/). */
+export const CONFIGS = path.join(FIXTURES, "configs", "4.1.0");
+
+/** The release's own configuration file at `file` (opt/kata/share/defaults/…), for `arch`; null if none. */
+export function releaseConfig(file: string, arch: "amd64" | "arm64"): string | null {
+  const m = /^(?:opt\/kata\/)?share\/defaults\/kata-containers\/(runtime-rs\/)?(configuration-[^/]+\.toml)$/.exec(file);
+  if (!m) return null;
+  const full = path.join(CONFIGS, arch, m[1] ? "rust" : "go", m[2] as string);
+  return fs.existsSync(full) ? fs.readFileSync(full, "utf8") : null;
+}
+
+/** The architecture of a release list's name (kata-static-4.1.0-arm64 → arm64). */
+export function archOfList(name: string): "amd64" | "arm64" {
+  return name.endsWith("-arm64") ? "arm64" : "amd64";
+}
+
 /**
  * A file's stand-in bytes: the same for the same path in every tarball (as the real releases'
- * shared files are). A program answers --version with its name, as a real one would.
+ * shared files are). A program answers --version with its name, as a real one would. The
+ * configuration files are the release's own, byte for byte.
  */
-export function standIn(file: string, size: number): string {
+export function standIn(file: string, size: number, arch: "amd64" | "arm64" = "amd64"): string {
   if (file === "opt/kata/VERSION") return "4.1.0\n";
+  const config = releaseConfig(file, arch);
+  if (config !== null) return config;
   return executable(file)
     ? `#!/bin/sh\necho "${path.basename(file)} 4.1.0 (stand-in for ${size} bytes)"\n`
     : `stand-in for ${file}: ${size} bytes in the release\n`;
 }
 
 /** The tree of one list, under `root` (root/opt/kata/…). */
-export function buildTree(entries: ListEntry[], root: string): void {
+export function buildTree(entries: ListEntry[], root: string, arch: "amd64" | "arm64" = "amd64"): void {
   for (const e of entries) {
     const full = path.join(root, e.path);
     if (e.type === "d") fs.mkdirSync(full, { recursive: true });
     else {
       fs.mkdirSync(path.dirname(full), { recursive: true });
       if (e.type === "l") fs.symlinkSync(e.target, full);
-      else fs.writeFileSync(full, standIn(e.path, e.size), { mode: executable(e.path) ? 0o755 : 0o644 });
+      else
+        fs.writeFileSync(full, standIn(e.path, e.size, arch), { mode: executable(e.path) ? 0o755 : 0o644 });
     }
   }
 }
@@ -67,7 +87,7 @@ export function buildTree(entries: ListEntry[], root: string): void {
 export function buildTarball(name: string, dir: string, edit?: (tree: string) => void): string {
   const tree = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-release-tree-"));
   try {
-    buildTree(readList(name), tree);
+    buildTree(readList(name), tree, archOfList(name));
     edit?.(tree);
     const tar = path.join(dir, `${name}.tar`);
     // As Kata's release: members named ./opt/kata/…, compressed with zstd.

@@ -1,0 +1,112 @@
+// The Kata release being installed, as kata-install knows it: its version, each shim's
+// configuration file as the release ships it, and (when read from an artifact source) every image
+// with its files. The release is the source of truth for what the release knows — which shims it
+// has, their keys and defaults, the paths they name; kata-install owns only its decisions.
+import type { ListedEntry } from "../install/listing.js";
+import { ConfigFileError, type ConfigFile, readConfigFile } from "./config-file.js";
+
+/** Where the Go runtime's configurations are, relative to the release's /opt/kata. */
+export const GO_CONFIG_DIR = "share/defaults/kata-containers";
+/** Where the Rust runtime's are. */
+export const RUST_CONFIG_DIR = "share/defaults/kata-containers/runtime-rs";
+
+export interface ShimConfig {
+  shim: string;
+  runtime: "go" | "rust";
+  /** The file in the release, relative to /opt/kata. */
+  file: string;
+  config: ConfigFile;
+}
+
+export interface Release {
+  /** "4.1.0"; "unknown" when the release does not say. */
+  version: string;
+  /** Where it was read from, for messages. */
+  where: string;
+  shims: ReadonlyMap<string, ShimConfig>;
+  /**
+   * Every image of the release with its files (relative to /opt/kata), from the artifact source;
+   * null when the release was read from the node, which keeps no image of its own.
+   */
+  images: ReadonlyMap<string, ListedEntry[]> | null;
+  /** What kata-install noticed and set aside (a Rust file named like a Go shim), said in the plan. */
+  notes: string[];
+}
+
+/** "configuration-qemu-runtime-rs.toml" in a configuration directory → the shim it configures. */
+export function shimOfFile(file: string): { shim: string; runtime: "go" | "rust" } | null {
+  const go = new RegExp(`^${GO_CONFIG_DIR}/configuration-([A-Za-z0-9_.-]+)\\.toml$`).exec(file);
+  if (go) return { shim: go[1] as string, runtime: "go" };
+  const rust = new RegExp(`^${RUST_CONFIG_DIR}/configuration-([A-Za-z0-9_.-]+)\\.toml$`).exec(file);
+  if (rust) return { shim: rust[1] as string, runtime: "rust" };
+  return null;
+}
+
+/** Whether a release path is a shim's configuration file (the release's own, not the default link). */
+export function isShimConfig(file: string): boolean {
+  return shimOfFile(file) !== null;
+}
+
+/**
+ * A release from its files: `files` maps release paths (relative to /opt/kata) to their text, for
+ * the configuration files and the version files. A shim is a configuration file of the release;
+ * where both runtimes ship one name (remote), the Go runtime's is that shim, as kata-deploy has it.
+ */
+export function releaseFromFiles(
+  files: ReadonlyMap<string, string>,
+  where: string,
+  images: ReadonlyMap<string, ListedEntry[]> | null,
+  fallbackVersion?: string,
+): Release {
+  const shims = new Map<string, ShimConfig>();
+  const notes: string[] = [];
+  const version = versionOf(files) ?? fallbackVersion ?? "unknown";
+  const sorted = [...files.keys()].sort((a, b) => runtimeRank(a) - runtimeRank(b) || (a < b ? -1 : 1));
+  for (const file of sorted) {
+    const of = shimOfFile(file);
+    if (of === null) continue;
+    if (shims.has(of.shim)) {
+      notes.push(
+        `Kata ${version} ships ${file} as well as ${shims.get(of.shim)?.file}: the ${of.shim} shim is the Go runtime's, as kata-deploy has it`,
+      );
+      continue;
+    }
+    let config: ConfigFile;
+    try {
+      config = readConfigFile(files.get(file) as string, `${file} of Kata ${version} (${where})`);
+    } catch (error) {
+      if (error instanceof ConfigFileError) throw new ReleaseError(error.message);
+      throw error;
+    }
+    shims.set(of.shim, { shim: of.shim, runtime: of.runtime, file, config });
+  }
+  return { version, where, shims, images, notes };
+}
+
+export class ReleaseError extends Error {}
+
+function runtimeRank(file: string): number {
+  return file.startsWith(`${RUST_CONFIG_DIR}/`) ? 1 : 0;
+}
+
+/**
+ * The release's version: its VERSION file. (versions.yaml names the versions of Kata's components,
+ * not Kata's own; a release without VERSION is named by its tarballs, see versionFromTarballName.)
+ */
+export function versionOf(files: ReadonlyMap<string, string>): string | undefined {
+  const plain = files.get("VERSION")?.trim();
+  if (plain) return plain.split("\n")[0]?.trim();
+  return undefined;
+}
+
+/** "kata-static-4.1.0-amd64.tar.zst" → "4.1.0": the release's version when its files do not say. */
+export function versionFromTarballName(name: string): string | undefined {
+  return /^kata-(?:[a-z]+-)*static-(\d+\.\d+\.\d+[^-]*)-/.exec(name)?.[1];
+}
+
+/** "Kata 4.1.0's configuration-qemu.toml": how messages name a shim's base file. */
+export function baseName(release: Release, shim: string): string {
+  const config = release.shims.get(shim);
+  const file = config ? config.file.slice(config.file.lastIndexOf("/") + 1) : `configuration-${shim}.toml`;
+  return `Kata ${release.version}'s ${config?.runtime === "rust" ? "runtime-rs/" : ""}${file}`;
+}
