@@ -106,6 +106,14 @@ Examples:
         "--ignore-preflight-errors <ids>",
         "check ids (comma-separated) whose errors become warnings, or all",
       )
+      .option(
+        "--artifacts <source>",
+        "the Kata release, as its artifact images: registry:HOST/REPOSITORY (images <artifact>:<tag>), oci-layout:DIR (images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...); each shim's configuration is the release's own, read from it (without: the release kata-install installed on this node)",
+      )
+      .option(
+        "--artifacts-tag <tag>",
+        "with registry: the tag of the artifact images (Kata's version; default latest)",
+      )
       .option("--json", "print one JSON document and nothing else on stdout");
 
   decideOptions(
@@ -201,14 +209,6 @@ Examples:
   )
     .option("--detailed-exitcode", "exit 2 when changes are pending, 0 when there are none")
     .option(
-      "--artifacts <source>",
-      "also compare the artifacts installed with this source's (registry:HOST/REPOSITORY, oci-layout:DIR, dir:DIR): a new release shows as pulls",
-    )
-    .option(
-      "--artifacts-tag <tag>",
-      "with registry: the tag of the artifact images (Kata's version; default latest)",
-    )
-    .option(
       "--out <file>",
       "also save the plan, with the hashes of everything it was made from, for install --plan",
     )
@@ -227,14 +227,6 @@ Examples:
   )
     .option("--dry-run", "show the plan and stop: the same output as `plan`")
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
-    .option(
-      "--artifacts <source>",
-      "where the artifact sub-containers come from: registry:HOST/REPOSITORY (images <artifact>:<tag>), oci-layout:DIR (images tagged by artifact name) or dir:DIR (DIR/<artifact>/opt/kata/...)",
-    )
-    .option(
-      "--artifacts-tag <tag>",
-      "with registry: the tag of the artifact images (Kata's version; default latest)",
-    )
     .option(
       "--plan <file>",
       "apply a plan saved by plan --out, exactly, or refuse if the node or the inputs changed since",

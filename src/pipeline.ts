@@ -1,7 +1,8 @@
-// The stages: detect → decide → render (→ install, later). Progress goes to stderr (listr2's live
-// view on a terminal, plain lines otherwise), so stdout stays clean for the plan or its JSON. The
-// stage functions know nothing of this: each stage calls one and keeps its result.
+// The stages: detect → read the release → decide → render (→ install). Progress goes to stderr
+// (listr2's live view on a terminal, plain lines otherwise), so stdout stays clean for the plan or
+// its JSON. The stage functions know nothing of this: each stage calls one and keeps its result.
 import type { DecideCommandOptions } from "./commands/decide-run.js";
+import type { Catalog } from "./decide/catalog.js";
 import type { Decision } from "./decide/decision.js";
 import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
 import { detectOptionsFromEnv } from "./detect/context.js";
@@ -10,7 +11,10 @@ import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
 import type { Host } from "./host/host.js";
 import { openHost } from "./host/open.js";
+import type { ArtifactSource } from "./install/artifacts.js";
 import { installedState, journalFor } from "./install/journal.js";
+import { readRelease } from "./release/read.js";
+import type { Release } from "./release/release.js";
 import type { Changeset } from "./render/changeset.js";
 import { installDir, installDirFromEnv } from "./render/layout.js";
 import { render } from "./render/render.js";
@@ -21,6 +25,12 @@ export interface Planned {
   templates: Templates;
   host: Host;
   facts: Facts;
+  /** The Kata release being installed (its configuration files, its images); null if none was read. */
+  release: Release | null;
+  /** Where the artifacts come from (--artifacts); null without one. */
+  source: ArtifactSource | null;
+  /** The catalogue as this release has it: its shims, their keys. */
+  catalog: Catalog;
   decision: Decision;
   changeset: Changeset;
 }
@@ -47,9 +57,19 @@ export async function planPipeline(
       },
     },
     {
+      title: "Read the Kata release",
+      task: async () => {
+        const read = await readRelease(options, ctx.facts as Facts, options.facts ? null : host, env ?? {});
+        ctx.release = read.release;
+        ctx.source = read.source;
+      },
+    },
+    {
       title: "Decide shims, artifacts and configuration",
       task: async () => {
-        ctx.decision = decideFor(prepared, ctx.facts as Facts).decision;
+        const decided = decideFor(prepared, ctx.facts as Facts, ctx.release ?? null);
+        ctx.decision = decided.decision;
+        ctx.catalog = decided.catalog;
       },
     },
     {
@@ -60,7 +80,7 @@ export async function planPipeline(
         ctx.changeset = await render(
           decision,
           ctx.facts as Facts,
-          prepared.catalog,
+          ctx.catalog as Catalog,
           templates,
           host,
           installed,

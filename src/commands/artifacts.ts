@@ -68,7 +68,9 @@ export async function runSplit(
       `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.files} entr${i.files === 1 ? "y" : "ies"}, ${i.bytes} bytes (layer ${i.layerBytes}${layers === "gzip" ? " compressed" : ""})`,
     );
   if (report.extra.length > 0)
-    lines.push("New in this release (artifacts/catalogue.toml does not know them), given to the shims that need them:");
+    lines.push(
+      "New in this release (artifacts/catalogue.toml does not know them), given to the shims that need them:",
+    );
   for (const e of report.extra)
     lines.push(`  ${e.image}: ${e.files.join(", ")} (for ${e.neededBy.join(", ")})`);
   if (report.unclaimed.length > 0)
@@ -84,7 +86,8 @@ export async function runSplit(
   for (const i of report.ignored.filter((e) => e.dangling))
     lines.push(`  ${i.path}: a link that dangles in these tarballs, not installed`);
   const incomplete = report.shims.filter((s) => s.missing.length > 0);
-  if (incomplete.length > 0) lines.push("Shims this release cannot install (their configuration names files it lacks):");
+  if (incomplete.length > 0)
+    lines.push("Shims this release cannot install (their configuration names files it lacks):");
   for (const s of incomplete)
     lines.push(`  ${s.shim}: ${s.missing.map((m) => `${m.key} = ${m.path}`).join("; ")}`);
   out(`${lines.join("\n")}\n`);

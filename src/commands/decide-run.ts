@@ -7,6 +7,8 @@ import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import type { StrategyName } from "../host/command.js";
 import { openHost } from "../host/open.js";
+import { parseArtifactSpecifier } from "../install/open-source.js";
+import { readRelease } from "../release/read.js";
 
 export interface DecideCommandOptions {
   hostRoot: string;
@@ -17,17 +19,20 @@ export interface DecideCommandOptions {
   defaultShim?: string;
   ignorePreflightErrors?: string;
   json?: boolean;
+  /** The artifact source whose release is read (else the release installed on the node). */
+  artifacts?: string;
+  artifactsTag?: string;
 }
 
 export async function runDecide(options: DecideCommandOptions, env?: DecideOptions["env"]) {
   const prepared = prepare({ ...options, env });
+  parseArtifactSpecifier(options.artifacts); // checked before the node is read
+  const host = options.facts !== undefined ? null : await openHost(options.hostRoot, options.hostExec);
   const facts: Facts =
-    options.facts !== undefined
-      ? await loadFacts(options.facts)
-      : await detectFacts(
-          await openHost(options.hostRoot, options.hostExec),
-          detectOptionsFromEnv(env ?? process.env),
-        );
-  const { decision } = decideFor(prepared, facts);
-  return { prepared, facts, decision };
+    host === null
+      ? await loadFacts(options.facts as string)
+      : await detectFacts(host, detectOptionsFromEnv(env ?? process.env));
+  const { release } = await readRelease(options, facts, host, env ?? process.env);
+  const { decision, catalog } = decideFor(prepared, facts, release);
+  return { prepared, facts, decision, catalog, release };
 }

@@ -211,11 +211,11 @@ export async function runEntrypoint(
     const host = await openHost(settings.hostRoot, settings.hostExec);
     const probes = await ProbeCache.load(host, installDirFromEnv(process.env));
     const after = await detectFacts(host, { probes, ...detectOptionsFromEnv(process.env) });
-    const { templates, decision, prepared } = planned as Planned;
+    const { decision, prepared, catalog } = planned as Planned;
     const summary = summarize(
       after,
       decision,
-      (shim) => defaultSharedFs(templates, prepared.catalog, shim),
+      (shim) => defaultSharedFs(catalog, shim),
       publishedFactPaths(prepared.rules),
     );
     if (kube && node) {

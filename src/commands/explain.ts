@@ -1,38 +1,40 @@
+// `explain [KEY…]`: every decided value with its source and what it beat, starting from the
+// release: a key's value in the shim's configuration as Kata's release ships it, then each source
+// that changed it. A key nothing decided shows the release's value alone.
 import type { Catalog } from "../decide/catalog.js";
-import { TEMPLATE_DEFAULT } from "../decide/provenance.js";
+import type { Decision } from "../decide/decision.js";
+import type { Source } from "../decide/provenance.js";
 import { UserError } from "../errors.js";
-import { explainDocument, renderExplain, selectExplained } from "../output/explain.js";
-import { templateDefaults, valueAtKey } from "../render/kata-config.js";
-import { loadTemplates } from "../render/templates.js";
+import { type Explained, explainDocument, renderExplain, selectExplained } from "../output/explain.js";
+import { valueAt } from "../release/config-file.js";
+import { baseName, type Release } from "../release/release.js";
+import { baseTable } from "../render/kata-config.js";
 import { type DecideCommandOptions, runDecide } from "./decide-run.js";
+
+/** The release's file of a shim as a source: where every value starts. */
+function releaseSource(release: Release, shim: string): Source {
+  return { kind: "default", name: baseName(release, shim) };
+}
 
 export async function runExplain(
   keys: string[],
   options: DecideCommandOptions,
   out: (text: string) => void,
 ): Promise<number> {
-  const { prepared, decision } = await runDecide(options);
+  const { decision, catalog, release } = await runDecide(options);
   const values = explainDocument(decision).values;
-  const templates = await loadTemplates();
-  const { catalog } = prepared;
-  // Each shim's base configuration rendered once, however many keys ask.
-  const rendered = new Map<string, Record<string, unknown>>();
-  const defaultsOf = (shim: string) => {
-    let table = rendered.get(shim);
-    if (table === undefined) {
-      table = templateDefaults(decision, shim, catalog, templates);
-      rendered.set(shim, table);
-    }
-    return table;
-  };
-  // A known key that nothing decided has its template's value: show it for each installed shim
-  // that has the key; when none is installed, for every shim that has it, saying why it is not
-  // (so that any example works on any node).
+  if (release !== null) withReleaseValues(values, decision, release);
+  // A key that nothing decided has the release's value: show it for each installed shim whose
+  // configuration has the key; when none is installed, for every shim of the release that has it,
+  // saying why it is not (so that any example works on any node).
   for (const key of keys) {
+    if (release === null) break;
     const [shimPart, keyPart] = key.includes(":")
       ? (key.split(":", 2) as [string, string])
       : [undefined, key];
-    const named = catalog.shimNames().filter((shim) => shimPart === undefined || shim === shimPart);
+    const named = [...release.shims.keys()]
+      .sort()
+      .filter((shim) => shimPart === undefined || shim === shimPart);
     const installed = named.filter((shim) => decision.shims.some((s) => s.name === shim));
     const withKey = (list: string[]) => list.filter((shim) => fullKeys(catalog, shim, keyPart).length > 0);
     const shims = withKey(installed).length > 0 ? withKey(installed) : withKey(named);
@@ -44,11 +46,14 @@ export async function runExplain(
       const notInstalled = installed.includes(shim)
         ? null
         : `${shim} is not installed on this node${dropped ? `: ${dropped.reason}` : optIn}`;
+      const table = baseTable(release, decision, shim) ?? {};
       for (const full of fullKeys(catalog, shim, keyPart)) {
         if (values.some((v) => v.shim === shim && v.key === full)) continue;
-        const value = valueAtKey(defaultsOf(shim), full);
+        const value = valueAt(table, full);
         const why = [
-          value === undefined ? "not in the template: Kata's built-in default applies" : null,
+          value === undefined
+            ? "shown commented out in the release's file: Kata's built-in default applies"
+            : null,
           notInstalled,
         ];
         const reason = why.filter((w) => w !== null).join("; ");
@@ -58,7 +63,7 @@ export async function runExplain(
           shim,
           value: value ?? null,
           ...(reason ? { reason } : {}),
-          source: TEMPLATE_DEFAULT,
+          source: releaseSource(release, shim),
           beaten: [],
         });
       }
@@ -66,21 +71,42 @@ export async function runExplain(
   }
   const { selected, unmatched } = selectExplained(values, keys);
   if (unmatched.length > 0) {
+    const hint =
+      release === null
+        ? "; no release was read (give --artifacts), so only what kata-install decided can be shown"
+        : "";
     throw new UserError(
-      `nothing decided matches ${unmatched.map((k) => `"${k}"`).join(", ")} (try a key such as hypervisor.qemu.shared_fs, a shim name, or shim:key)`,
+      `nothing decided matches ${unmatched.map((k) => `"${k}"`).join(", ")} (try a key such as hypervisor.qemu.shared_fs, a shim name, or shim:key)${hint}`,
     );
   }
-  if (options.json) out(`${JSON.stringify({ values: selected }, null, 2)}\n`);
+  const json = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x), 2);
+  if (options.json) out(`${json({ values: selected })}\n`);
   else out(renderExplain(selected));
   return 0;
 }
 
+/** Each decided key of a shim starts from the release's value: the last of what it beat. */
+function withReleaseValues(values: Explained[], decision: Decision, release: Release): void {
+  const tables = new Map<string, Record<string, unknown> | null>();
+  for (const v of values) {
+    if (v.kind !== "config" || v.shim === undefined) continue;
+    const shim = release.shims.has(v.shim)
+      ? v.shim
+      : decision.customRuntimes.find((c) => c.handler === v.shim)?.base;
+    if (shim === undefined || !release.shims.has(shim)) continue;
+    if (!tables.has(shim)) tables.set(shim, baseTable(release, decision, shim));
+    const value = valueAt(tables.get(shim) ?? {}, v.key);
+    v.beaten = [
+      ...v.beaten,
+      { value: value ?? "(not set: Kata's built-in default)", source: releaseSource(release, shim) },
+    ];
+  }
+}
+
 /** The full keys `key` names for `shim`: itself, or a short name ("shared_fs") in the shim's sections. */
 function fullKeys(catalog: Catalog, shim: string, key: string): string[] {
-  if (catalog.keyType(shim, key) !== undefined) return [key];
+  if (catalog.keyInfo(shim, key) !== undefined) return [key];
   if (key.includes(".")) return [];
-  const hv = catalog.shims.get(shim)?.hypervisor;
-  return [`hypervisor.${hv}`, "runtime", "agent.kata", "factory"]
-    .map((section) => `${section}.${key}`)
-    .filter((full) => catalog.keyType(shim, full) !== undefined);
+  const keys = catalog.release?.shims.get(shim)?.config.keys;
+  return [...(keys?.keys() ?? [])].filter((full) => full.slice(full.lastIndexOf(".") + 1) === key);
 }

@@ -13,6 +13,7 @@ import { install } from "../install/install.js";
 import type { JournalStore } from "../install/journal.js";
 import { journalFor } from "../install/journal.js";
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
+import { parseArtifactSpecifier } from "../install/open-source.js";
 import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
@@ -21,7 +22,7 @@ import { planDocument, refusalHint, renderPlan, transferLine } from "../output/p
 import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
 import { installDirFromEnv } from "../render/layout.js";
-import { parseArtifactSpecifier, withArtifactSource } from "./artifact-source.js";
+import { withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
 import { type PlanOptions, runPlan } from "./plan.js";
 
@@ -69,7 +70,7 @@ export async function runInstall(
   const options = saved?.options ?? given;
   const env = process.env;
   const prepared = prepare({ ...options, env });
-  const specifier = parseArtifactSpecifier(options.artifacts);
+  parseArtifactSpecifier(options.artifacts); // checked before the lock is taken
   const timeout = timeoutOf(options.runtimeTimeout);
   const host = await openHost(options.hostRoot, options.hostExec);
   const lock = await acquireLock(host);
@@ -80,7 +81,7 @@ export async function runInstall(
     const recovered = await recover(store);
     const probes = await ProbeCache.load(host, prefix);
     const planned = await planPipeline(options, env, { prepared, host, probes });
-    const source = await withArtifactSource(planned, specifier, options.artifactsTag, store);
+    const source = await withArtifactSource(planned, store);
     if (saved) await saved.refuseIfMoved(planned, { hostRoot: options.hostRoot, env, source });
     const blockers = blocking(planned.decision);
     if (blockers.length > 0) {
@@ -89,7 +90,7 @@ export async function runInstall(
       );
     }
     if (hooks.showPlan) out(renderPlan(saved?.plan ?? planDocument(planned.decision, planned.changeset)));
-    const report = await install(host, { ...planned, catalog: planned.prepared.catalog }, source, timeout);
+    const report = await install(host, planned, source, timeout);
     const changed =
       report.artifacts.switched ||
       report.artifacts.repaired > 0 ||

@@ -25,16 +25,11 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
   let source: ArtifactSource | null = null;
   if (options.facts === undefined) {
     // The artifact source (if any) and the check of every path the configurations name.
-    const { parseArtifactSpecifier, withArtifactSource } = await import("./artifact-source.js");
+    const { withArtifactSource } = await import("./artifact-source.js");
     const { journalFor } = await import("../install/journal.js");
     const { installDirFromEnv } = await import("../render/layout.js");
     const store = journalFor(planned.host, installDirFromEnv(env.env));
-    source = await withArtifactSource(
-      planned,
-      parseArtifactSpecifier(options.artifacts),
-      options.artifactsTag,
-      store,
-    );
+    source = await withArtifactSource(planned, store);
   }
   const { decision, changeset } = planned;
   const doc = planDocument(decision, changeset);

@@ -3,7 +3,6 @@ import fs from "node:fs";
 import { prepare } from "../decide/prepare.js";
 import { UserError } from "../errors.js";
 import { renderOverrides, renderReport } from "../output/report.js";
-import { loadTemplates } from "../render/templates.js";
 import { buildReport } from "../report/report.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
 import { writeFileAtomically } from "../write-file.js";
@@ -34,7 +33,7 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
       throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
-    loaded = fromFactsDir(options.factsDir, prepared, await loadTemplates());
+    loaded = fromFactsDir(options.factsDir, prepared);
     from = `facts in ${options.factsDir}`;
   } else {
     const { kubeApi } = await import("../kube/api.js");

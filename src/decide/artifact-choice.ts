@@ -1,6 +1,13 @@
-// Which artifacts the chosen shims need (through the catalogue's dependencies), and whether each
-// comes from Kata's bundled sub-container or the host's own package.
+// Which artifacts the chosen shims need, and whether each comes from Kata's bundled sub-container
+// or the host's own package. With the release's images at hand, what a shim needs is read off its
+// configuration (the release's file with the decided values over it): the images holding every
+// path it names, through the links on the way. Without them (no artifact source), the node's
+// installed images, or the capability table's hints when nothing is installed.
 import { byText } from "../compare.js";
+import { ReleaseTree } from "../install/listing.js";
+import { mergeDropIn, moveInstallDir, parseKataToml } from "../release/config-file.js";
+import { pathsIn } from "../release/named-paths.js";
+import { chainsOf, RELEASE_DIR } from "../release/needs.js";
 import type { DecideInput } from "./decide.js";
 import type { ArtifactChoice, Chosen } from "./decision.js";
 import {
@@ -44,6 +51,36 @@ export function chooseArtifacts(
   shims: Chosen[],
   sources: Map<string, Decided<"bundled" | "distro">>,
   matched: Rule[],
+  contradiction: (m: string, r: string) => void,
+  config: Record<string, Record<string, Decided<unknown>>>,
+  dir: string,
+): { artifacts: ArtifactChoice[]; droppedArtifacts: Chosen[] } {
+  const release = input.catalog.release;
+  if (release?.images && shims.length > 0)
+    return withRules(input, fromRelease(input, shims, sources, config, dir, contradiction), matched);
+  if (release?.installed && release.installed.length > 0 && shims.length > 0)
+    return withRules(
+      input,
+      {
+        artifacts: release.installed.map((name) => ({
+          name,
+          reason: `installed with Kata ${release.version}; without an artifact source nothing else can be pulled`,
+          source: { kind: "default", name: release.where },
+          from: "bundled",
+          neededBy: [],
+        })),
+        droppedArtifacts: [],
+      },
+      matched,
+    );
+  return withRules(input, fromHints(input, shims, sources, contradiction), matched);
+}
+
+/** The capability table's hints (rules/shims.toml artifacts), through the catalogue's dependencies. */
+function fromHints(
+  input: DecideInput,
+  shims: Chosen[],
+  sources: Map<string, Decided<"bundled" | "distro">>,
   contradiction: (m: string, r: string) => void,
 ): { artifacts: ArtifactChoice[]; droppedArtifacts: Chosen[] } {
   const { catalog, facts } = input;
@@ -112,6 +149,16 @@ export function chooseArtifacts(
       neededBy,
     });
   }
+  return { artifacts, droppedArtifacts };
+}
+
+/** The rules' own additions and removals, over what the shims need. */
+function withRules(
+  _input: DecideInput,
+  chosen: { artifacts: ArtifactChoice[]; droppedArtifacts: Chosen[] },
+  matched: Rule[],
+): { artifacts: ArtifactChoice[]; droppedArtifacts: Chosen[] } {
+  const { artifacts, droppedArtifacts } = chosen;
   for (const rule of matched) {
     for (const add of rule.addArtifacts) {
       if (!artifacts.some((a) => a.name === add.name))
@@ -130,6 +177,109 @@ export function chooseArtifacts(
         droppedArtifacts.push({ name: drop.name, reason: drop.reason, source: ruleSource(rule) });
       }
     }
+  }
+  return { artifacts: sortByName(artifacts), droppedArtifacts: sortByName(droppedArtifacts) };
+}
+
+/** The decided values of one shim as a table, to lay over its base configuration. */
+export function decidedTable(decided: Record<string, Decided<unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(decided)) {
+    const parts = key.split(".");
+    let at = out;
+    for (const part of parts.slice(0, -1)) {
+      if (typeof at[part] !== "object" || at[part] === null) at[part] = {};
+      at = at[part] as Record<string, unknown>;
+    }
+    at[parts.at(-1) as string] = entry.value;
+  }
+  return out;
+}
+
+/**
+ * The images the shims' configurations name, as the release holds them; the host's own
+ * packages, where a shim's configuration points at one instead, listed as such.
+ */
+function fromRelease(
+  input: DecideInput,
+  shims: Chosen[],
+  sources: Map<string, Decided<"bundled" | "distro">>,
+  config: Record<string, Record<string, Decided<unknown>>>,
+  dir: string,
+  contradiction: (m: string, r: string) => void,
+): { artifacts: ArtifactChoice[]; droppedArtifacts: Chosen[] } {
+  const { catalog, facts } = input;
+  const release = catalog.release;
+  const images = release?.images;
+  if (!release || !images) return { artifacts: [], droppedArtifacts: [] };
+  const owner = new Map<string, string>();
+  for (const [image, listing] of images) for (const e of listing) owner.set(e.path, image);
+  const tree = new ReleaseTree(images.values());
+  const needs = new Map<string, Map<string, string[]>>(); // image → shim → keys
+  const need = (image: string, shim: string, key: string) => {
+    const byShim = needs.get(image) ?? new Map<string, string[]>();
+    byShim.set(shim, [...(byShim.get(shim) ?? []), key]);
+    needs.set(image, byShim);
+  };
+  for (const { name } of shims) {
+    const shipped = release.shims.get(name);
+    if (shipped === undefined) continue;
+    // The release's file as it will be installed here (its paths moved with the prefix), then
+    // what was decided over it: what Kata will read.
+    const base =
+      dir === RELEASE_DIR
+        ? structuredClone(shipped.config.table)
+        : parseKataToml(moveInstallDir(shipped.config.text, dir));
+    const effective = mergeDropIn(base, decidedTable(config[name] ?? {}));
+    need("meta", name, "its configuration");
+    for (const chain of chainsOf(pathsIn(name, effective), shipped.runtime, dir, tree))
+      for (const p of chain.reached.through) {
+        const image = owner.get(p);
+        if (image !== undefined)
+          for (const dep of catalog.dependencies(image)) if (images.has(dep)) need(dep, name, chain.key);
+      }
+  }
+  const artifacts: ArtifactChoice[] = [];
+  const droppedArtifacts: Chosen[] = [];
+  for (const [image, byShim] of [...needs].sort(([a], [b]) => byText(a, b))) {
+    const neededBy = [...byShim.keys()].sort(byText);
+    const keys = [...new Set([...byShim.values()].flat())].sort(byText);
+    artifacts.push({
+      name: image,
+      reason: `needed by ${neededBy.join(", ")} (${keys.join(", ")})`,
+      source: { kind: "default", name: `Kata ${release.version}'s configuration` },
+      from: "bundled",
+      neededBy,
+    });
+  }
+  // A host package standing in: the configurations point at it now, so no image holds it.
+  for (const [name, part] of catalog.hostParts) {
+    const source = sources.get(name);
+    if (source?.value !== "distro") continue;
+    const users = shims
+      .filter((s) => catalog.shims.get(s.name)?.host_parts.includes(name))
+      .map((s) => s.name);
+    const hostCopy = facts.hypervisors[part.fact];
+    if (isOverride(source.source) && hostCopy?.origin !== "distro")
+      contradiction(
+        `${describeSource(source.source)} uses the host's ${name}, but none was found on this node`,
+        "decide",
+      );
+    // Still needed from the release by a shim that cannot run on the host's: the image stays.
+    if (users.length === 0 || hostCopy?.origin !== "distro" || needs.has(name)) continue;
+    const where = ` (${hostCopy.path}, ${hostCopy.version ?? "version unknown"})`;
+    artifacts.push({
+      name,
+      reason: `the host's ${name}${where}, for ${users.join(", ")}`,
+      source: source.source,
+      from: "distro",
+      neededBy: users,
+    });
+    droppedArtifacts.push({
+      name,
+      reason: `the host's own ${name}${where} is used instead`,
+      source: source.source,
+    });
   }
   return { artifacts: sortByName(artifacts), droppedArtifacts: sortByName(droppedArtifacts) };
 }

@@ -1,19 +1,40 @@
-// The capability table (rules/shims.toml) and the configuration key registry
-// (rules/config-keys.toml): what each shim can do and which Kata keys exist for it.
+// The capability table (rules/shims.toml): what kata-install knows of each shim — the facts it
+// needs, whether it comes by default, where its files are when a host package stands in — and,
+// once the release being installed is read, what that release says: which shims it ships (a shim
+// is a configuration file of the release), which keys each has, of which type, with which values.
 import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { HypervisorName } from "../detect/hypervisors.js";
 import { tomlErrorText } from "../detect/toml.js";
+import type { KeyInfo, KeyType } from "../release/config-file.js";
+import { baseName, type Release, type ShimConfig } from "../release/release.js";
 import "../schema.js";
 import { parseTomlText } from "../toml-data.js";
 import { TomlLines } from "../toml-lines.js";
 import { InputError, type InputIssue } from "./input-error.js";
 
-export const KeyType = z.enum(["string", "bool", "int", "float", "string[]"]);
-export type KeyType = z.infer<typeof KeyType>;
-const KEY_TYPES: ReadonlySet<string> = new Set(KeyType.options);
+export type { KeyType };
+
+/** A shim's name, as a configuration file's (configuration-<name>.toml) and a handler's (kata-<name>). */
+export const SHIM_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+
+/** Null when `name` can name a shim; whether the release ships it is known once it is read. */
+export function shimNameProblem(name: string): string | null {
+  return SHIM_NAME.test(name)
+    ? null
+    : `"${name}" is no shim name (lower-case letters, digits and "-", as in configuration-<shim>.toml)`;
+}
+
+/** A key of Kata's configuration as rules and overrides name it: "section[.sub].key". */
+const KEY_SHAPE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
+
+export function keyShapeProblem(key: string): string | null {
+  return KEY_SHAPE.test(key)
+    ? null
+    : `"${key}" is no configuration key (expected a dotted key such as "hypervisor.qemu.default_memory")`;
+}
 
 const ShimSpec = z.strictObject({
   description: z.string(),
@@ -37,7 +58,11 @@ const ShimSpec = z.strictObject({
   host_parts: z.array(z.string()),
   opt_in: z.boolean(),
 });
-export type ShimSpec = z.infer<typeof ShimSpec> & { name: string };
+export type ShimSpec = z.infer<typeof ShimSpec> & {
+  name: string;
+  /** Shipped by the release, unknown to the rules: installed only when asked for, with a warning. */
+  unvetted?: boolean;
+};
 
 /** An artifact a host's own package may stand in for (rules/shims.toml [host_part.*]). */
 const HostPart = z.strictObject({
@@ -68,30 +93,27 @@ export function unknownShim(name: string, catalog: Catalog): string {
   return `unknown shim "${name}" (known: ${catalog.shimNames().join(", ")})`;
 }
 
-/** Sections every shim has, besides its own [hypervisor.<section>]. */
-const COMMON_SECTIONS = ["runtime", "agent.kata", "agent.kata.mem_agent", "factory"];
-
 export class Catalog {
   readonly shims: ReadonlyMap<string, ShimSpec>;
   /** Every artifact some shim needs on some architecture, with what those depend on. */
   readonly artifacts: ReadonlySet<string>;
-  /** Section ("hypervisor.qemu", "runtime", …) → key → type. */
-  private readonly keys: ReadonlyMap<string, ReadonlyMap<string, KeyType>>;
 
   constructor(
     shims: Record<string, z.infer<typeof ShimSpec>>,
-    keys: Map<string, Map<string, KeyType>>,
     /** Artifact → the artifacts it depends on (artifacts/catalogue.toml). */
     readonly artifactDepends: ReadonlyMap<string, readonly string[]> = new Map(),
-    /** Shim names kata-deploy accepts that kata-install does not serve (yet), with why. */
+    /** Shim names kata-deploy accepts that kata-install does not serve, with why. */
     readonly unserved: ReadonlyMap<string, string> = new Map(),
     /** Artifacts a host's own package may stand in for. */
     readonly hostParts: ReadonlyMap<string, HostPart> = new Map(),
     /** The default shim when nothing names one and it is installed. */
     readonly defaultShim: string | null = null,
+    /** Values Kata accepts, by key name (rules/config-values.toml), where the release lists none. */
+    readonly valueLimits: ValueLimits = { oneOf: {}, atLeast: {} },
+    /** The release being installed; null until it is read (or when there is none to read). */
+    readonly release: Release | null = null,
   ) {
     this.shims = new Map(Object.entries(shims).map(([name, spec]) => [name, { ...spec, name }]));
-    this.keys = keys;
     this.artifacts = new Set(
       Object.values(shims).flatMap((s) =>
         [...s.artifacts, ...Object.values(s.arch_artifacts ?? {}).flat()].flatMap((a) => [
@@ -99,6 +121,38 @@ export class Catalog {
         ]),
       ),
     );
+  }
+
+  /**
+   * This catalogue with the release's word: the release's runtime and hypervisor section for the
+   * shims the rules know, and a shim of its own for each configuration the rules do not know.
+   */
+  withRelease(release: Release | null): Catalog {
+    if (release === null) return this;
+    const shims: Record<string, z.infer<typeof ShimSpec> & { unvetted?: boolean }> = {};
+    for (const [name, spec] of this.shims) {
+      const shipped = release.shims.get(name);
+      const { name: _name, ...rest } = spec;
+      shims[name] = shipped
+        ? { ...rest, runtime: shipped.runtime, hypervisor: shipped.config.hypervisor ?? spec.hypervisor }
+        : rest;
+    }
+    for (const [name, shipped] of release.shims)
+      if (shims[name] === undefined && !this.unserved.has(name)) shims[name] = unvettedSpec(release, shipped);
+    return new Catalog(
+      shims,
+      this.artifactDepends,
+      this.unserved,
+      this.hostParts,
+      this.defaultShim,
+      this.valueLimits,
+      release,
+    );
+  }
+
+  /** Whether the release ships `shim`; null when no release has been read. */
+  shipped(shim: string): boolean | null {
+    return this.release === null ? null : this.release.shims.has(shim);
   }
 
   /** An artifact and every one it depends on, directly or not. */
@@ -120,29 +174,37 @@ export class Catalog {
     return [...spec.artifacts, ...(spec.arch_artifacts?.[arch ?? ""] ?? [])];
   }
 
-  /** The type of `key` ("hypervisor.qemu.shared_fs") for `shim`, or undefined when that shim has no such key. */
+  /** What the release's configuration of `shim` says of `key`; undefined when it lacks it (or no release). */
+  keyInfo(shim: string, key: string): KeyInfo | undefined {
+    return this.release?.shims.get(shim)?.config.keys.get(key);
+  }
+
+  /**
+   * Whether `shim`'s configuration in the release has `key` ("hypervisor.qemu.shared_fs"); null
+   * when no release has been read, so nothing can be said yet.
+   */
+  hasKey(shim: string, key: string): boolean | null {
+    const shipped = this.release?.shims.get(shim);
+    if (shipped === undefined) return null;
+    return shipped.config.keys.has(key);
+  }
+
+  /** The release's type of `key` for `shim`, or undefined. */
   keyType(shim: string, key: string): KeyType | undefined {
-    const spec = this.shims.get(shim);
-    if (spec === undefined) return undefined;
-    const dot = key.lastIndexOf(".");
-    const section = key.slice(0, dot);
-    const name = key.slice(dot + 1);
-    const own =
-      section === `hypervisor.${spec.hypervisor}` || section === `hypervisor.${spec.hypervisor}.factory`;
-    if (!own && !COMMON_SECTIONS.includes(section)) return undefined;
-    return this.keys.get(section)?.get(name);
+    return this.keyInfo(shim, key)?.type;
   }
 
-  /** Whether any shim has `key`: config.all may name keys that only some shims have. */
-  keyExists(key: string): boolean {
-    return [...this.shims.keys()].some((shim) => this.keyType(shim, key) !== undefined);
-  }
-
-  /** Values Kata accepts, by key name (rules/config-values.toml). */
-  valueLimits: ValueLimits = { oneOf: {}, atLeast: {} };
-
-  /** Why `value` is not one Kata accepts for `key` ("hypervisor.qemu.shared_fs"), or null. */
-  valueProblem(key: string, value: unknown): string | null {
+  /**
+   * Why `value` is not one Kata accepts for `key` on `shim`, or null: the values the release's own
+   * comment lists for it, else those rules/config-values.toml knows for the key's name.
+   */
+  valueProblem(shim: string | null, key: string, value: unknown): string | null {
+    const listed = shim === null ? undefined : this.keyInfo(shim, key)?.domain;
+    if (listed !== undefined && this.release !== null && shim !== null) {
+      if (typeof value === "string" && !listed.includes(value))
+        return `"${value}" is not one of the values ${baseName(this.release, shim)} lists for it: ${listed.map((v) => `"${v}"`).join(", ")}`;
+      return null;
+    }
     const name = key.slice(key.lastIndexOf(".") + 1);
     const allowed = this.valueLimits.oneOf[name];
     if (allowed !== undefined && typeof value === "string" && !allowed.includes(value))
@@ -153,7 +215,7 @@ export class Catalog {
     return null;
   }
 
-  /** A shim name kata-install serves, or one of kata-deploy's it knows and says why it does not. */
+  /** A shim name kata-install serves (the rules', or the release's), or one of kata-deploy's it knows and says why it does not. */
   isKnownShim(name: string): boolean {
     return this.shims.has(name) || this.unserved.has(name);
   }
@@ -163,17 +225,40 @@ export class Catalog {
   }
 }
 
+/** A shim the release ships that no rule knows: installable when asked for, vetted by nothing. */
+function unvettedSpec(release: Release, shipped: ShimConfig): z.infer<typeof ShimSpec> & { unvetted: true } {
+  return {
+    description: `shipped by Kata ${release.version} (${shipped.file}); no rule of kata-install's knows what it needs of a node`,
+    hypervisor: shipped.config.hypervisor ?? "unknown",
+    runtime: shipped.runtime,
+    arches: [],
+    shared_fs: [],
+    block_device_drivers: [],
+    vfio_hotplug: false,
+    vfio_coldplug: false,
+    virtio_mem: false,
+    memory_hotplug: false,
+    confidential: "none",
+    seccomp: false,
+    rate_limiters: false,
+    snapshotter: "",
+    agent_transport: "vsock",
+    requires: [],
+    artifacts: [],
+    host_parts: [],
+    opt_in: true,
+    unvetted: true,
+  };
+}
+
 export function loadCatalog(dir: string): Catalog {
   const shimsFile = path.join(dir, "shims.toml");
-  const keysFile = path.join(dir, "config-keys.toml");
   const issues: InputIssue[] = [];
   const shimsText = readText(shimsFile, issues);
-  const keysText = readText(keysFile, issues);
   let shims: Record<string, z.infer<typeof ShimSpec>> = {};
   let unserved: Record<string, string> = {};
   let hostParts: Record<string, HostPart> = {};
   let defaultShim: string | null = null;
-  const keys = new Map<string, Map<string, KeyType>>();
   if (shimsText !== null) {
     const parsed = parseToml(shimsFile, shimsText, issues);
     if (parsed !== undefined) {
@@ -195,10 +280,6 @@ export function loadCatalog(dir: string): Catalog {
         }
       }
     }
-  }
-  if (keysText !== null) {
-    const parsed = parseToml(keysFile, keysText, issues);
-    if (parsed !== undefined) collectKeys(parsed, [], keys, keysFile, issues);
   }
   const depends = artifactDepends(path.join(dir, "..", "artifacts", "catalogue.toml"), issues);
   if (depends !== null) {
@@ -235,31 +316,25 @@ export function loadCatalog(dir: string): Catalog {
       limits = { oneOf: result.data.one_of ?? {}, atLeast: result.data.at_least ?? {} };
   }
   if (issues.length === 0)
-    issues.push(...referenceIssues(shimsFile, shimsText ?? "", shims, hostParts, defaultShim, keys));
+    issues.push(...referenceIssues(shimsFile, shimsText ?? "", shims, hostParts, defaultShim));
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
-  const catalog = new Catalog(
+  return new Catalog(
     shims,
-    keys,
     depends ?? new Map(),
     new Map(Object.entries(unserved)),
     new Map(Object.entries(hostParts)),
     defaultShim,
+    limits,
   );
-  catalog.valueLimits = limits;
-  return catalog;
 }
 
-/**
- * What shims.toml names must exist: the default shim; each host part a shim lists, among its
- * artifacts, with keys its hypervisor section has, of the type the part writes.
- */
+/** What shims.toml names must exist: the default shim; each host part a shim lists, among its artifacts. */
 function referenceIssues(
   file: string,
   text: string,
   shims: Record<string, z.infer<typeof ShimSpec>>,
   hostParts: Record<string, HostPart>,
   defaultShim: string | null,
-  keys: ReadonlyMap<string, ReadonlyMap<string, KeyType>>,
 ): InputIssue[] {
   const issues: InputIssue[] = [];
   // Lines are looked up only for a problem: indexing the file costs more than checking it.
@@ -272,49 +347,11 @@ function referenceIssues(
     at(["default_shim"], `no shim "${defaultShim}"`);
   for (const [shim, spec] of Object.entries(shims))
     for (const part of spec.host_parts) {
-      const hostPart = hostParts[part];
-      if (hostPart === undefined) at(["shim", shim, "host_parts"], `no [host_part.${part}]`);
+      if (hostParts[part] === undefined) at(["shim", shim, "host_parts"], `no [host_part.${part}]`);
       else if (!spec.artifacts.includes(part))
         at(["shim", shim, "host_parts"], `"${part}" is not one of its artifacts`);
-      else {
-        const section = `hypervisor.${spec.hypervisor}`;
-        for (const [list, type] of [
-          [hostPart.path_keys, "string"],
-          [hostPart.list_keys, "string[]"],
-        ] as const)
-          for (const key of list)
-            if (keys.get(section)?.get(key) !== type)
-              at(["host_part", part], `${section}.${key} is no ${type} key of ${shim}'s configuration`);
-      }
     }
   return issues;
-}
-
-function collectKeys(
-  table: Record<string, unknown>,
-  prefix: string[],
-  into: Map<string, Map<string, KeyType>>,
-  file: string,
-  issues: InputIssue[],
-): void {
-  for (const [name, value] of Object.entries(table)) {
-    if (value !== null && typeof value === "object")
-      collectKeys(value as Record<string, unknown>, [...prefix, name], into, file, issues);
-    else {
-      // ~400 keys: a set lookup, not a schema parse each.
-      if (!KEY_TYPES.has(value as KeyType)) {
-        issues.push({
-          file,
-          key: [...prefix, name].join("."),
-          message: `unknown type ${JSON.stringify(value)}`,
-        });
-      } else {
-        const section = prefix.join(".");
-        if (!into.has(section)) into.set(section, new Map());
-        into.get(section)?.set(name, value as KeyType);
-      }
-    }
-  }
 }
 
 /** Each artifact's `depends`, from the artifact catalogue; its problems join the shims'. */
@@ -354,7 +391,7 @@ export function parseToml(
   }
 }
 
-/** Whether `value` fits a key of type `type` (TOML integers arrive as numbers). */
+/** Whether `value` fits a key of type `type` (TOML integers arrive as numbers, large ones as bigints). */
 export function fitsType(type: KeyType, value: unknown): boolean {
   switch (type) {
     case "string":
@@ -362,10 +399,12 @@ export function fitsType(type: KeyType, value: unknown): boolean {
     case "bool":
       return typeof value === "boolean";
     case "int":
-      return typeof value === "number" && Number.isInteger(value);
+      return (typeof value === "number" && Number.isInteger(value)) || typeof value === "bigint";
     case "float":
       return typeof value === "number";
     case "string[]":
       return Array.isArray(value) && value.every((v) => typeof v === "string");
+    case "other":
+      return true;
   }
 }

@@ -14,9 +14,10 @@ import type { EnvSettings } from "./env.js";
 import { evaluate } from "./match.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, Ladder, overridesSource, ruleSource } from "./provenance.js";
+import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
-import { customRuntimesFor, handlerSettings, shimConfig } from "./shim-config.js";
+import { customRuntimesFor, handlerSettings, qemuWrapperValues, shimConfig } from "./shim-config.js";
 
 export interface Flags {
   shims?: string[];
@@ -76,26 +77,46 @@ export function decide(input: DecideInput): Decision {
   warnings.push(...mappingChecks(input));
   warnings.push(...snapshotterChecks(input, selected));
 
-  // 4. Artifacts and where each comes from.
-  const sources = artifactSources(input, matched);
-  const { artifacts, droppedArtifacts } = chooseArtifacts(input, shims, sources, matched, contradiction);
+  warnings.push(...releaseChecks(input, selected));
 
-  // 5. Configuration values, per selected shim.
-  const config: Decision["config"] = {};
-  for (const shim of shims) {
-    const spec = catalog.shims.get(shim.name) as ShimSpec;
-    config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction);
-  }
-
-  const handlers = handlerSettings(input, shims);
-  const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
-
+  // 4. Where Kata goes.
   const prefix = new Ladder<string>();
   prefix.offer(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" });
   if (env.prefix) prefix.offer(env.prefix.value, { kind: "env", name: env.prefix.name });
   const suffix = new Ladder<string>();
   suffix.offer("", { kind: "default", name: "no suffix" });
   if (env.suffix) suffix.offer(env.suffix.value, { kind: "env", name: env.suffix.name });
+  const install = {
+    prefix: prefix.resolve() as Decided<string>,
+    suffix: suffix.resolve() as Decided<string>,
+  };
+  const dir = install.suffix.value ? `${install.prefix.value}-${install.suffix.value}` : install.prefix.value;
+
+  // 5. Configuration values, per selected shim (a host package chosen over a bundled one is one).
+  const sources = artifactSources(input, matched);
+  const config: Decision["config"] = {};
+  for (const shim of shims) {
+    const spec = catalog.shims.get(shim.name) as ShimSpec;
+    config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction);
+  }
+
+  // 6. Artifacts: what the configurations name, and where each comes from.
+  const { artifacts, droppedArtifacts } = chooseArtifacts(
+    input,
+    shims,
+    sources,
+    matched,
+    contradiction,
+    config,
+    dir,
+  );
+
+  const moved = env.suffix && !env.prefix ? install.suffix.source : install.prefix.source;
+  for (const shim of shims)
+    qemuWrapperValues(input, catalog.shims.get(shim.name) as ShimSpec, config[shim.name] ?? {}, dir, moved);
+
+  const handlers = handlerSettings(input, shims);
+  const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
 
   const debug = new Ladder<boolean>();
   debug.offer(false, { kind: "default", name: "no debug handlers" });
@@ -115,11 +136,8 @@ export function decide(input: DecideInput): Decision {
     config,
     handlers,
     customRuntimes,
-    install: {
-      prefix: prefix.resolve() as Decided<string>,
-      suffix: suffix.resolve() as Decided<string>,
-      debug: debug.resolve() as Decided<boolean>,
-    },
+    install: { ...install, debug: debug.resolve() as Decided<boolean> },
+    release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),
   };

@@ -69,6 +69,8 @@ export interface Decision {
    * guest debug on, the normal handlers' left off (their kernel command line stays measurable).
    */
   install: { prefix: Decided<string>; suffix: Decided<string>; debug: Decided<boolean> };
+  /** The Kata release whose configuration the shims get: its version and where it was read; null if none was. */
+  release: { version: string; where: string } | null;
   vars: Record<string, unknown>;
   /** Rules whose match held, in evaluation order. */
   matched: string[];

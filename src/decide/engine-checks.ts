@@ -5,6 +5,7 @@ import { compareVersions, versionParts } from "../version.js";
 import type { DecideInput, Flags } from "./decide.js";
 import type { Check } from "./decision.js";
 import type { Overrides } from "./overrides.js";
+import { RELEASE_CHECKS } from "./release-checks.js";
 
 /** Checks the engine itself raises, beside the rules' ones (ids --ignore-preflight-errors accepts). */
 export const ENGINE_CHECKS = [
@@ -14,6 +15,7 @@ export const ENGINE_CHECKS = [
   "env-mapping",
   "handler-snapshotter",
   "custom-runtime",
+  ...RELEASE_CHECKS,
 ] as const;
 
 /** Snapshotters containerd always has; any other must be configured on the node to be used. */

@@ -2,7 +2,7 @@
 // specific forms (SHIMS_X86_64) win over the plain ones (SHIMS). Every malformed variable is
 // reported, by name.
 import { isPlainFileName } from "../detect/context.js";
-import { type Catalog, unknownShim } from "./catalog.js";
+import { shimNameProblem } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 
 export interface FromEnv<T> {
@@ -37,7 +37,6 @@ const PULL_TYPES = ["guest-pull", "default"];
 export function parseEnv(
   env: Readonly<Record<string, string | undefined>>,
   arch: string | null,
-  catalog: Catalog,
 ): EnvSettings {
   const issues: InputIssue[] = [];
   const bad = (name: string, message: string) => issues.push({ file: "environment", key: name, message });
@@ -49,8 +48,10 @@ export function parseEnv(
     return plain !== undefined && plain.trim() !== "" ? { value: plain.trim(), name: base } : undefined;
   };
   const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+  // Only the form here: whether the release ships a shim is known once it is read (decide).
   const shimName = (variable: string, name: string) => {
-    if (!catalog.shims.has(name)) bad(variable, unknownShim(name, catalog));
+    const problem = shimNameProblem(name);
+    if (problem !== null) bad(variable, problem);
   };
   const settings: EnvSettings = {
     allowedAnnotations: {},
@@ -70,9 +71,7 @@ export function parseEnv(
   const shims = pick("SHIMS");
   if (shims) {
     settings.shims = { value: words(shims.value), name: shims.name };
-    // kata-deploy's names kata-install does not serve are known: dropped with the reason, later.
-    for (const name of settings.shims.value)
-      if (!catalog.isKnownShim(name)) bad(shims.name, unknownShim(name, catalog));
+    for (const name of settings.shims.value) shimName(shims.name, name);
   }
   const defaultShim = pick("DEFAULT_SHIM");
   if (defaultShim) {
@@ -152,7 +151,7 @@ export function parseEnv(
         bad(name, `expected shim=value pairs separated by ";", got "${item}"`);
         continue;
       }
-      if (!catalog.isKnownShim(shim)) bad(name, unknownShim(shim, catalog));
+      shimName(name, shim);
       if (settings[key][shim] !== undefined) bad(name, `${shim} is given twice`);
       settings[key][shim] = { value: item.slice(eq + 1).trim(), name };
     }

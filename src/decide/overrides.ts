@@ -8,7 +8,7 @@ import { isTable } from "../detect/toml.js";
 import { notRegular } from "../host/host.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
-import { type Catalog, parseToml, unknownShim } from "./catalog.js";
+import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
 
@@ -103,9 +103,14 @@ export function parseOverrides(
   // On a schema error, the rest is still checked, as far as its shape allows: every problem of
   // the file in one run (an unknown key must not hide a bad value further down).
   const data = (result.success ? result.data : wellShaped(table)) as z.infer<typeof OverridesSchema>;
+  // Names by their form here: whether the release ships each is known once it is read (decide).
+  const shimName = (name: string, path: Array<string | number>, key = path.join(".")) => {
+    const problem = shimNameProblem(name);
+    if (problem !== null) issues.push({ ...at(path), key, message: problem });
+    return problem === null;
+  };
   (data.shims ?? []).forEach((name, i) => {
-    if (!catalog.isKnownShim(name))
-      issues.push({ ...at(["shims", i]), key: `shims[${i}]`, message: unknownShim(name, catalog) });
+    shimName(name, ["shims", i], `shims[${i}]`);
   });
   if (data.shims !== undefined && data.shims.length === 0)
     issues.push({
@@ -113,9 +118,9 @@ export function parseOverrides(
       message: "an empty list would install no shim; remove the key to let the rules decide",
     });
   if (data.default_shim !== undefined) {
-    if (!catalog.shims.has(data.default_shim))
-      issues.push({ ...at(["default_shim"]), message: unknownShim(data.default_shim, catalog) });
-    else if (data.shims !== undefined && !data.shims.includes(data.default_shim)) {
+    if (!shimName(data.default_shim, ["default_shim"])) {
+      // said
+    } else if (data.shims !== undefined && !data.shims.includes(data.default_shim)) {
       issues.push({
         ...at(["default_shim"]),
         message: `"${data.default_shim}" is not among the shims this file pins (${data.shims.join(", ")})`,
@@ -136,10 +141,7 @@ export function parseOverrides(
     }
   }
   for (const [target, values] of Object.entries(data.config ?? {})) {
-    if (target !== "all" && !catalog.shims.has(target)) {
-      issues.push({ ...at(["config", target]), message: unknownShim(target, catalog) });
-      continue;
-    }
+    if (target !== "all" && !shimName(target, ["config", target])) continue;
     for (const [key, value] of Object.entries(values)) {
       const problem =
         value !== null && typeof value === "object" && !Array.isArray(value)
@@ -164,10 +166,7 @@ export function parseOverrides(
         ...at(where),
         message: `${handler} is the name of the ${shimOwn} shim's own handler${handler.endsWith("-debug") ? " (its DEBUG variant)" : ""}: name the custom runtime otherwise`,
       });
-    if (!catalog.shims.has(spec.base)) {
-      issues.push({ ...at([...where, "base"]), message: unknownShim(spec.base, catalog) });
-      continue;
-    }
+    if (!shimName(spec.base, [...where, "base"])) continue;
     for (const [key, value] of Object.entries(spec.config ?? {})) {
       const problem =
         value !== null && typeof value === "object" && !Array.isArray(value)

@@ -7,7 +7,8 @@ import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
 import { Host } from "../host/host.js";
 import { dataPath, packageRoot } from "../package-root.js";
-import { type Catalog, loadCatalog, unknownShim } from "./catalog.js";
+import type { Release } from "../release/release.js";
+import { type Catalog, loadCatalog, shimNameProblem } from "./catalog.js";
 import { decide, type Flags } from "./decide.js";
 import type { Decision } from "./decision.js";
 import { ENGINE_CHECKS } from "./engine-checks.js";
@@ -48,7 +49,7 @@ export function prepare(options: DecideOptions): Prepared {
   const catalog = loadCatalog(dir);
   const rules = loadRules(ruleFilesIn(dir), catalog, (file) => relativeToPackage(file));
   const env = options.env ?? process.env;
-  parseEnv(env, null, catalog); // the plain variables, now; the arch-specific ones once the arch is known
+  parseEnv(env, null); // the plain variables, now; the arch-specific ones once the arch is known
   const checkIds = new Set([...rules.checkIds, ...ENGINE_CHECKS]);
   // The node's own overrides file is the host's: its links are followed inside the host root.
   const overridesFile =
@@ -57,31 +58,44 @@ export function prepare(options: DecideOptions): Prepared {
     options.overrides === null
       ? emptyOverrides()
       : loadOverrides(overridesFile, options.overrides !== undefined, catalog, checkIds);
-  return { catalog, rules, overrides, flags: parseFlags(options, catalog, checkIds), env };
+  return { catalog, rules, overrides, flags: parseFlags(options, checkIds), env };
 }
 
-export function decideFor(prepared: Prepared, facts: Facts): { decision: Decision; env: EnvSettings } {
-  const env = parseEnv(prepared.env, facts.arch, prepared.catalog);
+/**
+ * Decide for a node, with the release being installed (null: none read). The catalogue returned
+ * is the release's view of the shims, which render, verify and install read too.
+ */
+export function decideFor(
+  prepared: Prepared,
+  facts: Facts,
+  release: Release | null = null,
+): { decision: Decision; env: EnvSettings; catalog: Catalog } {
+  const catalog = prepared.catalog.withRelease(release);
+  const env = parseEnv(prepared.env, facts.arch);
   const decision = decide({
     facts,
-    catalog: prepared.catalog,
+    catalog,
     rules: prepared.rules,
     overrides: prepared.overrides,
     env,
     flags: prepared.flags,
   });
-  return { decision, env };
+  return { decision, env, catalog };
 }
 
-function parseFlags(options: DecideOptions, catalog: Catalog, checkIds: Set<string>): Flags {
+function parseFlags(options: DecideOptions, checkIds: Set<string>): Flags {
   const list = (text: string | undefined) => (text ?? "").split(/[\s,]+/).filter(Boolean);
   const shims = options.shims === undefined ? undefined : list(options.shims);
-  for (const name of shims ?? [])
-    if (!catalog.isKnownShim(name)) throw new UserError(`--shims: ${unknownShim(name, catalog)}`);
-  if (shims !== undefined && shims.length === 0) throw new UserError("--shims: name at least one shim");
-  if (options.defaultShim !== undefined && !catalog.shims.has(options.defaultShim)) {
-    throw new UserError(`--default-shim: ${unknownShim(options.defaultShim, catalog)}`);
+  // Names by their form: whether the release ships each is known once it is read (decide).
+  for (const name of [
+    ...(shims ?? []),
+    ...(options.defaultShim === undefined ? [] : [options.defaultShim]),
+  ]) {
+    const problem = shimNameProblem(name);
+    if (problem !== null)
+      throw new UserError(`${shims?.includes(name) ? "--shims" : "--default-shim"}: ${problem}`);
   }
+  if (shims !== undefined && shims.length === 0) throw new UserError("--shims: name at least one shim");
   const ignore = list(options.ignorePreflightErrors).map((id) => id.toLowerCase());
   for (const id of ignore)
     if (id !== "all" && !checkIds.has(id))

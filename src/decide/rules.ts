@@ -7,8 +7,9 @@ import * as z from "zod/mini";
 import "../schema.js";
 import { byText } from "../compare.js";
 import { describePath } from "../detect/fact-paths.js";
+import { typeOf } from "../release/config-file.js";
 import { TomlLines } from "../toml-lines.js";
-import { type Catalog, fitsType, parseToml, unknownShim } from "./catalog.js";
+import { type Catalog, keyShapeProblem, parseToml, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { compileMatch, factScope, factsRead, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
 
@@ -327,23 +328,20 @@ function isFactRef(value: unknown): value is { fact: string } {
   );
 }
 
-/** Null when `value` may be set for `key` on `target` (a shim or "all"); else what is wrong. */
+/**
+ * Null when `value` may be set for `key` on `target` (a shim or "all"), as far as can be told
+ * before the release is read: the key's shape, a fact reference that exists, a value Kata takes
+ * for that key's name (rules/config-values.toml). Whether the shim's configuration in the release
+ * has the key, of that type, is decided once the release is read (decide, shim-config.ts).
+ */
 export function checkConfigValue(
   catalog: Catalog,
-  target: string,
+  _target: string,
   key: string,
   value: unknown,
 ): string | null {
-  const types =
-    target === "all"
-      ? [...catalog.shims.keys()].map((s) => catalog.keyType(s, key))
-      : [catalog.keyType(target, key)];
-  const known = types.filter((t) => t !== undefined);
-  if (known.length === 0) {
-    return target === "all"
-      ? `unknown configuration key "${key}" (no shim has it)`
-      : `unknown configuration key "${key}" for shim "${target}"`;
-  }
+  const shape = keyShapeProblem(key);
+  if (shape !== null) return shape;
   if (isFactRef(value)) {
     try {
       describePath(value.fact);
@@ -352,14 +350,13 @@ export function checkConfigValue(
       return (error as Error).message;
     }
   }
-  const type = known[0];
-  if (type !== undefined && !fitsType(type, value))
-    return `expected ${article(type)}, got ${JSON.stringify(value)}`;
-  // The value itself, where Kata documents what it takes (rules/config-values.toml).
-  return catalog.valueProblem(key, value);
+  if (typeOf(value) === "other")
+    return `expected a string, a boolean, a number or a list of strings, got ${JSON.stringify(value)}`;
+  return catalog.valueProblem(null, key, value);
 }
 
-function article(type: string): string {
+/** "a string", "a list of strings": a key's type, as an error names it. */
+export function article(type: string): string {
   return type === "string[]"
     ? "a list of strings"
     : type === "int"

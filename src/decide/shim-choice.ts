@@ -26,8 +26,19 @@ export function chooseShims(
   // What the rules and the table say, before any pin.
   const ruled = new Map<string, Chosen>();
   const ruleDropped = new Map<string, Chosen>();
+  const release = catalog.release;
+  const notShipped = (name: string): Chosen => ({
+    name,
+    reason: `Kata ${release?.version} ships no configuration for it`,
+    source: { kind: "default", name: `the release (${release?.where})` },
+  });
   for (const spec of catalog.shims.values()) {
     if (spec.arches.includes(arch) && !spec.opt_in) {
+      // A shim is a configuration file of the release: one this release lacks is not a candidate.
+      if (catalog.shipped(spec.name) === false) {
+        ruleDropped.set(spec.name, notShipped(spec.name));
+        continue;
+      }
       ruled.set(spec.name, {
         name: spec.name,
         reason: `${spec.description}; runs on ${arch}`,
@@ -37,7 +48,8 @@ export function chooseShims(
   }
   for (const rule of matched) {
     for (const add of rule.addShims)
-      ruled.set(add.name, { name: add.name, reason: add.reason, source: ruleSource(rule) });
+      if (catalog.shipped(add.name) !== false)
+        ruled.set(add.name, { name: add.name, reason: add.reason, source: ruleSource(rule) });
   }
   for (const rule of matched) {
     for (const drop of rule.dropShims) {
@@ -78,20 +90,33 @@ export function chooseShims(
   const unserved: Chosen[] = [];
   for (const name of [...new Set(pin.list)]) {
     const spec = catalog.shims.get(name);
-    if (spec === undefined) {
-      // One of kata-deploy's names that kata-install does not serve: dropped, with why.
-      unserved.push({
-        name,
-        reason: `kata-install does not serve it: ${catalog.unserved.get(name) ?? "unknown"}`,
-        source: CAPABILITY_TABLE,
-      });
+    if (spec === undefined || catalog.shipped(name) === false) {
+      // One of kata-deploy's names that kata-install does not serve, or a shim the release does
+      // not ship (an error of its own, see release-checks.ts): dropped, with why.
+      unserved.push(
+        catalog.unserved.has(name)
+          ? {
+              name,
+              reason: `kata-install does not serve it: ${catalog.unserved.get(name)}`,
+              source: CAPABILITY_TABLE,
+            }
+          : release !== null
+            ? notShipped(name)
+            : { name, reason: "no rule knows it, and no release was read to find it in", source: pin.source },
+      );
       continue;
     }
-    const against =
-      ruleDropped.get(name) ??
-      (spec.arches.includes(arch)
-        ? unmet(spec)
-        : { name, reason: `it is not built for ${arch || "this architecture"}`, source: CAPABILITY_TABLE });
+    // What the release ships and no rule describes runs where the release was built for.
+    const against = spec.unvetted
+      ? undefined
+      : (ruleDropped.get(name) ??
+        (spec.arches.includes(arch)
+          ? unmet(spec)
+          : {
+              name,
+              reason: `it is not built for ${arch || "this architecture"}`,
+              source: CAPABILITY_TABLE,
+            }));
     if (against)
       contradiction(
         `${describeSource(pin.source)} installs ${name}, but ${against.reason} (${describeSource(against.source)})`,

@@ -1,7 +1,10 @@
 // Each chosen shim's configuration values: the rules', the host binaries chosen over bundled ones,
 // kata-deploy's environment and the overrides file, each with its source and what it beat.
 import { byText } from "../compare.js";
+import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
+import { valueAt as valueAtKey } from "../release/config-file.js";
+import { wrapperPath } from "../render/layout.js";
 import type { ShimSpec } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, Chosen, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
@@ -15,6 +18,7 @@ import {
   ruleSource,
   type Source,
 } from "./provenance.js";
+import { configValueCheck } from "./release-checks.js";
 import type { Rule } from "./rules.js";
 
 export function shimConfig(
@@ -27,8 +31,15 @@ export function shimConfig(
 ): Record<string, Decided<unknown>> {
   const { catalog, facts, overrides, env } = input;
   const ladders = new Map<string, Ladder<unknown>>();
-  const offer = (key: string, value: unknown, source: Source) => {
-    if (catalog.keyType(spec.name, key) === undefined) return; // "all" names keys some shims lack
+  /** `forAll`: a value for every shim ("all"), which a shim whose configuration lacks the key skips. */
+  const offer = (key: string, value: unknown, source: Source, forAll = false) => {
+    if (forAll && catalog.hasKey(spec.name, key) === false) return;
+    // Held against the shim's configuration in the release: its keys, their types, their values.
+    const problem = configValueCheck(input, spec.name, key, value, source);
+    if (problem !== null) {
+      warnings.push(problem.check);
+      if (!problem.keep) return;
+    }
     const ladder = ladders.get(key) ?? new Ladder<unknown>();
     ladder.offer(value, source);
     ladders.set(key, ladder);
@@ -38,7 +49,7 @@ export function shimConfig(
   for (const rule of matched) {
     for (const target of ["all", spec.name]) {
       for (const [key, value] of Object.entries(rule.config[target] ?? {})) {
-        if ("literal" in value) offer(key, value.literal, ruleSource(rule));
+        if ("literal" in value) offer(key, value.literal, ruleSource(rule), target === "all");
         else {
           const fact = valueAt(facts, value.fact);
           if (fact === undefined || fact === null) {
@@ -49,7 +60,7 @@ export function shimConfig(
               message: `rule ${rule.name} takes ${key} from the fact ${value.fact}, which is unknown on this node; the template default stays`,
               rule: rule.name,
             });
-          } else offer(key, fact, ruleSource(rule));
+          } else offer(key, fact, ruleSource(rule), target === "all");
         }
       }
     }
@@ -92,7 +103,12 @@ export function shimConfig(
   // The overrides file, for every shim then for this one.
   for (const target of ["all", spec.name]) {
     for (const [key, value] of Object.entries(overrides.config[target] ?? {})) {
-      offer(key, value, overridesSource(overrides, ["config", target, key], `config.${target}."${key}"`));
+      offer(
+        key,
+        value,
+        overridesSource(overrides, ["config", target, key], `config.${target}."${key}"`),
+        target === "all",
+      );
     }
   }
 
@@ -167,6 +183,8 @@ export function customRuntimesFor(
         ["custom_runtimes", handler, "config", key],
         `custom_runtimes.${handler}.config."${key}"`,
       );
+      const problem = configValueCheck(input, spec.base, key, value, from);
+      if (problem !== null) warnings.push(problem.check);
       const base = config[spec.base]?.[key];
       own[key] = { value, source: from, beaten: base ? [{ value: base.value, source: base.source }] : [] };
     }
@@ -184,4 +202,27 @@ export function customRuntimesFor(
   }
 
   return customRuntimes;
+}
+
+/**
+ * Outside /opt/kata (INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX), Kata's qemu does not find its
+ * firmware where it was built to look: the shim runs it through a wrapper that passes -L (render
+ * writes it), as kata-deploy does. Not for a host's qemu, which the configuration names already.
+ */
+export function qemuWrapperValues(
+  input: DecideInput,
+  spec: ShimSpec,
+  decided: Record<string, Decided<unknown>>,
+  dir: string,
+  moved: Source,
+): void {
+  const shipped = input.catalog.release?.shims.get(spec.name);
+  const section = shipped?.config.hypervisor;
+  if (dir === DEFAULT_PREFIX || section !== "qemu" || decided["hypervisor.qemu.path"] !== undefined) return;
+  const path = valueAtKey(shipped?.config.table ?? {}, "hypervisor.qemu.path");
+  if (typeof path !== "string" || !path.startsWith(`${DEFAULT_PREFIX}/bin/`)) return;
+  const wrapper = wrapperPath(dir, path.slice(`${DEFAULT_PREFIX}/bin/`.length));
+  const source: Source = { kind: "derived", name: "Kata's qemu told where its firmware is", from: moved };
+  decided["hypervisor.qemu.path"] = { value: wrapper, source, beaten: [] };
+  decided["hypervisor.qemu.valid_hypervisor_paths"] = { value: [wrapper], source, beaten: [] };
 }

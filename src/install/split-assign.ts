@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { EXTRA_PREFIX, UNCLAIMED } from "../artifacts/catalogue.js";
-import { isShimConfig, type Release, releaseFromFiles } from "../release/release.js";
 import { releaseChains } from "../release/needs.js";
+import { isShimConfig, type Release, releaseFromFiles } from "../release/release.js";
 import type { ReleaseTree } from "./listing.js";
 
 /** Where files of no known artifact wait in the staging directory until they are given one. */
@@ -112,11 +112,16 @@ export function assignUnknown(
     fs.renameSync(from, to);
   }
   fs.rmSync(path.join(staging, UNASSIGNED), { recursive: true, force: true });
-  const extra = [...neededBy].sort(([a], [b]) => (a < b ? -1 : 1)).map(([image, by]) => ({
-    image,
-    files: [...entries.values()].filter((e) => e.owner === image).map((e) => e.file).sort(),
-    neededBy: [...by].sort(),
-  }));
+  const extra = [...neededBy]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([image, by]) => ({
+      image,
+      files: [...entries.values()]
+        .filter((e) => e.owner === image)
+        .map((e) => e.file)
+        .sort(),
+      neededBy: [...by].sort(),
+    }));
   return { release, shims, extra, unclaimed, problems };
 }
 

@@ -18,12 +18,12 @@ import { create as createTar, Parser, type ReadEntry } from "tar";
 // A CommonJS module whose named exports Node cannot see from ESM: take them from the default.
 import xzDecompress from "xz-decompress";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
+import { UNCLAIMED } from "../artifacts/catalogue.js";
+import { versionFromTarballName } from "../release/release.js";
 import { ArtifactError } from "./artifact-error.js";
 import { linkInside } from "./artifacts.js";
-import { versionFromTarballName } from "../release/release.js";
 import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "./listing.js";
 import { type Assigned, assignUnknown, stagedPath, UNASSIGNED } from "./split-assign.js";
-import { UNCLAIMED } from "../artifacts/catalogue.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";
 const GO_ARCH: Record<string, string> = {

@@ -1,7 +1,3 @@
-// The DaemonSet's environment from the values: kata-deploy's variables (the plain ones and those of
-// each architecture), only those set, so that nodes decide the rest themselves. Checked here with
-// the node's own reader (decide/env.ts), so a mapping the nodes would refuse stops `manifests`.
-import type { Catalog } from "../decide/catalog.js";
 import { envArch, parseEnv } from "../decide/env.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { parseStartupTaints } from "../kube/taints.js";
@@ -69,17 +65,13 @@ function keyOf(variable: string): string {
 const DISTRIBUTIONS = ["k8s", "k3s", "rke2", "k0s", "microk8s"];
 
 /** Every variable as each architecture's nodes would read it, through the nodes' own reader. */
-export function checkEnvironment(
-  env: Array<{ name: string; value: string }>,
-  catalog: Catalog,
-  file: string,
-): InputIssue[] {
+export function checkEnvironment(env: Array<{ name: string; value: string }>, file: string): InputIssue[] {
   const issues: InputIssue[] = [];
   const vars = Object.fromEntries(env.map((e) => [e.name, e.value]));
   const seen = new Set<string>();
   for (const arch of ARCHES) {
     try {
-      parseEnv(vars, arch, catalog);
+      parseEnv(vars, arch);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       for (const issue of error.issues) {

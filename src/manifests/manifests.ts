@@ -81,7 +81,7 @@ export function renderManifests(
   checkShimNames(v, catalog, file, issues);
   const overrides = overridesFile(v.overrides as Table, catalog, file, issues);
   const env = environment(v, overrides !== null);
-  issues.push(...checkEnvironment(env, catalog, file));
+  issues.push(...checkEnvironment(env, file));
   const pod = verificationPod(v, file, issues);
   const classes = issues.length === 0 ? runtimeClasses(v, catalog, notes, issues, file) : [];
   if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);

@@ -168,17 +168,19 @@ export function renderExplain(values: Explained[]): string {
     const subject =
       v.shim && v.kind !== "shim" && v.kind !== "custom-runtime" ? `[${v.shim}] ${v.key}` : v.key;
     const shown =
-      v.value === null && v.source.kind === "default" && v.kind === "config"
-        ? "(not set)"
-        : JSON.stringify(v.value);
+      v.value === null && v.source.kind === "default" && v.kind === "config" ? "(not set)" : show(v.value);
     lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}`);
     lines.push(`    set by ${describeSource(v.source)}`);
     const why = whyOf(v.source);
     if (why) lines.push(`      why: ${why}`);
-    for (const b of v.beaten)
-      lines.push(`    beat   ${JSON.stringify(b.value)} from ${describeSource(b.source)}`);
+    for (const b of v.beaten) lines.push(`    beat   ${show(b.value)} from ${describeSource(b.source)}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** A value as TOML-ish text: JSON, with a release's large integers (bigints) as their digits. */
+function show(value: unknown): string {
+  return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)) ?? "undefined";
 }
 
 function whyOf(source: Source): string | undefined {

@@ -134,7 +134,10 @@ export function moveInstallDir(text: string, dir: string): string {
 }
 
 /** A drop-in over a configuration as Kata reads it: tables merged key by key, a later value winning. */
-export function mergeDropIn(into: Record<string, unknown>, from: Record<string, unknown>): Record<string, unknown> {
+export function mergeDropIn(
+  into: Record<string, unknown>,
+  from: Record<string, unknown>,
+): Record<string, unknown> {
   for (const [key, value] of Object.entries(from)) {
     const here = into[key];
     if (isTable(here) && isTable(value)) mergeDropIn(here, value);

@@ -54,4 +54,3 @@ export function pathsIn(shim: string, config: Record<string, unknown>): NamedPat
   }
   return out;
 }
-

@@ -2,8 +2,9 @@
 // configuration file as the release ships it, and (when read from an artifact source) every image
 // with its files. The release is the source of truth for what the release knows — which shims it
 // has, their keys and defaults, the paths they name; kata-install owns only its decisions.
+import { UserError } from "../errors.js";
 import type { ListedEntry } from "../install/listing.js";
-import { ConfigFileError, type ConfigFile, readConfigFile } from "./config-file.js";
+import { type ConfigFile, ConfigFileError, readConfigFile } from "./config-file.js";
 
 /** Where the Go runtime's configurations are, relative to the release's /opt/kata. */
 export const GO_CONFIG_DIR = "share/defaults/kata-containers";
@@ -29,6 +30,8 @@ export interface Release {
    * null when the release was read from the node, which keeps no image of its own.
    */
   images: ReadonlyMap<string, ListedEntry[]> | null;
+  /** Read from the node: the images its journal records as installed (nothing new can be pulled). */
+  installed?: string[];
   /** What kata-install noticed and set aside (a Rust file named like a Go shim), said in the plan. */
   notes: string[];
 }
@@ -83,7 +86,8 @@ export function releaseFromFiles(
   return { version, where, shims, images, notes };
 }
 
-export class ReleaseError extends Error {}
+/** A release kata-install cannot read (a configuration file that does not parse): named. */
+export class ReleaseError extends UserError {}
 
 function runtimeRank(file: string): number {
   return file.startsWith(`${RUST_CONFIG_DIR}/`) ? 1 : 0;

@@ -1,12 +1,13 @@
-// Each chosen shim's Kata configuration: the base file from kata-install's templates (defaults
-// only), and a config.d drop-in with every value the decision set, each with its source. Both are
-// parsed back before they can be part of a plan.
-import { parse } from "smol-toml";
+// Each chosen shim's Kata configuration: the base file is the release's own, byte for byte (its
+// /opt/kata paths moved where INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX put Kata), and a
+// config.d drop-in holds every value the decision set, each with its source. kata-install never
+// writes a key it did not decide, so a release's new keys and defaults reach the node as released.
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Decided, Source } from "../decide/provenance.js";
 import { describeSource } from "../decide/provenance.js";
-import { DEFAULT_PREFIX } from "../detect/context.js";
+import { moveInstallDir, parseKataToml, valueAt } from "../release/config-file.js";
+import { baseName, type Release } from "../release/release.js";
 import {
   DECIDED_DROP_IN,
   debugConfigDir,
@@ -17,9 +18,8 @@ import {
   variantConfigDir,
   WRAPPERS_DIR,
 } from "./layout.js";
-import { parseRendered, TemplateBug, type Templates } from "./templates.js";
+import { TemplateBug, type Templates } from "./templates.js";
 import { tomlKey } from "./toml-literal.js";
-import { type ArchVariant, loadVariants, type Variant } from "./variants.js";
 
 export interface RenderedFile {
   /** Host path. */
@@ -27,7 +27,7 @@ export interface RenderedFile {
   /** The new bytes; null when the file should not exist (a file of ours no longer wanted). */
   content: string | null;
   mode: number;
-  /** The template it came from, for bug reports. */
+  /** The template it came from (or the release file it is), for bug reports. */
   template: string;
   reason: string;
   /** What uninstall restores instead of the current bytes (see FileChange.restore). */
@@ -36,9 +36,33 @@ export interface RenderedFile {
   block?: string;
 }
 
-/** The shared_fs a shim's configuration has when nothing decided otherwise (templates/kata/variants.toml). */
-export function defaultSharedFs(templates: Templates, catalog: Catalog, shim: string): string {
-  return loadVariants(templates, catalog).forShim(shim).shared_fs;
+/** The release's configuration of `shim` as this node gets it: its paths under the install directory. */
+export function baseText(release: Release, decision: Decision, shim: string): string | null {
+  const shipped = release.shims.get(shim);
+  return shipped ? moveInstallDir(shipped.config.text, installDir(decision)) : null;
+}
+
+/** A shim's base configuration as a table, as this node gets it: what a key is when nothing decided it. */
+export function baseTable(
+  release: Release | null,
+  decision: Decision,
+  shim: string,
+): Record<string, unknown> | null {
+  if (release === null) return null;
+  const shipped = release.shims.get(shim);
+  if (shipped === undefined) return null;
+  return installDir(decision) === "/opt/kata"
+    ? shipped.config.table
+    : parseKataToml(moveInstallDir(shipped.config.text, installDir(decision)));
+}
+
+/** The shared_fs a shim's configuration has when nothing decided otherwise: the release's; undefined without one. */
+export function defaultSharedFs(catalog: Catalog, shim: string): string | undefined {
+  const shipped = catalog.release?.shims.get(shim);
+  const section = shipped?.config.hypervisor;
+  if (!shipped || !section) return undefined;
+  const value = valueAt(shipped.config.table, `hypervisor.${section}.shared_fs`);
+  return typeof value === "string" ? value : undefined;
 }
 
 export function renderKataConfigs(
@@ -46,32 +70,40 @@ export function renderKataConfigs(
   catalog: Catalog,
   templates: Templates,
 ): RenderedFile[] {
-  const variants = loadVariants(templates, catalog);
-  const arch = variants.forArch(decision.arch);
+  const release = catalog.release;
   const files: RenderedFile[] = [];
   const wrappers = new Map<string, RenderedFile>();
+  // Without the release there is no base to write: the plan says so (the "release" check).
+  if (release === null) return [];
   for (const { name } of decision.shims) {
     const spec = catalog.shims.get(name) as ShimSpec;
-    const v = variants.forShim(name);
-    const wrapper = qemuWrapper(decision, spec, v, arch, templates);
+    const text = baseText(release, decision, name);
+    if (text === null) continue; // not shipped: decide said so
+    const wrapper = qemuWrapper(decision, name, templates);
     if (wrapper) wrappers.set(wrapper.path, wrapper);
-    const base = renderBase(decision, spec, v, arch, templates, catalog, wrapper);
+    const base: RenderedFile = {
+      path: shimConfigPath(decision, name, spec.runtime),
+      content: text,
+      mode: 0o644,
+      template: baseName(release, name),
+      reason: `${baseName(release, name)}, as the release ships it`,
+    };
     files.push(base);
+    const table = baseTable(release, decision, name) ?? {};
     const decided = decision.config[name] ?? {};
-    const baseTable = parse(base.content ?? "");
     const dir = shimConfigDir(decision, name, spec.runtime);
-    if (Object.keys(decided).length > 0) files.push(renderDecided(dir, spec, decided, baseTable, templates));
+    if (Object.keys(decided).length > 0) files.push(renderDecided(dir, spec, decided, table, templates));
     if (decision.install.debug.value) {
       // kata-deploy's -debug variant: the same base, and the decided values with guest debug on.
       const variant = debugConfigDir(decision, name);
       files.push({
         ...base,
         path: `${variant}/configuration-${name}.toml`,
-        reason: `Kata's configuration for ${name}, for its debug handler (DEBUG)`,
+        reason: `${baseName(release, name)}, for its debug handler (DEBUG)`,
       });
       const debugged = withGuestDebug(spec, decided, catalog, decision.install.debug.source);
       files.push(
-        renderDecided(variant, spec, debugged, baseTable, templates, `${handlerName(decision, name)}-debug`),
+        renderDecided(variant, spec, debugged, table, templates, `${handlerName(decision, name)}-debug`),
       );
     }
   }
@@ -84,11 +116,18 @@ export function renderKataConfigs(
     files.push({
       ...base,
       path: `${dir}/configuration-${custom.base}.toml`,
-      reason: `Kata's configuration for ${custom.base}, for the custom runtime ${custom.handler}`,
+      reason: `${baseName(release, custom.base)}, for the custom runtime ${custom.handler}`,
     });
     if (Object.keys(custom.config).length > 0)
       files.push(
-        renderDecided(dir, spec, custom.config, parse(base.content ?? ""), templates, custom.handler),
+        renderDecided(
+          dir,
+          spec,
+          custom.config,
+          baseTable(release, decision, custom.base) ?? {},
+          templates,
+          custom.handler,
+        ),
       );
   }
   return [...files, ...wrappers.values()];
@@ -96,24 +135,19 @@ export function renderKataConfigs(
 
 /**
  * Outside /opt/kata (INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX), Kata's qemu does not find its
- * firmware where it was built to look: a wrapper passes -L, as kata-deploy's does. Not for a
- * host's qemu, which the decided values point at instead.
+ * firmware where it was built to look: a wrapper passes -L, as kata-deploy's does. Decide points
+ * the shim's configuration at it; this writes it.
  */
-function qemuWrapper(
-  decision: Decision,
-  spec: ShimSpec,
-  v: Variant,
-  arch: ArchVariant,
-  templates: Templates,
-): RenderedFile | null {
+function qemuWrapper(decision: Decision, shim: string, templates: Templates): RenderedFile | null {
   const dir = installDir(decision);
-  if (spec.hypervisor !== "qemu" || dir === DEFAULT_PREFIX) return null;
-  if (decision.config[spec.name]?.["hypervisor.qemu.path"] !== undefined) return null;
-  const suffix = v.qemu_suffix;
-  const binary = `${arch.qemu_binary}${suffix}`;
+  const path = decision.config[shim]?.["hypervisor.qemu.path"]?.value;
+  if (typeof path !== "string" || !path.startsWith(`${dir}/${WRAPPERS_DIR}/`)) return null;
+  const binary = path.slice(`${dir}/${WRAPPERS_DIR}/`.length).replace(/-installation-prefix$/, "");
+  // qemu-system-x86_64-snp-experimental's firmware is under share/kata-qemu-snp-experimental.
+  const suffix = binary.replace(/^qemu-system-[^-]+/, "");
   const template = "kata/qemu-wrapper.sh.njk";
   return {
-    path: `${dir}/${WRAPPERS_DIR}/${binary}-installation-prefix`,
+    path,
     content: templates.render(template, {
       dir,
       share: `kata-qemu${suffix}`,
@@ -126,33 +160,6 @@ function qemuWrapper(
   };
 }
 
-/**
- * A shim's base configuration as this node would get it, parsed: what a key is when nothing
- * decided it (explain shows it). For any shim of the catalogue, installed here or not.
- */
-export function templateDefaults(
-  decision: Decision,
-  shim: string,
-  catalog: Catalog,
-  templates: Templates,
-): Record<string, unknown> {
-  const spec = catalog.shims.get(shim);
-  if (spec === undefined) return {};
-  const variants = loadVariants(templates, catalog);
-  const v = variants.forShim(shim);
-  const arch = variants.forArch(decision.arch);
-  const base = renderBase(
-    decision,
-    spec,
-    v,
-    arch,
-    templates,
-    catalog,
-    qemuWrapper(decision, spec, v, arch, templates),
-  );
-  return parse(base.content ?? "") as Record<string, unknown>;
-}
-
 /** kata-deploy's guest debug settings (its 20-debug.toml and debug kernel parameters). */
 function withGuestDebug(
   spec: ShimSpec,
@@ -162,8 +169,9 @@ function withGuestDebug(
 ): Record<string, Decided<unknown>> {
   const hv = `hypervisor.${spec.hypervisor}`;
   const out = { ...decided };
+  // Only keys this shim's configuration has: a debug switch it lacks is not invented.
   const set = (key: string, value: unknown, from: Source = source) => {
-    if (catalog.keyType(spec.name, key) !== undefined) out[key] = { value, source: from, beaten: [] };
+    if (catalog.hasKey(spec.name, key) !== false) out[key] = { value, source: from, beaten: [] };
   };
   for (const key of ["runtime.enable_debug", "agent.kata.enable_debug", `${hv}.enable_debug`]) set(key, true);
   set("agent.kata.debug_console_enabled", true);
@@ -173,65 +181,6 @@ function withGuestDebug(
   if (kernel === undefined) set(`${hv}.kernel_params`, params);
   else set(`${hv}.kernel_params`, `${String(kernel.value)} ${params}`, kernel.source);
   return out;
-}
-
-function renderBase(
-  decision: Decision,
-  spec: ShimSpec,
-  v: Variant,
-  arch: ArchVariant,
-  templates: Templates,
-  catalog: Catalog,
-  wrapper: RenderedFile | null,
-): RenderedFile {
-  const dir = installDir(decision);
-  const share = `${dir}/share/kata-containers`;
-  const file = (name: unknown) => (name ? `${share}/${name}` : "");
-  // qemu's firmware: the shim's own (TEE, GPU), else the architecture's (aarch64 boots UEFI).
-  const qemuOnly = spec.hypervisor === "qemu";
-  const firmware = v.firmware || (qemuOnly ? arch.qemu_firmware : "");
-  const firmwareVolume = v.firmware_volume || (qemuOnly && !v.firmware ? arch.qemu_firmware_volume : "");
-  const paths = {
-    qemu: wrapper?.path ?? `${dir}/bin/${arch.qemu_binary}${v.qemu_suffix}`,
-    clh: `${dir}/bin/cloud-hypervisor`,
-    firecracker: `${dir}/bin/firecracker`,
-    jailer: `${dir}/bin/jailer`,
-    virtiofsd: `${dir}/libexec/virtiofsd`,
-    kernel: file(v.kernel),
-    image: file(v.image),
-    initrd: file(v.initrd),
-    firmware: firmware ? `${dir}/share/${firmware}` : "",
-    firmware_volume: firmwareVolume ? `${dir}/share/${firmwareVolume}` : "",
-  };
-  const template = "kata/configuration.toml.njk";
-  const content = templates.render(template, {
-    shim: {
-      name: spec.name,
-      description: spec.description,
-      hypervisor: spec.hypervisor,
-      runtime: spec.runtime,
-    },
-    v,
-    arch,
-    paths,
-  });
-  checkKeys(content, template, spec, catalog);
-  return {
-    path: shimConfigPath(decision, spec.name, spec.runtime),
-    content,
-    mode: 0o644,
-    template,
-    reason: `Kata's configuration for ${spec.name}`,
-  };
-}
-
-/** Every key a template writes must be one Kata has, for this shim's sections. */
-function checkKeys(content: string, template: string, spec: ShimSpec, catalog: Catalog): void {
-  const table = parseRendered(content, template, spec.name);
-  for (const key of flatten(table)) {
-    if (catalog.keyType(spec.name, key) === undefined)
-      throw new TemplateBug(template, `wrote "${key}", which is no key of shim ${spec.name}`);
-  }
 }
 
 function renderDecided(
@@ -248,15 +197,15 @@ function renderDecided(
     const dot = key.lastIndexOf(".");
     const section = key.slice(0, dot);
     let value = entry.value;
-    // Parameters from the environment (proxies) add to the guest kernel's command line.
+    // Parameters from the environment (proxies, DEBUG) add to the release's kernel command line.
     if (key.endsWith(".kernel_params") && entry.source.kind === "env") {
-      const current = valueAtKey(base, key);
+      const current = valueAt(base, key);
       value = [current, value].filter((p) => typeof p === "string" && p !== "").join(" ");
     }
     // Annotations from the environment join the configuration's own (kata-deploy's merge:
     // sorted, each once), never replace them.
     if (key.endsWith(".enable_annotations") && entry.source.kind === "env" && Array.isArray(value)) {
-      const current = valueAtKey(base, key);
+      const current = valueAt(base, key);
       value = [...new Set([...(Array.isArray(current) ? current : []), ...value].map(String))].sort();
     }
     const list = sections.get(section) ?? [];
@@ -274,14 +223,22 @@ function renderDecided(
       keys,
     })),
   });
-  const table = parseRendered(content, template, spec.name);
+  let table: Record<string, unknown>;
+  try {
+    table = parseKataToml(content);
+  } catch (error) {
+    throw new TemplateBug(
+      template,
+      `rendered invalid TOML for ${spec.name}: ${(error as Error).message.split("\n")[0]}`,
+    );
+  }
   for (const [section, keys] of sections) {
     for (const key of keys) {
-      const read = valueAtKey(table, `${section}.${key.name}`);
-      if (JSON.stringify(read) !== JSON.stringify(key.value)) {
+      const read = valueAt(table, `${section}.${key.name}`);
+      if (comparable(read) !== comparable(key.value)) {
         throw new TemplateBug(
           template,
-          `${section}.${key.name} reads back as ${JSON.stringify(read)}, not the decided ${JSON.stringify(key.value)}`,
+          `${section}.${key.name} reads back as ${comparable(read)}, not the decided ${comparable(key.value)}`,
         );
       }
     }
@@ -295,20 +252,9 @@ function renderDecided(
   };
 }
 
-export function valueAtKey(table: Record<string, unknown>, key: string): unknown {
-  // Section names never contain dots inside a part (agent.kata, hypervisor.qemu): split on all.
-  let current: unknown = table;
-  for (const part of key.split(".")) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
+/** A value as text to compare and show (bigints too). */
+function comparable(value: unknown): string {
+  return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? `${v}n` : v)) ?? "undefined";
 }
 
-function flatten(table: Record<string, unknown>, prefix: string[] = []): string[] {
-  return Object.entries(table).flatMap(([key, value]) =>
-    value !== null && typeof value === "object" && !Array.isArray(value)
-      ? flatten(value as Record<string, unknown>, [...prefix, key])
-      : [[...prefix, key].join(".")],
-  );
-}
+export { valueAt as valueAtKey };

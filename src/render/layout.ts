@@ -124,5 +124,10 @@ export function defaultConfigLinks(
 /** Under the install directory: programs kata-install writes (not Kata's, so not under bin/, a link). */
 export const WRAPPERS_DIR = "kata-install/bin";
 
+/** Where the wrapper of Kata's qemu `binary` goes under the install directory `dir`. */
+export function wrapperPath(dir: string, binary: string): string {
+  return `${dir}/${WRAPPERS_DIR}/${binary}-installation-prefix`;
+}
+
 /** The drop-in holding what kata-install decided for one shim. */
 export const DECIDED_DROP_IN = "50-kata-install.toml";

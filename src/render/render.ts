@@ -72,7 +72,10 @@ export async function render(
       });
   };
   for (const file of kata) await consider(file, "kata");
-  for (const link of defaultConfigLinks(decision, catalog)) {
+  // Without the release, no shim's configuration is written (the plan refuses: "release"), and
+  // nothing of Kata's already there is taken for stale.
+  const withRelease = catalog.release !== null;
+  for (const link of withRelease ? defaultConfigLinks(decision, catalog) : []) {
     const before = takeover && link.path.startsWith(`${prefix}/`) ? null : await host.readlink(link.path);
     // A file there that is no link is not kata-install's (nor kata-deploy's): left as it is.
     if (before === null && !takeover && (await host.exists(link.path))) continue;
@@ -85,7 +88,7 @@ export async function render(
     await consider(file, "runtime");
     if (changes.length > before) runtimeChanged = true;
   }
-  if (takeover === null)
+  if (takeover === null && withRelease)
     changes.push(...(await staleKataFiles(decision, catalog, kata, host, read, installed)));
 
   const actions: PlanAction[] = [];

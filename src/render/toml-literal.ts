@@ -7,6 +7,7 @@ export class TomlValueError extends Error {}
 export function tomlLiteral(value: unknown): string {
   if (typeof value === "string") return tomlString(value);
   if (typeof value === "boolean") return value ? "true" : "false";
+  if (typeof value === "bigint") return value.toString();
   if (typeof value === "number") {
     if (!Number.isFinite(value)) return Number.isNaN(value) ? "nan" : value > 0 ? "inf" : "-inf";
     if (Number.isSafeInteger(value)) return String(value);

@@ -12,7 +12,6 @@ import type { KubeApi } from "../kube/api.js";
 import { summaryAnnotation } from "../kube/node-labels.js";
 import { NodeSummary, publishedFactPaths, summarize } from "../kube/summary.js";
 import { defaultSharedFs } from "../render/kata-config.js";
-import type { Templates } from "../render/templates.js";
 import { decisionFacts, fingerprint } from "./fingerprint.js";
 import type { ClusterReport, NodeEntry } from "./report.js";
 
@@ -23,7 +22,7 @@ export interface Loaded {
   decisions: number;
 }
 
-export function fromFactsDir(dir: string, prepared: Prepared, templates: Templates): Loaded {
+export function fromFactsDir(dir: string, prepared: Prepared): Loaded {
   let names: string[];
   try {
     names = fs.readdirSync(dir).filter((f) => f.endsWith(".json"));
@@ -62,12 +61,7 @@ export function fromFactsDir(dir: string, prepared: Prepared, templates: Templat
       }
       nodes.push({
         name,
-        summary: summarize(
-          facts,
-          decision,
-          (shim) => defaultSharedFs(templates, prepared.catalog, shim),
-          factPaths,
-        ),
+        summary: summarize(facts, decision, (shim) => defaultSharedFs(prepared.catalog, shim), factPaths),
       });
     } catch (error) {
       skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });

@@ -111,11 +111,10 @@ describe("kata-deploy's environment", () => {
     const env = parseEnv(
       { SHIMS: "qemu", SHIMS_X86_64: "clh fc", DEFAULT_SHIM_X86_64: "clh", DEFAULT_SHIM: "qemu" },
       "x86_64",
-      catalog,
     );
     expect(env.shims).toEqual({ value: ["clh", "fc"], name: "SHIMS_X86_64" });
     expect(env.defaultShim).toEqual({ value: "clh", name: "DEFAULT_SHIM_X86_64" });
-    expect(parseEnv({ SHIMS: "qemu", SHIMS_X86_64: "clh" }, "aarch64", catalog).shims?.name).toBe("SHIMS");
+    expect(parseEnv({ SHIMS: "qemu", SHIMS_X86_64: "clh" }, "aarch64").shims?.name).toBe("SHIMS");
   });
 
   it("parses the mappings", () => {
@@ -130,7 +129,6 @@ describe("kata-deploy's environment", () => {
         DEBUG: "yes",
       },
       "x86_64",
-      catalog,
     );
     expect(env.allowedAnnotations).toEqual({
       all: { value: ["default_vcpus"], name: "ALLOWED_HYPERVISOR_ANNOTATIONS" },
@@ -149,7 +147,6 @@ describe("kata-deploy's environment", () => {
       parseEnv(
         { SHIMS: "qemu kemu", DEBUG: "maybe", PULL_TYPE_MAPPING: "qemu", INSTALLATION_PREFIX: "opt/kata" },
         "x86_64",
-        catalog,
       ),
     ).toThrow(
       /SHIMS: unknown shim "kemu"[\s\S]*DEBUG: expected true or false \(or yes\/no, 1\/0, on\/off\), got "maybe"[\s\S]*PULL_TYPE_MAPPING: expected shim:value pairs separated by commas, got "qemu"[\s\S]*INSTALLATION_PREFIX: expected an absolute path/,
@@ -256,16 +253,14 @@ describe("precedence: defaults < rules < environment < overrides file < flags", 
 
 describe("kata-deploy settings kata-install does not carry out", () => {
   it("are refused with why, never silently ignored", () => {
-    expect(() => parseEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" }, "x86_64", catalog)).toThrow(
+    expect(() => parseEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" }, "x86_64")).toThrow(
       /EXPERIMENTAL_SETUP_SNAPSHOTTER: kata-install does not install snapshotters/,
     );
   });
 
   it("CONTAINERD_CONFIG_FILE_NAME is a plain file name, as in kata-deploy", () => {
-    expect(() =>
-      parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "config-custom.toml" }, "x86_64", catalog),
-    ).not.toThrow();
-    expect(() => parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "../passwd" }, "x86_64", catalog)).toThrow(
+    expect(() => parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "config-custom.toml" }, "x86_64")).not.toThrow();
+    expect(() => parseEnv({ CONTAINERD_CONFIG_FILE_NAME: "../passwd" }, "x86_64")).toThrow(
       /CONTAINERD_CONFIG_FILE_NAME: expected a file name in \/etc\/containerd \(no "\/"\), got "..\/passwd"/,
     );
   });

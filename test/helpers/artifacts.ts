@@ -65,7 +65,8 @@ export function artifactDir(version = "3.9.0", arch: keyof typeof RELEASES = "x8
       else
         fs.writeFileSync(
           full,
-          releaseConfig(e.path, arch === "aarch64" ? "arm64" : "amd64") ?? sampleContent(artifact, e.path, version),
+          releaseConfig(e.path, arch === "aarch64" ? "arm64" : "amd64") ??
+            sampleContent(artifact, e.path, version),
           { mode: executable(e.path) ? 0o755 : 0o644 },
         );
     }

@@ -27,7 +27,7 @@ export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
     options.overrides === undefined
       ? emptyOverrides()
       : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
-  const env = parseEnv(options.env ?? {}, facts.arch, catalog);
+  const env = parseEnv(options.env ?? {}, facts.arch);
   return decide({
     facts,
     catalog,

@@ -37,7 +37,7 @@ export async function planOn(
     catalog,
     rules,
     overrides,
-    env: parseEnv(options.env ?? {}, facts.arch, catalog),
+    env: parseEnv(options.env ?? {}, facts.arch),
     flags: { ignorePreflightErrors: [], ...options.flags },
   });
   const installed = await installedState(journalFor(host, installDir(decision)));

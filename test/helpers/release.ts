@@ -44,7 +44,10 @@ export const CONFIGS = path.join(FIXTURES, "configs", "4.1.0");
 
 /** The release's own configuration file at `file` (opt/kata/share/defaults/…), for `arch`; null if none. */
 export function releaseConfig(file: string, arch: "amd64" | "arm64"): string | null {
-  const m = /^(?:opt\/kata\/)?share\/defaults\/kata-containers\/(runtime-rs\/)?(configuration-[^/]+\.toml)$/.exec(file);
+  const m =
+    /^(?:opt\/kata\/)?share\/defaults\/kata-containers\/(runtime-rs\/)?(configuration-[^/]+\.toml)$/.exec(
+      file,
+    );
   if (!m) return null;
   const full = path.join(CONFIGS, arch, m[1] ? "rust" : "go", m[2] as string);
   return fs.existsSync(full) ? fs.readFileSync(full, "utf8") : null;

@@ -226,7 +226,12 @@ describe("artifacts split of Kata's real release (4.1.0, every tarball at once)"
     });
     made.push(dir);
     const layout = tmp("kata-install-split-unknown-");
-    const report = await splitRelease(tarballs, layout, parseArtifactCatalogue("catalogue.toml", text), "x86_64");
+    const report = await splitRelease(
+      tarballs,
+      layout,
+      parseArtifactCatalogue("catalogue.toml", text),
+      "x86_64",
+    );
     const source = ociLayoutSource(layout, catalogue, "x86_64");
     expect((await source.list("guest-image")).map((e) => e.path).sort()).toEqual([
       "share/kata-containers/kata-containers.img",

@@ -5,7 +5,6 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { prepare } from "../../src/decide/prepare.js";
 import { SCHEMA_VERSION } from "../../src/detect/facts.js";
-import { loadTemplates } from "../../src/render/templates.js";
 import { fromFactsDir } from "../../src/report/sources.js";
 import { factsDir } from "../helpers/cluster.js";
 
@@ -31,11 +30,7 @@ describe("saved facts of several kata-installs", async () => {
   edit("n0002", (document) => {
     document.schemaVersion = SCHEMA_VERSION + 1;
   });
-  const loaded = fromFactsDir(
-    dir,
-    prepare({ hostRoot: "/", env: {}, overrides: null }),
-    await loadTemplates(),
-  );
+  const loaded = fromFactsDir(dir, prepare({ hostRoot: "/", env: {}, overrides: null }));
 
   it("an earlier one's node is reported like the others of its kind", () => {
     expect(loaded.nodes.map((n) => n.name)).toEqual(["n0000", "n0001"]);

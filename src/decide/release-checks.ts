@@ -1,0 +1,148 @@
+// The decision held against the release being installed: every shim an input names is one the
+// release ships (or the rules know, when no release has been read); a shim of the release that no
+// rule vets is installed only as asked, and said; and each decided key and value is checked
+// against the shim's configuration in the release (configValueCheck, called for every offer).
+import { byText } from "../compare.js";
+import { baseName } from "../release/release.js";
+import { fitsType } from "./catalog.js";
+import type { DecideInput } from "./decide.js";
+import type { Check } from "./decision.js";
+import { describeSource, type Source } from "./provenance.js";
+import { article } from "./rules.js";
+
+/** Check ids raised here (--ignore-preflight-errors takes them). */
+export const RELEASE_CHECKS = [
+  "unknown-shim",
+  "unvetted-shim",
+  "config-key",
+  "config-value",
+  "release",
+] as const;
+
+/** Every shim name an input names, with where: the pins, the default, per-shim settings. */
+function namedShims(input: DecideInput): Map<string, string[]> {
+  const { flags, overrides, env } = input;
+  const out = new Map<string, string[]>();
+  const add = (name: string, where: string) => out.set(name, [...(out.get(name) ?? []), where]);
+  for (const name of flags.shims ?? []) add(name, "--shims");
+  if (flags.defaultShim) add(flags.defaultShim, "--default-shim");
+  for (const name of overrides.shims ?? []) add(name, `${overrides.file}: shims`);
+  if (overrides.defaultShim) add(overrides.defaultShim, `${overrides.file}: default_shim`);
+  for (const target of Object.keys(overrides.config))
+    if (target !== "all") add(target, `${overrides.file}: [config.${target}]`);
+  for (const [handler, spec] of Object.entries(overrides.customRuntimes))
+    add(spec.base, `${overrides.file}: custom_runtimes.${handler}.base`);
+  if (env.shims) for (const name of env.shims.value) add(name, env.shims.name);
+  if (env.defaultShim) add(env.defaultShim.value, env.defaultShim.name);
+  for (const map of [
+    env.allowedAnnotations,
+    env.agentHttpsProxy,
+    env.agentNoProxy,
+    env.snapshotters,
+    env.pullTypes,
+    env.forceGuestPull,
+  ])
+    for (const [name, from] of Object.entries(map)) if (name !== "all") add(name, from.name);
+  return out;
+}
+
+export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>): Check[] {
+  const { catalog } = input;
+  const release = catalog.release;
+  const checks: Check[] = [];
+  for (const [name, where] of [...namedShims(input)].sort(([a], [b]) => byText(a, b))) {
+    if (catalog.unserved.has(name)) continue; // kata-deploy's other names: dropped with their reason
+    const places = [...new Set(where)].join(", ");
+    if (release !== null && !release.shims.has(name)) {
+      const known = catalog.shims.has(name);
+      checks.push({
+        id: "unknown-shim",
+        severity: "error",
+        status: "fail",
+        message: `${places} name${where.length === 1 ? "s" : ""} the shim ${name}, but Kata ${release.version} ships no configuration for it${known ? "" : ", and no rule of kata-install's knows it"} (it ships: ${[...release.shims.keys()].sort(byText).join(", ")})`,
+        hint: "name a shim this release ships, or install a release that has it",
+        rule: "decide",
+      });
+    } else if (release === null && !catalog.shims.has(name)) {
+      checks.push({
+        id: "unknown-shim",
+        severity: "warning",
+        status: "fail",
+        message: `${places} name${where.length === 1 ? "s" : ""} the shim ${name}, which no rule of kata-install's knows; whether Kata ships it is known once the release is read`,
+        hint: "give the release with --artifacts (ARTIFACTS in the DaemonSet) to check it",
+        rule: "decide",
+      });
+    }
+  }
+  for (const name of [...selected].sort(byText)) {
+    const spec = catalog.shims.get(name);
+    if (!spec?.unvetted || release === null) continue;
+    checks.push({
+      id: "unvetted-shim",
+      severity: "warning",
+      status: "fail",
+      message: `${name} is installed as asked: Kata ${release.version} ships it (${release.shims.get(name)?.file}), but no rule of kata-install's knows what it needs of a node, so nothing here checked that it can run`,
+      hint: "check its hypervisor and TEE on this node yourself, or describe it in rules/shims.toml",
+      rule: "decide",
+    });
+  }
+  for (const note of release?.notes ?? [])
+    checks.push({ id: "release", severity: "info", status: "fail", message: note, rule: "decide" });
+  return checks;
+}
+
+/**
+ * Null when `key` = `value` may be decided for `shim` (or cannot be told yet: no release); else a
+ * check naming key, shim and release. A rule's value the release does not take is a warning and is
+ * not set (kata-install's own rule must not stop a newer release); the admin's (overrides file,
+ * environment, flags) is an error, kept as asked should the admin ignore it.
+ */
+export function configValueCheck(
+  input: DecideInput,
+  shim: string,
+  key: string,
+  value: unknown,
+  source: Source,
+): { check: Check; keep: boolean } | null {
+  const { catalog } = input;
+  const release = catalog.release;
+  if (release === null || !release.shims.has(shim)) return null;
+  const admin = !(source.kind === "rule" || source.kind === "default");
+  const fail = (id: "config-key" | "config-value", message: string, hint: string) => ({
+    check: {
+      id,
+      severity: admin ? ("error" as const) : ("warning" as const),
+      status: "fail" as const,
+      message: admin ? message : `${message}; it is not set`,
+      hint,
+      rule: source.kind === "rule" ? source.name : "decide",
+    },
+    keep: admin,
+  });
+  const info = catalog.keyInfo(shim, key);
+  const base = baseName(release, shim);
+  if (info === undefined)
+    return fail(
+      "config-key",
+      `${describeSource(source)} sets ${key} for ${shim}, but ${base} has no such key (renamed or misspelt?)`,
+      `see ${base} for the keys it has (kata-install explain ${shim} lists them)`,
+    );
+  if (!fitsType(info.type, value))
+    return fail(
+      "config-key",
+      `${describeSource(source)} sets ${key} = ${show(value)} for ${shim}, but ${base} has it as ${article(info.type)}`,
+      `give ${article(info.type)}`,
+    );
+  const problem = catalog.valueProblem(shim, key, value);
+  if (problem !== null)
+    return fail(
+      "config-value",
+      `${describeSource(source)} sets ${key} for ${shim}: ${problem}`,
+      "choose a value this shim's configuration takes",
+    );
+  return null;
+}
+
+function show(value: unknown): string {
+  return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v));
+}

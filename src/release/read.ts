@@ -1,0 +1,37 @@
+// The release a plan is made for: the one in the artifact source (--artifacts, ARTIFACTS), else
+// the one kata-install installed on the node. Without either, the shims' configurations cannot be
+// written, and the plan says so (the "release" check).
+import type { Facts } from "../detect/facts.js";
+import type { Host } from "../host/host.js";
+import type { ArtifactSource } from "../install/artifacts.js";
+import { journalFor } from "../install/journal.js";
+import { installDirFromEnv } from "../render/layout.js";
+import { releaseOnNode } from "./load.js";
+import type { Release } from "./release.js";
+
+export interface ReleaseOptions {
+  artifacts?: string;
+  artifactsTag?: string;
+}
+
+export async function readRelease(
+  options: ReleaseOptions,
+  facts: Facts,
+  /** The node, when the plan is made on one (not from a saved facts file). */
+  host: Host | null,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ release: Release | null; source: ArtifactSource | null }> {
+  if (options.artifacts !== undefined) {
+    const { artifactSource, parseArtifactSpecifier } = await import("../install/open-source.js");
+    const { releaseFromSource } = await import("./load.js");
+    const spec = parseArtifactSpecifier(options.artifacts);
+    if (spec !== null) {
+      const source = await artifactSource(spec, facts.arch, options.artifactsTag ?? "latest");
+      return { release: await releaseFromSource(source), source };
+    }
+  }
+  if (host === null) return { release: null, source: null };
+  const dir = installDirFromEnv(env);
+  const journal = await journalFor(host, dir).load();
+  return { release: await releaseOnNode(host, dir, journal?.artifacts.names ?? []), source: null };
+}
