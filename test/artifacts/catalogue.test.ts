@@ -54,8 +54,11 @@ describe("the artifact catalogue", () => {
       "guest-image-nvidia-gpu-confidential",
     );
     expect(owner("bin/qemu-system-aarch64-no-shared-fs")).toBe("qemu-no-shared-fs");
-    expect(owner("share/defaults/kata-containers/configuration.toml")).toBe("ignored");
-    // A guest OS the catalogue does not know is nobody's: the split names it, on purpose.
+    // The release's configuration files are its own: they travel with its version, in meta.
+    expect(owner("share/defaults/kata-containers/configuration.toml")).toBe("meta");
+    expect(owner("share/defaults/kata-containers/runtime-rs/configuration-dragonball.toml")).toBe("meta");
+    expect(owner("bin/kata-ctl")).toBe("ignored");
+    // A guest OS the catalogue does not know is nobody's here: the split gives it to the shim that needs it.
     expect(owner(`${share}/kata-plan9-4.image`)).toBe("unowned");
     expect(owner("bin/unknown-tool")).toBe("unowned");
   });

@@ -17,7 +17,7 @@ import { runCli } from "../helpers/cli.js";
 import { containerdServes } from "../helpers/containerd.js";
 import { catalog } from "../helpers/decide.js";
 import { arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
-import { buildRelease, type RELEASES } from "../helpers/release.js";
+import { buildRelease, buildSingleTarball, type RELEASES } from "../helpers/release.js";
 import type { NodeSpec } from "../helpers/test-host.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -323,3 +323,204 @@ function addToFileList(layout: string, artifact: string, entry: Record<string, u
   release.artifacts[artifact].digest = digest;
   fs.writeFileSync(releaseFile, JSON.stringify(release));
 }
+
+describe("releases of another shape install with no change to kata-install", () => {
+  const share = "opt/kata/share/kata-containers";
+  const goConfigs = "opt/kata/share/defaults/kata-containers";
+
+  it("Kata 3.x for arm64: one tarball holding both runtimes, a confidential kernel, a versioned NVIDIA initrd, a qemu-cca shim", async () => {
+    const { dir, tarball } = buildSingleTarball("aarch64", "kata-static-3.24.0-arm64.tar.zst", (tree) => {
+      fs.writeFileSync(path.join(tree, "opt/kata/VERSION"), "3.24.0\n");
+      // Files this kata-install's catalogue has never seen, and the links that name them.
+      fs.writeFileSync(path.join(tree, share, "vmlinux-6.12.47-172-confidential"), "a confidential kernel\n");
+      fs.symlinkSync(
+        "vmlinux-6.12.47-172-confidential",
+        path.join(tree, share, "vmlinux-confidential.container"),
+      );
+      fs.writeFileSync(
+        path.join(tree, share, "kata-ubuntu-noble-nvidia-gpu-580.65.06.initrd"),
+        "an initrd\n",
+      );
+      fs.symlinkSync(
+        "kata-ubuntu-noble-nvidia-gpu-580.65.06.initrd",
+        path.join(tree, share, "kata-containers-initrd-nvidia-gpu.img"),
+      );
+      // A shim no rule of kata-install's knows, configured as the release configures it.
+      const qemu = fs.readFileSync(path.join(tree, goConfigs, "configuration-qemu.toml"), "utf8");
+      fs.writeFileSync(
+        path.join(tree, goConfigs, "configuration-qemu-cca.toml"),
+        qemu
+          .replace(
+            "/opt/kata/share/kata-containers/vmlinux.container",
+            "/opt/kata/share/kata-containers/vmlinux-confidential.container",
+          )
+          .replace(
+            'image = "/opt/kata/share/kata-containers/kata-containers.img"',
+            'initrd = "/opt/kata/share/kata-containers/kata-containers-initrd-nvidia-gpu.img"',
+          ),
+      );
+    });
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    const split = runCli(["artifacts", "split", tarball, "--out", `oci-layout:${layout}`, "--json"]);
+    expect(split.status, split.stderr).toBe(0);
+    const report = JSON.parse(split.stdout);
+    expect(report.version).toBe("3.24.0");
+    expect(report.extra).toEqual([
+      {
+        image: "extra-kata-containers-initrd-nvidia-gpu.img",
+        files: [
+          "share/kata-containers/kata-containers-initrd-nvidia-gpu.img",
+          "share/kata-containers/kata-ubuntu-noble-nvidia-gpu-580.65.06.initrd",
+        ],
+        neededBy: ["qemu-cca"],
+      },
+      {
+        image: "extra-vmlinux-confidential.container",
+        files: [
+          "share/kata-containers/vmlinux-6.12.47-172-confidential",
+          "share/kata-containers/vmlinux-confidential.container",
+        ],
+        neededBy: ["qemu-cca"],
+      },
+    ]);
+    const host = await hostOf("aarch64");
+    const args = [
+      "--host-root",
+      host.root,
+      "--artifacts",
+      `oci-layout:${layout}`,
+      "--shims",
+      "qemu,qemu-cca",
+    ];
+    const plan = runCli(["plan", ...args, "--json"]);
+    expect(plan.status, plan.stdout).toBe(0);
+    const doc = JSON.parse(plan.stdout);
+    expect(checkOf(plan.stdout)?.status, checkOf(plan.stdout)?.message).toBe("pass");
+    expect(doc.checks.find((c: { id: string }) => c.id === "unvetted-shim")?.message).toContain(
+      "qemu-cca is installed as asked: Kata 3.24.0 ships it",
+    );
+    const pulls = doc.actions
+      .filter((a: { kind: string }) => a.kind === "pull-artifact")
+      .map((a: { target: string }) => a.target);
+    expect(pulls).toEqual(
+      expect.arrayContaining([
+        "extra-vmlinux-confidential.container",
+        "extra-kata-containers-initrd-nvidia-gpu.img",
+        "qemu",
+        "base",
+        "guest-kernel",
+      ]),
+    );
+    expect(pulls).not.toContain("unclaimed");
+    const run = runCli(["install", ...args]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(host.root, share, "vmlinux-confidential.container"), "utf8")).toBe(
+      "a confidential kernel\n",
+    );
+    const installed = fs.readFileSync(
+      path.join(host.root, goConfigs, "runtimes/qemu-cca/configuration-qemu-cca.toml"),
+      "utf8",
+    );
+    expect(installed).toContain('kernel = "/opt/kata/share/kata-containers/vmlinux-confidential.container"');
+    expect(runCli(["uninstall", "--host-root", host.root]).status).toBe(0);
+    const tree = snapshot(host.root);
+    delete tree["var/log/systemctl.calls"];
+    expect(tree).toEqual(host.original);
+  });
+
+  it("a newer release: a renamed kernel and image, and a configuration key no kata-install knows, reach the node", async () => {
+    const { dir, tarballs } = buildRelease("x86_64", (name, tree) => {
+      if (name.startsWith("kata-static-")) {
+        // A kernel named as no kernel before it (the catalogue's {kver} does not match it).
+        fs.writeFileSync(path.join(tree, share, "vmlinux-7.1-rc3"), "the next kernel\n");
+        fs.symlinkSync("vmlinux-7.1-rc3", path.join(tree, share, "vmlinux-next.container"));
+        // An image of a guest OS the catalogue knows, through a link it does not.
+        fs.writeFileSync(path.join(tree, share, "kata-debian-trixie.image"), "the next image\n");
+        fs.symlinkSync("kata-debian-trixie.image", path.join(tree, share, "kata-containers-next.img"));
+      }
+      fs.writeFileSync(path.join(tree, "opt/kata/VERSION"), "4.2.0\n");
+      const config = path.join(tree, goConfigs, "configuration-qemu.toml");
+      if (!fs.existsSync(config)) return;
+      fs.writeFileSync(
+        config,
+        fs
+          .readFileSync(config, "utf8")
+          .replace("kata-containers/vmlinux.container", "kata-containers/vmlinux-next.container")
+          .replace("kata-containers/kata-containers.img", "kata-containers/kata-containers-next.img")
+          .replace('machine_type = "q35"', 'machine_type = "q35"\n\n# New in 4.2.\nguest_numa_nodes = 2'),
+      );
+    });
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    const report = await splitRelease(tarballs, layout, loadArtifactCatalogue(), "x86_64", "tar");
+    expect(report.shims.find((s) => s.shim === "qemu")?.images).toEqual(
+      expect.arrayContaining(["extra-vmlinux-next.container", "guest-image"]),
+    );
+    // The new link goes with the image it names; the new kernel with its link, in an image of its own.
+    expect(report.extra).toEqual([
+      {
+        image: "extra-vmlinux-next.container",
+        files: ["share/kata-containers/vmlinux-7.1-rc3", "share/kata-containers/vmlinux-next.container"],
+        neededBy: ["qemu"],
+      },
+    ]);
+    expect(report.version).toBe("4.2.0");
+    const host = await hostOf("x86_64");
+    const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--shims", "qemu"];
+    // The new key is the release's: an override of it is checked against this release, and taken.
+    const overrides = path.join(dir, "pin.toml");
+    fs.writeFileSync(overrides, '[config.qemu]\n"hypervisor.qemu.guest_numa_nodes" = 1\n');
+    const plan = runCli(["plan", ...args, "--overrides", overrides, "--json"]);
+    expect(plan.status, plan.stdout).toBe(0);
+    expect(checkOf(plan.stdout)?.status, checkOf(plan.stdout)?.message).toBe("pass");
+    const run = runCli(["install", ...args]);
+    expect(run.status, run.stderr).toBe(0);
+    const installed = fs.readFileSync(
+      path.join(host.root, goConfigs, "runtimes/qemu/configuration-qemu.toml"),
+      "utf8",
+    );
+    expect(installed).toContain("guest_numa_nodes = 2");
+    expect(installed).toContain('kernel = "/opt/kata/share/kata-containers/vmlinux-next.container"');
+    expect(fs.readFileSync(path.join(host.root, share, "kata-containers-next.img"), "utf8")).toBe(
+      "the next image\n",
+    );
+    expect(fs.readFileSync(path.join(host.root, share, "vmlinux-next.container"), "utf8")).toBe(
+      "the next kernel\n",
+    );
+  });
+
+  it("a key this release does not have is an error naming key, shim and version; so is a shim it does not ship", async () => {
+    const { dir, tarballs } = buildRelease("x86_64");
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    await splitRelease(tarballs, layout, loadArtifactCatalogue(), "x86_64", "tar");
+    const host = await hostOf("x86_64");
+    const overrides = path.join(dir, "pin.toml");
+    fs.writeFileSync(
+      overrides,
+      [
+        "[config.qemu]",
+        '"hypervisor.qemu.default_memmory" = 4096',
+        "[config.clh]",
+        '"hypervisor.clh.shared_fs" = "virtio-9p"',
+        "",
+      ].join("\n"),
+    );
+    const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--overrides", overrides];
+    const plan = runCli(["plan", ...args, "--shims", "qemu,clh,qemu-cca"]);
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(
+      `[ERROR] config-key: overrides ${overrides}:2 config.qemu."hypervisor.qemu.default_memmory" sets hypervisor.qemu.default_memmory for qemu, but Kata 4.1.0's configuration-qemu.toml has no such key`,
+    );
+    expect(plan.stdout).toContain(
+      `sets hypervisor.clh.shared_fs for clh: "virtio-9p" is not one of the values Kata 4.1.0's configuration-clh.toml lists for it: "virtio-fs", "virtio-fs-nydus", "none"`,
+    );
+    expect(plan.stdout).toMatch(
+      /\[ERROR\] unknown-shim: --shims names the shim qemu-cca, but Kata 4.1.0 ships no configuration for it/,
+    );
+    const run = runCli(["install", ...args, "--shims", "qemu,clh"]);
+    expect(run.status).toBe(1);
+    expect(snapshot(host.root)).toEqual(host.original);
+  });
+});

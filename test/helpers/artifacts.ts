@@ -6,8 +6,10 @@ import os from "node:os";
 import path from "node:path";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import type { ArtifactSource } from "../../src/install/artifacts.js";
+import type { ListedEntry } from "../../src/install/listing.js";
 import { StagingDir } from "../../src/install/staging.js";
-import { type ListEntry, RELEASES, readList, releaseConfig } from "./release.js";
+import { GO_CONFIG_DIR, type Release, RUST_CONFIG_DIR, releaseFromFiles } from "../../src/release/release.js";
+import { CONFIGS, type ListEntry, RELEASES, readList, releaseConfig } from "./release.js";
 
 /**
  * Kata's real release (4.1.0 for x86_64, from test/fixtures/release/), each path given to its owner
@@ -130,4 +132,33 @@ export async function collectFiles(
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Kata 4.1.0 as a plan reads it from an artifact source: each shim's configuration as the release
+ * ships it (test/fixtures/release/configs/) and every image with its files (the release lists,
+ * grouped by the catalogue).
+ */
+export function fixtureRelease(arch: keyof typeof RELEASES = "x86_64"): Release {
+  const files = new Map<string, string>([["VERSION", "4.1.0\n"]]);
+  for (const [runtime, dir] of [
+    ["go", GO_CONFIG_DIR],
+    ["rust", RUST_CONFIG_DIR],
+  ] as const) {
+    const from = path.join(CONFIGS, arch === "aarch64" ? "arm64" : "amd64", runtime);
+    for (const name of fs.readdirSync(from))
+      if (name !== "configuration.toml")
+        files.set(`${dir}/${name}`, fs.readFileSync(path.join(from, name), "utf8"));
+  }
+  const images = new Map<string, ListedEntry[]>();
+  for (const [artifact, entries] of releaseByArtifact(arch))
+    images.set(
+      artifact,
+      entries.map((e) =>
+        e.type === "l"
+          ? { path: e.path, type: "link" as const, target: e.target }
+          : { path: e.path, type: "file" as const, mode: executable(e.path) ? 0o755 : 0o644, size: e.size },
+      ),
+    );
+  return releaseFromFiles(files, "the 4.1.0 fixture", images);
 }

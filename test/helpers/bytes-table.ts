@@ -1,9 +1,11 @@
 // The README's bytes table: what a node of each kind pulls, against the whole release, from the
-// sizes in Kata's real release lists (test/fixtures/release/) and the catalogue's artifacts for
-// each shim (their dependencies included). Print it with `npx tsx test/helpers/bytes-table.ts`.
+// sizes in Kata's real release lists (test/fixtures/release/) and what each shim's configuration
+// in the release names (the images holding those files, through the links on the way). Print it
+// with `npx tsx test/helpers/bytes-table.ts`.
 
-import { releaseByArtifact } from "./artifacts.js";
-import { catalog } from "./decide.js";
+import { ReleaseTree } from "../../src/install/listing.js";
+import { releaseChains } from "../../src/release/needs.js";
+import { fixtureRelease, releaseByArtifact } from "./artifacts.js";
 import { RELEASES, readList } from "./release.js";
 
 export const NODES: Array<{ node: string; arch: keyof typeof RELEASES; shims: string[] }> = [
@@ -22,11 +24,22 @@ export function releaseBytes(arch: keyof typeof RELEASES): number {
   return [...sizes.values()].reduce((a, b) => a + b, 0);
 }
 
-export function artifactsFor(arch: string, shims: string[]): string[] {
-  const out = new Set<string>();
-  for (const shim of shims)
-    for (const direct of catalog.directArtifacts(shim, arch))
-      for (const a of catalog.dependencies(direct)) out.add(a);
+export function artifactsFor(arch: keyof typeof RELEASES, shims: string[]): string[] {
+  const release = fixtureRelease(arch);
+  const images = release.images ?? new Map();
+  const owner = new Map<string, string>();
+  for (const [image, listing] of images) for (const e of listing) owner.set(e.path, image);
+  const tree = new ReleaseTree(images.values());
+  const out = new Set<string>(["meta"]);
+  for (const shim of shims) {
+    const shipped = release.shims.get(shim);
+    if (shipped === undefined) throw new Error(`Kata 4.1.0 for ${arch} ships no ${shim}`);
+    for (const chain of releaseChains(shipped, tree))
+      for (const p of chain.reached.through) {
+        const image = owner.get(p);
+        if (image !== undefined) out.add(image);
+      }
+  }
   return [...out].sort();
 }
 

@@ -9,6 +9,8 @@ import { parseEnv } from "../../src/decide/env.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
+import type { Release } from "../../src/release/release.js";
+import { fixtureRelease } from "./artifacts.js";
 import { buildHost, type NodeSpec } from "./test-host.js";
 
 export const RULES = path.resolve("rules");
@@ -20,6 +22,20 @@ export interface DecideOn {
   overrides?: string;
   env?: Record<string, string>;
   flags?: Partial<Flags>;
+  /** The release decided for: Kata 4.1.0 of the node's architecture by default; null for none. */
+  release?: Release | null;
+}
+
+/** Kata 4.1.0 of `arch` (x86_64 when unknown), read once. */
+const releases = new Map<string, Release>();
+export function releaseFor(arch: string | null): Release {
+  const key = arch === "aarch64" ? "aarch64" : "x86_64";
+  let release = releases.get(key);
+  if (release === undefined) {
+    release = fixtureRelease(key);
+    releases.set(key, release);
+  }
+  return release;
 }
 
 export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
@@ -28,9 +44,10 @@ export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
       ? emptyOverrides()
       : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
   const env = parseEnv(options.env ?? {}, facts.arch);
+  const release = options.release === undefined ? releaseFor(facts.arch) : options.release;
   return decide({
     facts,
-    catalog,
+    catalog: catalog.withRelease(release),
     rules,
     overrides,
     env,

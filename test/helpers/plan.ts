@@ -8,11 +8,12 @@ import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Host } from "../../src/host/host.js";
 import { installedState, journalFor } from "../../src/install/journal.js";
+import type { Release } from "../../src/release/release.js";
 import type { Changeset } from "../../src/render/changeset.js";
 import { installDir } from "../../src/render/layout.js";
 import { render } from "../../src/render/render.js";
 import { loadTemplates } from "../../src/render/templates.js";
-import { catalog, checkIds, rules } from "./decide.js";
+import { catalog, checkIds, releaseFor, rules } from "./decide.js";
 
 export const templates = await loadTemplates();
 
@@ -20,6 +21,8 @@ export interface PlanOn {
   overrides?: string;
   env?: Record<string, string>;
   flags?: Partial<Flags>;
+  /** The release planned for: Kata 4.1.0 of the node's architecture by default; null for none. */
+  release?: Release | null;
 }
 
 export async function planOn(
@@ -32,16 +35,18 @@ export async function planOn(
     options.overrides === undefined
       ? emptyOverrides()
       : parseOverrides("/etc/kata-containers/kata-install.toml", options.overrides, catalog, checkIds);
+  const release = options.release === undefined ? releaseFor(facts.arch) : options.release;
+  const withRelease = catalog.withRelease(release);
   const decision = decide({
     facts,
-    catalog,
+    catalog: withRelease,
     rules,
     overrides,
     env: parseEnv(options.env ?? {}, facts.arch),
     flags: { ignorePreflightErrors: [], ...options.flags },
   });
   const installed = await installedState(journalFor(host, installDir(decision)));
-  const changeset = await render(decision, facts, catalog, templates, host, installed);
+  const changeset = await render(decision, facts, withRelease, templates, host, installed);
   return { facts, decision, changeset };
 }
 

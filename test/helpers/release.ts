@@ -102,6 +102,34 @@ export function buildTarball(name: string, dir: string, edit?: (tree: string) =>
   }
 }
 
+/**
+ * Kata 3.x's shape: one kata-static tarball holding both runtimes (every list of `arch` merged),
+ * named `name` (kata-static-3.24.0-arm64.tar.zst), edited by `edit`.
+ */
+export function buildSingleTarball(
+  arch: keyof typeof RELEASES,
+  name: string,
+  edit?: (tree: string) => void,
+): { dir: string; tarball: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-release-"));
+  const tree = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-release-tree-"));
+  try {
+    const seen = new Set<string>();
+    for (const list of RELEASES[arch]) {
+      const entries = readList(list).filter((e) => !seen.has(e.path));
+      for (const e of entries) seen.add(e.path);
+      buildTree(entries, tree, archOfList(list));
+    }
+    edit?.(tree);
+    const tar = path.join(dir, name.replace(/\.zst$/, ""));
+    execFileSync("tar", ["-C", tree, "--sort=name", "--owner=0", "--group=0", "-cf", tar, "./opt"]);
+    execFileSync("zstd", ["-q", "--rm", "-f", tar]);
+    return { dir, tarball: `${tar}.zst` };
+  } finally {
+    fs.rmSync(tree, { recursive: true, force: true });
+  }
+}
+
 /** All the tarballs of one architecture's release, in a new directory. */
 export function buildRelease(
   arch: keyof typeof RELEASES,

@@ -1,10 +1,15 @@
-// Kata configurations: every shim's base file renders, parses and holds only Kata's keys; decided
-// values land in config.d with their source; no value can break out of its key.
+// Kata configurations: each shim's base file is the release's own, byte for byte; what
+// kata-install decided is a config.d drop-in with its source; the configuration Kata reads keeps
+// every key and value of the release's file that no drop-in decides. Tested on every shim of
+// Kata 4.1.0 on both architectures, with the configuration files its build generates.
 import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
-import { dig } from "../../src/detect/toml.js";
-import { catalog } from "../helpers/decide.js";
-import { intelContainerd16, qemuScript } from "../helpers/nodes.js";
+import type { Decision } from "../../src/decide/decision.js";
+import { dig, isTable } from "../../src/detect/toml.js";
+import { mergeDropIn, parseKataToml } from "../../src/release/config-file.js";
+import type { Changeset } from "../../src/render/changeset.js";
+import { releaseFor } from "../helpers/decide.js";
+import { arm64Containerd20, gpuDistroQemuK3s, intelContainerd16, qemuScript } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
@@ -12,76 +17,91 @@ afterAll(removeTestHosts);
 
 const DEFAULTS = "/opt/kata/share/defaults/kata-containers";
 /** Where kata-deploy (and so kata-install) keeps a shim's configuration: Rust shims under runtime-rs/. */
-const dirOf = (shim: string) =>
-  catalog.shims.get(shim)?.runtime === "rust"
-    ? `${DEFAULTS}/runtime-rs/runtimes/${shim}`
-    : `${DEFAULTS}/runtimes/${shim}`;
-const base = (shim: string) => `${dirOf(shim)}/configuration-${shim}.toml`;
-const decided = (shim: string) => `${dirOf(shim)}/config.d/50-kata-install.toml`;
+const dirOf = (shim: string, runtime: "go" | "rust") =>
+  runtime === "rust" ? `${DEFAULTS}/runtime-rs/runtimes/${shim}` : `${DEFAULTS}/runtimes/${shim}`;
+const runtimeOf = (shim: string) => releaseFor("x86_64").shims.get(shim)?.runtime ?? "go";
+const base = (shim: string) => `${dirOf(shim, runtimeOf(shim))}/configuration-${shim}.toml`;
+const decided = (shim: string) => `${dirOf(shim, runtimeOf(shim))}/config.d/50-kata-install.toml`;
 type Table = Record<string, Record<string, Record<string, unknown>>>;
 
-describe("every shim's base configuration", async () => {
-  // Pin every shim (opt-in ones too) so each template renders; contradictions do not matter here.
-  const { changeset } = await planOn(buildHost(intelContainerd16()).host, {
-    flags: { shims: catalog.shimNames() },
-  });
-  const read = (shim: string) => parse(changeAt(changeset, base(shim))?.after as string) as Table;
+/** Every leaf of a table, as "section.key" → value (a list of tables counts as one value). */
+function leaves(table: Record<string, unknown>, prefix = ""): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [key, value] of Object.entries(table)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (isTable(value)) for (const [k, v] of leaves(value, path)) out.set(k, v);
+    else out.set(path, value);
+  }
+  return out;
+}
 
-  it("renders for each shim, parses, and holds only keys Kata has", () => {
-    for (const shim of catalog.shimNames()) {
-      const table = read(shim);
-      const spec = catalog.shims.get(shim);
-      expect(Object.keys(table.hypervisor ?? {})).toEqual([spec?.hypervisor]);
-      expect(table.runtime).toBeDefined();
+/** The configuration Kata reads for `shim`: the base file, then the plan's drop-in over it. */
+function effective(changeset: Changeset, dir: string, shim: string): Record<string, unknown> {
+  const table = parseKataToml(changeAt(changeset, `${dir}/configuration-${shim}.toml`)?.after as string);
+  const dropIn = changeAt(changeset, `${dir}/config.d/50-kata-install.toml`)?.after;
+  return dropIn ? mergeDropIn(table, parseKataToml(dropIn)) : table;
+}
+
+describe.each([
+  ["x86_64", intelContainerd16],
+  ["aarch64", arm64Containerd20],
+] as const)("Kata 4.1.0 on %s: every shim the release ships", async (arch, node) => {
+  const release = releaseFor(arch);
+  const shims = [...release.shims.keys()].sort();
+  // Every shim pinned (the unvetted ones too): contradictions with the node do not matter here.
+  const { changeset, decision } = await planOn(buildHost(node()).host, { flags: { shims } });
+  const dirFor = (shim: string) => dirOf(shim, release.shims.get(shim)?.runtime ?? "go");
+
+  it("is installed from the release's own file, byte for byte", () => {
+    expect(decision.shims.map((s) => s.name).sort()).toEqual(shims);
+    for (const shim of shims)
+      expect(changeAt(changeset, `${dirFor(shim)}/configuration-${shim}.toml`)?.after, shim).toBe(
+        release.shims.get(shim)?.config.text,
+      );
+  });
+
+  it("keeps every key and value of the release's file that no drop-in decides", () => {
+    let kept = 0;
+    let total = 0;
+    for (const shim of shims) {
+      const shipped = leaves(release.shims.get(shim)?.config.table ?? {});
+      const read = leaves(effective(changeset, dirFor(shim), shim));
+      const decidedKeys = new Set(Object.keys((decision as Decision).config[shim] ?? {}));
+      for (const [key, value] of shipped) {
+        total++;
+        if (decidedKeys.has(key)) continue;
+        expect(read.get(key), `${shim}: ${key}`).toEqual(value);
+        kept++;
+      }
+      // Nothing appears that neither the release nor a decision put there.
+      for (const key of read.keys())
+        expect(shipped.has(key) || decidedKeys.has(key), `${shim}: ${key}`).toBe(true);
     }
+    expect(kept).toBeGreaterThan(total * 0.97);
+  });
+});
+
+describe("the release's values reach the node where kata-install's copy of them differed", async () => {
+  const { changeset } = await planOn(buildHost(gpuDistroQemuK3s()).host, {
+    flags: { shims: ["qemu", "qemu-nvidia-gpu", "dragonball"] },
+  });
+  const read = (shim: string) =>
+    effective(changeset, dirOf(shim, runtimeOf(shim)), shim).hypervisor as Record<
+      string,
+      Record<string, unknown>
+    >;
+
+  it("the NVIDIA GPU shim boots the release's erofs image with its memory, parameters and timeouts", () => {
+    const gpu = effective(changeset, dirOf("qemu-nvidia-gpu", "go"), "qemu-nvidia-gpu") as Table;
+    expect(gpu.hypervisor?.qemu).toMatchObject({ rootfs_type: "erofs", default_memory: 8192 });
+    expect(gpu.hypervisor?.qemu?.kernel_params).toContain("pci=realloc pci=nocrs pci=assign-busses");
+    expect(gpu.runtime).toMatchObject({ create_container_timeout: 1200 });
+    expect(gpu.runtime?.pod_resource_api_sock).toBeTruthy();
   });
 
-  it("Cloud Hypervisor: virtio-fs, virtio-blk, VFIO hot/cold plug, seccomp, rate limiters", () => {
-    const clh = read("clh").hypervisor?.clh as Record<string, unknown>;
-    expect(clh).toMatchObject({
-      path: "/opt/kata/bin/cloud-hypervisor",
-      shared_fs: "virtio-fs",
-      block_device_driver: "virtio-blk",
-      hot_plug_vfio: "no-port",
-      cold_plug_vfio: "no-port",
-      disable_seccomp: false,
-      net_rate_limiter_bw_max_rate: 0,
-      disk_rate_limiter_ops_max_rate: 0,
-    });
-  });
-
-  it("confidential and GPU variants carry their settings", () => {
-    expect(read("qemu-snp").hypervisor?.qemu).toMatchObject({
-      confidential_guest: true,
-      sev_snp_guest: true,
-      shared_fs: "none",
-      firmware: "/opt/kata/share/ovmf/AMDSEV.fd",
-    });
-    expect(read("qemu-tdx").hypervisor?.qemu).toMatchObject({
-      confidential_guest: true,
-      kernel: "/opt/kata/share/kata-containers/vmlinuz.container",
-    });
-    expect(read("qemu-tdx").hypervisor?.qemu?.sev_snp_guest).toBeUndefined();
-    expect(read("qemu-nvidia-gpu").hypervisor?.qemu).toMatchObject({
-      cold_plug_vfio: "root-port",
-      pcie_root_port: 8,
-    });
-    expect(read("qemu-nvidia-gpu").runtime).toMatchObject({ static_sandbox_resource_mgmt: true });
-    expect(read("fc").hypervisor?.firecracker).toMatchObject({
-      jailer_path: "/opt/kata/bin/jailer",
-      block_device_driver: "virtio-mmio",
-    });
-    expect(read("qemu-runtime-rs").runtime).toMatchObject({
-      name: "virt_container",
-      hypervisor_name: "qemu",
-      agent_name: "kata",
-    });
-    expect(read("qemu").runtime?.name).toBeUndefined();
-  });
-
-  it("the handlers point at these files", () => {
-    const main = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
-    expect(main).toContain(`ConfigPath = "${base("qemu-tdx")}"`);
+  it("qemu keeps the release's cgroup parameters; Dragonball its block driver", () => {
+    expect(read("qemu").qemu?.kernel_params).toContain("cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1");
+    expect(read("dragonball").dragonball?.block_device_driver).toBe("virtio-blk-pci");
   });
 });
 
@@ -97,16 +117,18 @@ describe("decided values", () => {
     expect(table.hypervisor?.qemu).toMatchObject({
       path: "/usr/bin/qemu-system-x86_64",
       valid_hypervisor_paths: ["/usr/bin/qemu-system-x86_64"],
-      kernel_params: "agent.https_proxy=http://proxy:3128",
+      // The environment's parameters after the release's own.
+      kernel_params:
+        "cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 agent.https_proxy=http://proxy:3128",
     });
     // DEBUG leaves the normal handler's guest as it is (kata-deploy: measurement-stable).
     expect(table.hypervisor?.qemu?.enable_debug).toBeUndefined();
     expect(table.runtime?.enable_debug).toBeUndefined();
     expect(text).toContain("# the host's qemu, from rule use-distro-qemu (rules/hypervisors.toml)\npath = ");
-    // The base keeps Kata's defaults: the decision is visible as a drop-in, not buried in the file.
-    expect(parse(changeAt(changeset, base("qemu"))?.after as string)).toMatchObject({
-      hypervisor: { qemu: { path: "/opt/kata/bin/qemu-system-x86_64", enable_debug: false } },
-    });
+    // The base is the release's: the decision is visible as a drop-in, not buried in the file.
+    expect(changeAt(changeset, base("qemu"))?.after).toBe(
+      releaseFor("x86_64").shims.get("qemu")?.config.text,
+    );
   });
 
   it("DEBUG: each shim's debug handler has the same base and its values with guest debug on", async () => {
@@ -161,5 +183,13 @@ describe("decided values", () => {
     const { changeset } = await planOn(buildHost(intelContainerd16()).host);
     expect(changeAt(changeset, base("dragonball"))).toBeDefined();
     expect(changeAt(changeset, decided("dragonball"))).toBeUndefined();
+  });
+
+  it("the handlers point at these files", async () => {
+    const { changeset } = await planOn(buildHost(intelContainerd16()).host, {
+      flags: { shims: ["qemu-tdx"] },
+    });
+    const main = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(main).toContain(`ConfigPath = "${base("qemu-tdx")}"`);
   });
 });
