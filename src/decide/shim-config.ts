@@ -4,6 +4,7 @@ import { byText } from "../compare.js";
 import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
 import { valueAt as valueAtKey } from "../release/config-file.js";
+import { baseName, type Release } from "../release/release.js";
 import { wrapperPath } from "../render/layout.js";
 import type { ShimSpec } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
@@ -45,6 +46,19 @@ export function shimConfig(
     ladders.set(key, ladder);
   };
   const hv = `hypervisor.${spec.hypervisor}`;
+
+  // The release's own oddities, decided with their reason rather than "fixed" silently: a path
+  // key its build left as a placeholder (4.1.0's Rust NVIDIA file: firmware_volume =
+  // "@FIRMWAREVOLUMEPATH_NV@") names no file on any node, and Kata would refuse to start the VM.
+  const shipped = catalog.release?.shims.get(spec.name);
+  for (const [key, info] of shipped?.config.keys ?? []) {
+    if (!info.set || !key.startsWith("hypervisor.")) continue;
+    const value = valueAtKey(shipped?.config.table ?? {}, key);
+    if (typeof value !== "string" || !/^@[A-Z0-9_]+@$/.test(value)) continue;
+    const reason = `${baseName(catalog.release as Release, spec.name)} leaves ${key} as its build's placeholder ${value}, which names nothing: unset`;
+    offer(key, "", { kind: "default", name: `kata-install (${reason})` });
+    warnings.push({ id: "release", severity: "info", status: "fail", message: reason, rule: "decide" });
+  }
 
   for (const rule of matched) {
     for (const target of ["all", spec.name]) {
