@@ -244,10 +244,15 @@ function fromRelease(
   for (const [image, byShim] of [...needs].sort(([a], [b]) => byText(a, b))) {
     const neededBy = [...byShim.keys()].sort(byText);
     const keys = [...new Set([...byShim.values()].flat())].sort(byText);
+    // Bundled by a rule's or the admin's word (a host's qemu not used): that is its source.
+    const chosen = sources.get(image)?.source;
     artifacts.push({
       name: image,
       reason: `needed by ${neededBy.join(", ")} (${keys.join(", ")})`,
-      source: { kind: "default", name: `Kata ${release.version}'s configuration` },
+      source:
+        chosen !== undefined && chosen.kind !== "default"
+          ? chosen
+          : { kind: "default", name: `Kata ${release.version}'s configuration` },
       from: "bundled",
       neededBy,
     });

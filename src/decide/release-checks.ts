@@ -86,8 +86,6 @@ export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>)
       rule: "decide",
     });
   }
-  for (const note of release?.notes ?? [])
-    checks.push({ id: "release", severity: "info", status: "fail", message: note, rule: "decide" });
   return checks;
 }
 

@@ -20,7 +20,7 @@ describe("kata-install artifacts split", () => {
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(
-      /^\d+ files and links in 3 tarball\(s\): \d+ in \d+ artifacts, \d+ ignored; none unowned\.\n/,
+      /^Kata 4\.1\.0: \d+ files and links in 3 tarball\(s\): \d+ in \d+ images, \d+ ignored\.\n/,
     );
     expect(run.stdout).toContain(
       `Images in ${layout} (x86_64), tagged by artifact name; digests in kata-release.json:\n`,
@@ -32,7 +32,7 @@ describe("kata-install artifacts split", () => {
     expect(fs.existsSync(path.join(layout, "kata-release.json"))).toBe(true);
   });
 
-  it("names every unowned entry and exits 1, writing nothing; --json lists the problems", () => {
+  it("a file it does not know is no reason to stop: it goes into the unclaimed image, named; --json lists it", () => {
     const { dir, tarballs } = buildRelease("x86_64", (name, tree) => {
       if (name.startsWith("kata-static-"))
         fs.writeFileSync(path.join(tree, "opt/kata/bin/kata-unknown-helper"), "?");
@@ -40,15 +40,32 @@ describe("kata-install artifacts split", () => {
     made.push(dir);
     const layout = path.join(dir, "layout");
     const run = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      'Unclaimed: 1 entry the catalogue does not know and no shim\'s configuration needs, in the image "unclaimed" (no shim pulls it):\n  bin/kata-unknown-helper\n',
+    );
+    expect(run.stdout).toMatch(/\n {2}unclaimed +sha256:[0-9a-f]{12}… {2}1 entry, 1 bytes/);
+    const json = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`, "--json"]);
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout).unclaimed).toEqual(["bin/kata-unknown-helper"]);
+  });
+
+  it("what would leave a shim unbootable stops it: a link that dangles where a configuration needs it; exit 1, nothing written", () => {
+    const { dir, tarballs } = buildRelease("x86_64", (_name, tree) => {
+      fs.rmSync(path.join(tree, "opt/kata/share/kata-containers/vmlinux-6.18.35-202"), { force: true });
+    });
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    const run = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(
-      "kata-static-4.1.0-amd64.tar.zst: opt/kata/bin/kata-unknown-helper: in no artifact and not ignored",
+      "share/defaults/kata-containers/configuration-qemu.toml: hypervisor.qemu.kernel = /opt/kata/share/kata-containers/vmlinux.container: the link share/kata-containers/vmlinux.container dangles",
     );
     expect(run.stderr).toContain("Nothing was written.");
     expect(fs.existsSync(layout)).toBe(false);
     const json = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`, "--json"]);
     expect(json.status).toBe(1);
-    expect(JSON.parse(json.stdout).problems).toHaveLength(1);
+    expect(JSON.parse(json.stdout).problems.length).toBeGreaterThan(0);
   });
 
   it("refuses a bad --out, and tarballs of two architectures", () => {

@@ -148,14 +148,31 @@ describe("a custom runtime on qemu", () => {
     const host = await answeringHost();
     const file = overridesFile(
       "bad.toml",
-      '[custom_runtimes.Kata_Big]\nbase = "qemu"\n\n[custom_runtimes.kata-x]\nbase = "kemu"\n\n[custom_runtimes.kata-y]\nbase = "qemu"\n[custom_runtimes.kata-y.config]\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n\n[custom_runtimes.kata-qemu]\nbase = "qemu"\n\n[custom_runtimes.kata-z]\nsnapshotter = "nydus"\n',
+      '[custom_runtimes.Kata_Big]\nbase = "qemu"\n\n[custom_runtimes.kata-x]\nbase = "Kemu"\n\n[custom_runtimes.kata-y]\nbase = "qemu"\n[custom_runtimes.kata-y.config]\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n\n[custom_runtimes.kata-qemu]\nbase = "qemu"\n\n[custom_runtimes.kata-z]\nsnapshotter = "nydus"\n',
     );
     const run = runCli(["plan", "--host-root", host.root, "--overrides", file]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/bad\.toml:1: custom_runtimes\.Kata_Big: a handler name is a DNS label/);
-    expect(run.stderr).toMatch(/bad\.toml:5: custom_runtimes\.kata-x\.base: unknown shim "kemu"/);
+    expect(run.stderr).toMatch(/bad\.toml:5: custom_runtimes\.kata-x\.base: "Kemu" is no shim name/);
     expect(run.stderr).toMatch(
       /bad\.toml:10: custom_runtimes\.kata-y\.config\."hypervisor\.qemu\.shared_fs": "virtio-fss" is not one of/,
+    );
+    // A base the release does not ship is known once the release is read: an error of the plan.
+    const unknown = overridesFile("unknown.toml", '[custom_runtimes.kata-x]\nbase = "kemu"\n');
+    const dir = artifactDir();
+    const plan = runCli([
+      "plan",
+      "--host-root",
+      host.root,
+      "--overrides",
+      unknown,
+      "--artifacts",
+      `dir:${dir}`,
+    ]);
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toMatch(
+      /\[ERROR\] unknown-shim: .*unknown\.toml: custom_runtimes\.kata-x\.base names the shim kemu, but Kata 3\.9\.0 ships no configuration for it/,
     );
   });
 });

@@ -4,13 +4,20 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-cmd-"));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+// A release to read the shims' configurations from (the real 4.1.0 files, stand-in binaries).
+const artifacts = artifactDir("4.1.0");
+const release = ["--artifacts", `dir:${artifacts}`];
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.rmSync(artifacts, { recursive: true, force: true });
+});
 
 describe("preflight", () => {
   const amd = buildHost(amdSnpCrio());
@@ -64,12 +71,23 @@ describe("preflight", () => {
       /^kata-install: --ignore-preflight-errors: unknown check "nested-virt" \(known: /,
     );
     const file = path.join(tmp, "bad.toml");
-    fs.writeFileSync(file, 'shims = ["qemu"]\n[config.qemu]\n"hypervisor.qemu.shared_fs" = 9\n');
+    fs.writeFileSync(file, 'shims = ["qemu"]\n[config.qemu]\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n');
     const bad = runCli(["preflight", "--host-root", amd.root, "--overrides", file]);
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toBe(
-      `kata-install: the overrides file is invalid:\n  ${file}:3: config.qemu."hypervisor.qemu.shared_fs": expected a string, got 9\n`,
+    expect(bad.stderr).toMatch(
+      new RegExp(
+        `^kata-install: the overrides file is invalid:\n {2}${file}:3: config\\.qemu\\."hypervisor\\.qemu\\.shared_fs": "virtio-fss" is not one of `,
+      ),
+    );
+    // The key's type is the release's: checked once it is read, named with the file and line.
+    fs.writeFileSync(file, 'shims = ["qemu"]\n[config.qemu]\n"hypervisor.qemu.shared_fs" = 9\n');
+    const typed = runCli(["preflight", "--host-root", amd.root, "--overrides", file, ...release]);
+    expect(typed.status).toBe(1);
+    expect(typed.stdout).toMatch(
+      new RegExp(
+        `\\[ERROR\\]\\s+config-key\\s+overrides ${file}:3 config\\.qemu\\."hypervisor\\.qemu\\.shared_fs" sets hypervisor\\.qemu\\.shared_fs = 9 for qemu, but Kata 4\\.1\\.0's configuration-qemu\\.toml has it as a string`,
+      ),
     );
     const missing = runCli([
       "preflight",
@@ -154,12 +172,26 @@ describe("explain", () => {
     const run = runCli(["explain", "--host-root", amd.root, "shims.qemu-tdx", "default_shim"]);
     expect(run.stdout).toContain('shims.qemu-tdx = "dropped"  — needs tdx');
     expect(run.stdout).toContain('default_shim = "qemu"');
-    // A key nothing decided: the value this node's configuration has from the template.
-    const untouched = runCli(["explain", "--host-root", amd.root, "clh:hypervisor.clh.default_memory"]);
+    // A key nothing decided: the value the release's configuration has.
+    const untouched = runCli([
+      "explain",
+      "--host-root",
+      amd.root,
+      "clh:hypervisor.clh.default_memory",
+      ...release,
+    ]);
     expect(untouched.stdout).toBe(
-      "[clh] hypervisor.clh.default_memory = 2048\n    set by template default\n",
+      "[clh] hypervisor.clh.default_memory = 2048\n    set by Kata 4.1.0's configuration-clh.toml\n",
     );
-    const unknown = runCli(["explain", "--host-root", amd.root, "hypervisor.qemu.shared_fss"]);
+    // A decided one starts from the release's value too.
+    const decided = runCli(
+      ["explain", "--host-root", amd.root, "qemu-snp:hypervisor.qemu.shared_fs", ...release],
+      {
+        env: { SHIMS: "qemu-snp" },
+      },
+    );
+    expect(decided.status, decided.stderr).toBe(0);
+    const unknown = runCli(["explain", "--host-root", amd.root, "hypervisor.qemu.shared_fss", ...release]);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/nothing decided matches "hypervisor.qemu.shared_fss"/);
   });
@@ -179,19 +211,19 @@ describe("explain DEBUG", () => {
 });
 
 describe("explain's --help examples, on a node where no shim can run", () => {
-  it("each answers with the template's values and why each shim is not installed", () => {
+  it("each answers with the release's values and why each shim is not installed", () => {
     const spec = intelContainerd16();
     spec.kvmDevice = false;
     const vm = buildHost(spec);
     for (const args of [["hypervisor.qemu.shared_fs"], ["qemu:hypervisor.qemu.path", "clh"], ["shared_fs"]]) {
-      const run = runCli(["explain", "--host-root", vm.root, ...args]);
+      const run = runCli(["explain", "--host-root", vm.root, ...args, ...release]);
       expect(run.status, `${args.join(" ")}: ${run.stderr}`).toBe(0);
     }
-    const run = runCli(["explain", "--host-root", vm.root, "qemu:hypervisor.qemu.path"]);
+    const run = runCli(["explain", "--host-root", vm.root, "qemu:hypervisor.qemu.path", ...release]);
     expect(run.stdout).toMatch(
       /^\[qemu\] hypervisor\.qemu\.path = "\/opt\/kata\/bin\/qemu-system-x86_64" {2}— qemu is not installed on this node: needs kvm/,
     );
-    const optIn = runCli(["explain", "--host-root", vm.root, "qemu-coco-dev:shared_fs"]);
+    const optIn = runCli(["explain", "--host-root", vm.root, "qemu-coco-dev:shared_fs", ...release]);
     expect(optIn.stdout).toContain(
       '[qemu-coco-dev] hypervisor.qemu.shared_fs = "none"  — qemu-coco-dev is not installed on this node: an opt-in shim',
     );

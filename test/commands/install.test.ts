@@ -163,7 +163,7 @@ describe("install refuses, and writes nothing", () => {
     const run = runCli(["install", "--host-root", host.root]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(
-      /preflight errors: artifact-source \(artifacts to install \(base, .*\) but no source to pull them from\)/,
+      /preflight errors: artifact-source \(artifacts to install \(base, .*\) but no source to pull them from, nor a Kata release to read the shims' configuration from\)/,
     );
     expect(snapshot(host.root)).toEqual(before);
     expect(runCli(["install", "--host-root", host.root, "--artifacts", "ftp://x"]).stderr).toMatch(

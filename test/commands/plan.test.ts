@@ -72,7 +72,15 @@ describe("kata-install plan", () => {
 
   it("exits 1 when a preflight error remains, and still prints the diff", () => {
     const nested = buildHost(nestedVmWithoutVmx());
-    const run = runCli(["plan", "--host-root", nested.root, "--shims", "qemu"]);
+    const run = runCli([
+      "plan",
+      "--host-root",
+      nested.root,
+      "--shims",
+      "qemu",
+      "--artifacts",
+      `dir:${artifacts}`,
+    ]);
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/^Preflight: \d+ error\(s\)/);
     expect(run.stdout).toContain("[ERROR] nested-virtualization");
@@ -156,17 +164,29 @@ describe("INSTALLATION_PREFIX means what it means in kata-deploy", () => {
 describe("kata-deploy's shim names", () => {
   const amd = buildHost(amdSnpCrio());
 
-  it("a name kata-install does not serve is dropped with its reason, never 'unknown shim' for the whole install", () => {
+  it("a shim of the release no rule knows is installed as asked, said; kata-deploy's other names are dropped with their reason; one the release lacks is an error", () => {
     const plan = runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`], {
-      env: { SHIMS_X86_64: "qemu clh-azure qemu-snp-runtime-rs" },
+      env: { SHIMS_X86_64: "qemu qemu-snp-runtime-rs firecracker" },
     });
-    expect(plan.status, plan.stderr).toBe(0);
+    expect(plan.status, plan.stdout).toBe(0);
     expect(plan.stdout).toContain("  + qemu: pinned by environment SHIMS_X86_64");
-    expect(plan.stdout).toMatch(/\n {2}- clh-azure: kata-install does not serve it: an Azure variant/);
-    expect(plan.stdout).toMatch(/\n {2}- qemu-snp-runtime-rs: kata-install does not serve it: /);
-    const unknown = runCli(["plan", "--host-root", amd.root], { env: { SHIMS_X86_64: "qemu kemu" } });
+    expect(plan.stdout).toContain("  + qemu-snp-runtime-rs: pinned by environment SHIMS_X86_64");
+    expect(plan.stdout).toMatch(
+      /\[WARNING\] unvetted-shim: qemu-snp-runtime-rs is installed as asked: Kata 3\.9\.0 ships it \(share\/defaults\/kata-containers\/runtime-rs\/configuration-qemu-snp-runtime-rs\.toml\), but no rule of kata-install's knows what it needs of a node/,
+    );
+    expect(plan.stdout).toMatch(
+      /\n {2}- firecracker: kata-install does not serve it: kata-deploy's other name for fc/,
+    );
+    const unknown = runCli(["plan", "--host-root", amd.root, "--artifacts", `dir:${artifacts}`], {
+      env: { SHIMS_X86_64: "qemu kemu" },
+    });
     expect(unknown.status).toBe(1);
-    expect(unknown.stderr).toContain('SHIMS_X86_64: unknown shim "kemu"');
+    expect(unknown.stdout).toContain(
+      "[ERROR] unknown-shim: SHIMS_X86_64 names the shim kemu, but Kata 3.9.0 ships no configuration for it",
+    );
+    const malformed = runCli(["plan", "--host-root", amd.root], { env: { SHIMS_X86_64: "qemu Kemu/x" } });
+    expect(malformed.status).toBe(1);
+    expect(malformed.stderr).toContain('SHIMS_X86_64: "Kemu/x" is no shim name');
   });
 
   it("SHIMS of only spaces is an error naming the variable (as in kata-deploy), not the default set", () => {
@@ -192,10 +212,10 @@ describe("kata-deploy's per-shim variables", () => {
     expect(twice.stderr).toContain("PULL_TYPE_MAPPING_X86_64: qemu is mapped twice");
   });
 
-  it("ALLOWED_HYPERVISOR_ANNOTATIONS joins the configuration's own list (sorted, once each)", () => {
+  it("ALLOWED_HYPERVISOR_ANNOTATIONS joins the release's own list (sorted, once each)", () => {
     const run = plan({ ALLOWED_HYPERVISOR_ANNOTATIONS: "default_vcpus kernel_params" }, "--shims", "qemu");
     expect(run.stdout).toMatch(
-      /\+enable_annotations = \["default_vcpus", "enable_iommu", "kernel_params", "virtio_fs_extra_args"\]/,
+      /\+enable_annotations = \["default_vcpus", "enable_iommu", "kernel_params", "kernel_verity_params"\]/,
     );
   });
 
@@ -213,6 +233,9 @@ describe("kata-deploy's per-shim variables", () => {
       /runtimes\/clh\/config\.d\/50-kata-install\.toml[\s\S]*agent\.https_proxy=http:\/\/other:8080/,
     );
     const unknown = plan({ AGENT_HTTPS_PROXY: "kemu=http://x" });
-    expect(unknown.stderr).toContain('AGENT_HTTPS_PROXY: unknown shim "kemu"');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stdout).toContain(
+      "[ERROR] unknown-shim: AGENT_HTTPS_PROXY names the shim kemu, but Kata 3.9.0 ships no configuration for it",
+    );
   });
 });

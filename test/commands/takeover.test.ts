@@ -44,6 +44,8 @@ function kataDeployTree(root: string, shims: string[], prefix = "/opt/kata"): vo
       path.join(dir, `configuration-${shim}.toml`),
       `${HEADER}[hypervisor.qemu]\npath = "/opt/kata/bin/qemu-system-x86_64"\n`,
     );
+    // kata-deploy moves the release's file aside and leaves a link in its place.
+    fs.rmSync(path.join(defaults, `configuration-${shim}.toml`), { force: true });
     fs.symlinkSync(
       `runtimes/${shim}/configuration-${shim}.toml`,
       path.join(defaults, `configuration-${shim}.toml`),

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KeyType } from "../../src/decide/catalog.js";
 import type { Facts } from "../../src/detect/facts.js";
-import { catalog, decideFacts, factsOf, rules } from "../helpers/decide.js";
+import { decideFacts, factsOf, releaseFor, rules, catalog as rulesCatalog } from "../helpers/decide.js";
 import {
   amdSnpCrio,
   gpuDistroQemuK3s,
@@ -16,6 +16,9 @@ import {
 import { removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
+
+/** The catalogue as Kata 4.1.0 has it: its shims' keys, types and listed values. */
+const catalog = rulesCatalog.withRelease(releaseFor("x86_64"));
 
 let nodes: Facts[] = [];
 beforeAll(async () => {
@@ -60,18 +63,22 @@ const arbitraryFor = (type: KeyType): fc.Arbitrary<unknown> => {
         .map((v) => (v === 0 ? 0 : v));
     case "string[]":
       return fc.array(fc.string({ maxLength: 10 }), { maxLength: 4 });
+    case "other":
+      return fc.constant(0);
   }
 };
 
 /** Values Kata takes for `key`: its documented ones, or any of its type (numbers at or above the floor). */
 function valuesFor(shim: string, key: string): fc.Arbitrary<unknown> {
   const name = key.slice(key.lastIndexOf(".") + 1);
+  const listed = catalog.keyInfo(shim, key)?.domain;
+  if (listed !== undefined) return fc.constantFrom(...listed);
   const oneOf = catalog.valueLimits.oneOf[name];
   if (oneOf !== undefined) return fc.constantFrom(...oneOf);
   const least = catalog.valueLimits.atLeast[name];
   const type = catalog.keyType(shim, key) as KeyType;
   if (least !== undefined && type === "int") return fc.integer({ min: least, max: 1 << 20 });
-  return arbitraryFor(type).filter((v) => catalog.valueProblem(key, v) === null);
+  return arbitraryFor(type).filter((v) => catalog.valueProblem(shim, key, v) === null);
 }
 
 /** A TOML literal for the value (JSON's syntax is TOML's for these types, floats aside). */

@@ -2,9 +2,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadCatalog } from "../../src/decide/catalog.js";
+import { fitsType, loadCatalog } from "../../src/decide/catalog.js";
+import { decide } from "../../src/decide/decide.js";
+import { parseEnv } from "../../src/decide/env.js";
+import { emptyOverrides } from "../../src/decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
+import { factsOf, releaseFor } from "../helpers/decide.js";
 import { inputErrorLines } from "../helpers/input-error.js";
+import { intelContainerd16 } from "../helpers/nodes.js";
 
 const RULES = path.resolve("rules");
 const catalog = loadCatalog(RULES);
@@ -20,6 +25,14 @@ function load(files: Record<string, string>) {
   return loadRules(ruleFilesIn(dir), catalog, (f) => path.basename(f));
 }
 const issues = (files: Record<string, string>) => inputErrorLines(() => load(files));
+const ruleSet = loadRules(ruleFilesIn(RULES), catalog);
+/** One rule file, written for loadRules. */
+function file(name: string, text: string): string {
+  const dir = path.join(tmp, `one-${++n}`);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, name), text);
+  return path.join(dir, name);
+}
 
 const header = (name: string, extra = "") =>
   `[[rule]]\nname = "${name}"\ndescription = "d"\nwhy = "w"\n${extra}`;
@@ -108,18 +121,68 @@ describe("load-time errors name file, line, rule and key", () => {
     ).not.toThrow();
   });
 
-  it("unknown configuration keys, wrong value types, unknown shims and artifacts", () => {
+  it("unknown shims and artifacts, keys that are no keys, values no shim takes", () => {
     expect(
       issues({
-        "a.toml": `${header("r1")}match = [ { fact = "kvm.device", op = "IsTrue" } ]\ndrop_shims = [ { name = "kemu" } ]\nartifact_source = { qemux = "distro" }\n[rule.config.qemu]\n"hypervisor.qemu.shared_fss" = "virtio-fs"\n"hypervisor.qemu.default_memory" = "2G"\n[rule.config.clh]\n"hypervisor.qemu.path" = "/x"\n`,
+        "a.toml": `${header("r1")}match = [ { fact = "kvm.device", op = "IsTrue" } ]\ndrop_shims = [ { name = "kemu" } ]\nartifact_source = { qemux = "distro" }\n[rule.config.qemu]\n"hypervisor.qemu..shared_fs" = "virtio-fs"\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n`,
       }),
     ).toEqual([
       'a.toml:6: rule "r1" drop_shims[0].name: unknown shim "kemu" (known: clh, clh-runtime-rs, dragonball, fc, qemu, qemu-coco-dev, qemu-nvidia-gpu, qemu-nvidia-gpu-snp, qemu-nvidia-gpu-tdx, qemu-runtime-rs, qemu-se, qemu-snp, qemu-tdx, remote)',
       'a.toml:7: rule "r1" artifact_source.qemux: unknown artifact "qemux"',
-      'a.toml:9: rule "r1" config.qemu."hypervisor.qemu.shared_fss": unknown configuration key "hypervisor.qemu.shared_fss" for shim "qemu"',
-      'a.toml:10: rule "r1" config.qemu."hypervisor.qemu.default_memory": expected an integer, got "2G"',
-      'a.toml:12: rule "r1" config.clh."hypervisor.qemu.path": unknown configuration key "hypervisor.qemu.path" for shim "clh"',
+      'a.toml:9: rule "r1" config.qemu."hypervisor.qemu..shared_fs": "hypervisor.qemu..shared_fs" is no configuration key (expected a dotted key such as "hypervisor.qemu.default_memory")',
+      'a.toml:10: rule "r1" config.qemu."hypervisor.qemu.shared_fs": "virtio-fss" is not one of "virtio-fs", "virtio-9p", "virtio-fs-nydus", "inline-virtio-fs", "none"',
     ]);
+  });
+
+  it("every key kata-install's rules set is one Kata 4.1.0's configuration of each shim they set it for has, of that type", () => {
+    const release = releaseFor("x86_64");
+    const arm = releaseFor("aarch64");
+    const problems: string[] = [];
+    for (const rule of ruleSet.rules)
+      for (const [target, values] of Object.entries(rule.config))
+        for (const [key, value] of Object.entries(values)) {
+          const shims = target === "all" ? [...release.shims.keys()] : [target];
+          const having = shims.filter(
+            (s) => release.shims.get(s)?.config.keys.has(key) || arm.shims.get(s)?.config.keys.has(key),
+          );
+          if (having.length === 0) problems.push(`${rule.name}: ${target}: ${key}`);
+          for (const shim of having) {
+            const info =
+              release.shims.get(shim)?.config.keys.get(key) ?? arm.shims.get(shim)?.config.keys.get(key);
+            if ("literal" in value && info && !fitsType(info.type, value.literal))
+              problems.push(`${rule.name}: ${shim}: ${key} is ${info.type}`);
+          }
+        }
+    expect(problems).toEqual([]);
+  });
+
+  it("a rule's key a newer release dropped is a warning at decide, and not set: kata-install's rule never stops an install", async () => {
+    const rules = loadRules(
+      [
+        file(
+          "a.toml",
+          `${header("r1")}match = [ { fact = "kvm.device", op = "IsTrue" } ]\n[rule.config.qemu]\n"hypervisor.qemu.gone_in_this_release" = true\n`,
+        ),
+      ],
+      catalog,
+      (f) => path.basename(f),
+    );
+    const facts = await factsOf(intelContainerd16());
+    const decision = decide({
+      facts,
+      catalog: catalog.withRelease(releaseFor("x86_64")),
+      rules,
+      overrides: emptyOverrides(),
+      env: parseEnv({}, "x86_64"),
+      // Only this rule: no feature is established, so the shim is pinned.
+      flags: { ignorePreflightErrors: [], shims: ["qemu"] },
+    });
+    const warning = decision.checks.find((c) => c.id === "config-key");
+    expect(warning).toMatchObject({ severity: "warning", rule: "r1" });
+    expect(warning?.message).toContain(
+      "rule r1 (a.toml) sets hypervisor.qemu.gone_in_this_release for qemu, but Kata 4.1.0's configuration-qemu.toml has no such key (renamed or misspelt?); it is not set",
+    );
+    expect(decision.config.qemu?.["hypervisor.qemu.gone_in_this_release"]).toBeUndefined();
   });
 
   it("structural problems: unknown keys, wrong severities, duplicate names, bad TOML", () => {

@@ -49,6 +49,7 @@ const executable = (file: string) =>
  * one would, so detection reads a version from it); anything else is the line itself.
  */
 export function sampleContent(artifact: string, file: string, version = "3.9.0"): string {
+  if (file === "VERSION") return `${version}\n`; // as a release's: its version, and nothing else
   const line = `${artifact} ${file} ${version}`;
   return executable(file) ? `#!/bin/sh\necho "${line}"\n` : `${line}\n`;
 }
