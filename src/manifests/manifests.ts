@@ -3,10 +3,11 @@
 // ConfigMap), a RuntimeClass per shim whose nodeSelector is the label kata-install puts on nodes
 // that have that shim, and, as asked, NFD's NodeFeatureRule and a verification pod.
 import { parse as parseYaml } from "yaml";
-import { type Catalog, unknownShim } from "../decide/catalog.js";
+import type { Catalog } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import type { Templates } from "../render/templates.js";
-import { checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
+import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
+import { CHART_SHIMS } from "./kata-deploy/chart.js";
 import { nodeFeatureRule, withVirtualizationAffinity } from "./nfd.js";
 import { overridesFile } from "./overrides.js";
 import { defaultShim, runtimeClasses } from "./runtime-classes.js";
@@ -21,9 +22,22 @@ export interface Manifests {
 type Table = Record<string, unknown>;
 
 function checkShimNames(v: Values, catalog: Catalog, file: string, issues: InputIssue[]): void {
+  // No release is read here: a shim is one kata-install's rules describe, or one of kata-deploy's
+  // (its chart's list). The nodes check the rest against the release they install.
+  const known = (name: string) => catalog.isKnownShim(name) || CHART_SHIMS.includes(name);
   const shim = (key: string, name: string) => {
-    if (!catalog.shims.has(name)) issues.push({ file, key, message: unknownShim(name, catalog) });
+    if (!known(name))
+      issues.push({
+        file,
+        key,
+        message: `unknown shim "${name}" (known: ${[...new Set([...catalog.shimNames(), ...CHART_SHIMS])].sort().join(", ")})`,
+      });
   };
+  for (const name of v.shims as string[]) shim("shims", name);
+  for (const arch of ARCHES)
+    for (const name of (((v.arch as Table | undefined)?.[arch] as Table | undefined)?.shims as string[]) ??
+      [])
+      shim(`arch.${arch}.shims`, name);
   const rc = v.runtime_classes as Table;
   for (const name of rc.shims as string[]) shim("runtime_classes.shims", name);
   for (const key of ["overhead_by_shim", "node_selector_by_shim", "overhead_enabled_by_shim"])

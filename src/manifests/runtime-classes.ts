@@ -2,11 +2,13 @@
 // name), a -debug one beside each where the nodes get debug handlers (DEBUG), and the default one
 // as kata-deploy's chart makes it. Each selects the nodes labelled with its shim; its overhead is
 // the chart's for that shim.
+
 import type { Catalog } from "../decide/catalog.js";
 import type { InputIssue } from "../decide/input-error.js";
 import { shimLabel } from "../kube/node-labels.js";
 import { customRuntimeClasses } from "./custom-classes.js";
 import { ARCHES, suffixOf } from "./environment.js";
+import { CHART_SHIMS } from "./kata-deploy/chart.js";
 import type { Values } from "./values.js";
 
 export interface RuntimeClassSpec {
@@ -50,12 +52,14 @@ export function classShims(v: Values, catalog: Catalog): string[] {
   const rc = v.runtime_classes as Table;
   const listed = rc.shims as string[];
   const pinned = pinnedShims(v);
-  // A pinned list of shims kata-install does not serve installs none: no class either.
+  // A pinned shim is one of the rules' or of kata-deploy's (a release's, which its nodes install);
+  // kata-deploy's other names install nothing: no class either.
+  const served = (s: string) => catalog.shims.has(s) || (CHART_SHIMS.includes(s) && !catalog.unserved.has(s));
   const names =
     listed.length > 0
       ? listed
       : pinned.length > 0
-        ? pinned.filter((s) => catalog.shims.has(s))
+        ? pinned.filter(served)
         : catalog.shimNames().filter((s) => !catalog.shims.get(s)?.opt_in);
   return [...new Set(names)].sort();
 }

@@ -253,11 +253,11 @@ describe("kata-install manifests", () => {
     const bad = runCli([
       "manifests",
       "-f",
-      valuesFile('[overrides.config.qemu]\n"hypervisor.qemu.no_such_key" = 1\n'),
+      valuesFile('[overrides.config.qemu]\n"hypervisor.qemu.shared_fs" = "virtio-fss"\n'),
     ]);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain(
-      'overrides.config.qemu."hypervisor.qemu.no_such_key": unknown configuration key',
+      'overrides.config.qemu."hypervisor.qemu.shared_fs": "virtio-fss" is not one of',
     );
   });
 

@@ -102,7 +102,7 @@ describe("artifacts from a directory", () => {
       installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES),
     ).rejects.toThrow(
       new ArtifactError(
-        `dir:${dir}: qemu/opt/kata/bin/kata-runtime is not part of artifact "qemu" (artifacts/catalogue.toml)`,
+        `dir:${dir}: qemu/opt/kata/bin/kata-runtime cannot be in image "qemu": it is artifact "base"'s (artifacts/catalogue.toml)`,
       ),
     );
     fs.rmSync(path.join(dir, "qemu/opt/kata/bin/kata-runtime"));

@@ -17,8 +17,9 @@ afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
 describe("the plan --json schema", () => {
   it.each([
     ["Intel/containerd 1.6, with pulls measured", intelContainerd16, ["--artifacts", `dir:${artifacts}`]],
-    ["AMD SEV-SNP/CRI-O", amdSnpCrio, []],
-    ["a GPU node with the distro's qemu, k3s", gpuDistroQemuK3s, []],
+    ["AMD SEV-SNP/CRI-O", amdSnpCrio, ["--artifacts", `dir:${artifacts}`]],
+    ["a GPU node with the distro's qemu, k3s", gpuDistroQemuK3s, ["--artifacts", `dir:${artifacts}`]],
+    ["a node without a release to read", intelContainerd16, []],
   ])("accepts the plan printed for %s", (_, spec, args) => {
     const host = buildHost(spec());
     const doc = JSON.parse(runCli(["plan", "--host-root", host.root, "--json", ...args]).stdout);

@@ -2,9 +2,11 @@
 // runtimeClass) on a base shim's configuration with a drop-in over it. Here, the overrides'
 // [custom_runtimes.<handler>] every node reads (base, config, snapshotter, pull_type), and the
 // runtimeClass given as runtime_classes.custom.<handler>, over the one kata-install makes.
+
 import { parse } from "yaml";
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
+import { CHART_SHIMS } from "./chart.js";
 import { dropInConfig } from "./drop-in.js";
 import type { Ledger } from "./ledger.js";
 import type { ChartFile } from "./read.js";
@@ -43,7 +45,7 @@ export function mapCustomRuntimes(
       ledger.noEffect(at, "its runtimeClass names no handler: the chart leaves it out too");
       continue;
     }
-    if (!catalog.shims.has(base)) {
+    if (!catalog.shims.has(base) && (!CHART_SHIMS.includes(base) || catalog.unserved.has(base))) {
       ledger.notCarried(
         at,
         `its baseConfig ${base}: kata-install does not serve it: ${catalog.unserved.get(base) ?? "no such shim"}`,

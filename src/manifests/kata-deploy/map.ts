@@ -309,7 +309,10 @@ function mapShims(
   );
   const proxies: Record<"httpsProxy" | "noProxy", string[]> = { httpsProxy: [], noProxy: [] };
   const rc = base.runtime_classes as Table;
-  const served = (name: string) => catalog.shims.has(name);
+  // A shim of kata-deploy's chart is one of Kata's releases: the nodes install it from theirs
+  // (with a warning where no rule of kata-install's vets it); kata-deploy's other names are not.
+  const served = (name: string) =>
+    catalog.shims.has(name) || (CHART_SHIMS.includes(name) && !catalog.unserved.has(name));
 
   for (const name of names) {
     const eff = effective(name);
