@@ -86,8 +86,6 @@ export function isOverride(source: Source): boolean {
   return rank(source)[0] >= RANK.env;
 }
 
-/** What the templates hold when nothing decided a key. */
-export const TEMPLATE_DEFAULT: Source = { kind: "default", name: "template default" };
 /** What the capability table (rules/shims.toml) says of a shim. */
 export const CAPABILITY_TABLE: Source = { kind: "default", name: "capability table (rules/shims.toml)" };
 

@@ -75,7 +75,7 @@ export interface RuleSet {
   checkIds: ReadonlySet<string>;
 }
 
-const CATALOGUE_FILES = new Set(["shims.toml", "config-keys.toml", "config-values.toml"]);
+const CATALOGUE_FILES = new Set(["shims.toml", "config-values.toml"]);
 
 export function ruleFilesIn(dir: string): string[] {
   return fs

@@ -71,7 +71,7 @@ export function shimConfig(
               id: "override-contradicts-facts",
               severity: "warning",
               status: "fail",
-              message: `rule ${rule.name} takes ${key} from the fact ${value.fact}, which is unknown on this node; the template default stays`,
+              message: `rule ${rule.name} takes ${key} from the fact ${value.fact}, which is unknown on this node; the release's value stays`,
               rule: rule.name,
             });
           } else offer(key, fact, ruleSource(rule), target === "all");
