@@ -54,8 +54,19 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
     super(specs.map((s) => [s.name, s]));
   }
 
-  /** The one owner of `file`, or why there is none. */
+  private readonly owners = new Map<string, Ownership>();
+
+  /** The one owner of `file`, or why there is none (asked per entry: remembered). */
   ownerOf(file: string): Ownership {
+    let own = this.owners.get(file);
+    if (own === undefined) {
+      own = this.findOwner(file);
+      this.owners.set(file, own);
+    }
+    return own;
+  }
+
+  private findOwner(file: string): Ownership {
     const owners = [
       ...[...this.values()].filter((a) => a.matches(file)).map((a) => `artifact ${a.name}`),
       ...this.ignored.filter((i) => i.matches(file)).map((i) => `ignore ("${i.reason.slice(0, 40)}…")`),

@@ -229,7 +229,7 @@ function fromRelease(
     const base =
       dir === RELEASE_DIR
         ? structuredClone(shipped.config.table)
-        : parseKataToml(moveInstallDir(shipped.config.text, dir));
+        : parseKataToml(moveInstallDir(shipped.text, dir));
     const effective = mergeDropIn(base, decidedTable(config[name] ?? {}));
     need("meta", name, "its configuration");
     for (const chain of chainsOf(pathsIn(name, effective), shipped.runtime, dir, tree))

@@ -134,7 +134,7 @@ export class Catalog {
       const shipped = release.shims.get(name);
       const { name: _name, ...rest } = spec;
       shims[name] = shipped
-        ? { ...rest, runtime: shipped.runtime, hypervisor: shipped.config.hypervisor ?? spec.hypervisor }
+        ? { ...rest, runtime: shipped.runtime, hypervisor: shipped.hypervisor ?? spec.hypervisor }
         : rest;
     }
     for (const [name, shipped] of release.shims)
@@ -229,7 +229,7 @@ export class Catalog {
 function unvettedSpec(release: Release, shipped: ShimConfig): z.infer<typeof ShimSpec> & { unvetted: true } {
   return {
     description: `shipped by Kata ${release.version} (${shipped.file}); no rule of kata-install's knows what it needs of a node`,
-    hypervisor: shipped.config.hypervisor ?? "unknown",
+    hypervisor: shipped.hypervisor ?? "unknown",
     runtime: shipped.runtime,
     arches: [],
     shared_fs: [],

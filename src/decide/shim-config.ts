@@ -231,7 +231,7 @@ export function qemuWrapperValues(
   moved: Source,
 ): void {
   const shipped = input.catalog.release?.shims.get(spec.name);
-  const section = shipped?.config.hypervisor;
+  const section = shipped?.hypervisor;
   if (dir === DEFAULT_PREFIX || section !== "qemu" || decided["hypervisor.qemu.path"] !== undefined) return;
   const path = valueAtKey(shipped?.config.table ?? {}, "hypervisor.qemu.path");
   if (typeof path !== "string" || !path.startsWith(`${DEFAULT_PREFIX}/bin/`)) return;

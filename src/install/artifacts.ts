@@ -38,7 +38,7 @@ export interface ArtifactSource {
   /** What identifies the artifact's content here: an image manifest's digest, a hash of files. */
   identify(artifact: string): Promise<string>;
   /** Write the artifact's files (paths relative to the prefix) into `into`. */
-  extract(artifact: string, into: StagingDir): Promise<void>;
+  extract(artifact: string, into: FileSink): Promise<void>;
   /** Bytes each artifact of the release weighs in this source (absent: not in the source). */
   sizes(artifacts: string[]): Promise<Map<string, number>>;
   /** The artifact's files and links, without their bytes: what a plan checks paths against. */
@@ -46,6 +46,9 @@ export interface ArtifactSource {
   /** Every image of the release this source holds, by name. */
   images(): Promise<string[]>;
 }
+
+/** Where a source writes an artifact's files: a staging directory, or memory (a release's meta, read by a plan). */
+export type FileSink = Pick<StagingDir, "open" | "link" | "copy">;
 
 /** Links from Kata's usual paths into `current`; created when the prefix has nothing there. */
 export const LINKS = [
@@ -69,6 +72,8 @@ export { ArtifactError };
  * are refused, naming the entry.
  */
 export function directorySource(dir: string, catalogue: ArtifactCatalogue): ArtifactSource {
+  // Listed once a run: a plan lists each image for its release, and again for its path check.
+  const listed = new Map<string, ListedEntry[]>();
   /** The artifact's entries, checked, in order: files with their mode, links with their target. */
   const entries = (artifact: string) => {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(artifact))
@@ -113,6 +118,15 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
       for (const artifact of artifacts) {
         const root = path.join(dir, artifact);
         if (!fs.existsSync(root)) continue;
+        // Listed already (the plan read the release): its files' sizes, without walking again.
+        const known = listed.get(artifact);
+        if (known !== undefined) {
+          out.set(
+            artifact,
+            known.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0),
+          );
+          continue;
+        }
         let total = 0;
         for (const rel of fs.readdirSync(root, { recursive: true }).map(String)) {
           const st = fs.lstatSync(path.join(root, rel));
@@ -123,11 +137,16 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
       return out;
     },
     async list(artifact) {
-      return entries(artifact).map((e) =>
-        e.link !== undefined
-          ? { path: e.file, type: "link" as const, target: e.link }
-          : { path: e.file, type: "file" as const, mode: e.mode, size: e.size },
-      );
+      let listing = listed.get(artifact);
+      if (listing === undefined) {
+        listing = entries(artifact).map((e) =>
+          e.link !== undefined
+            ? { path: e.file, type: "link" as const, target: e.link }
+            : { path: e.file, type: "file" as const, mode: e.mode, size: e.size },
+        );
+        listed.set(artifact, listing);
+      }
+      return listing;
     },
     async identify(artifact) {
       // A directory has no digest of its own: its content is hashed (read, nothing written).

@@ -10,9 +10,8 @@ import zlib from "node:zlib";
 import { Parser, type ReadEntry } from "tar";
 import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
 import { ArtifactError } from "./artifact-error.js";
-import { type ArtifactSource, linkInside } from "./artifacts.js";
-import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, Listing } from "./listing.js";
-import type { StagingDir } from "./staging.js";
+import { type ArtifactSource, type FileSink, linkInside } from "./artifacts.js";
+import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, parseListing } from "./listing.js";
 
 export interface Descriptor {
   mediaType: string;
@@ -181,10 +180,10 @@ export function imageSource(
       const annotated = manifest.annotations?.[FILES_ANNOTATION];
       if (annotated !== undefined) {
         // Pinned with the manifest by its digest: as trustworthy as the layers it describes.
-        const parsed = Listing.safeParse(json<unknown>(Buffer.from(annotated), `${artifact} file list`));
-        if (!parsed.success)
+        const parsed = parseListing(json<unknown>(Buffer.from(annotated), `${artifact} file list`));
+        if (parsed === null)
           throw new ArtifactError(`${store.where}: ${artifact}: the manifest's file list is malformed`);
-        return parsed.data;
+        return parsed;
       }
       // An image not made by \`artifacts split\`: its layers' headers are read (bytes skipped).
       const out = new Map<string, ListedEntry>();
@@ -233,7 +232,7 @@ interface LayerContext {
   where: string;
   artifact: string;
   catalogue: ArtifactCatalogue;
-  into: StagingDir;
+  into: FileSink;
   /** Files this artifact wrote so far: the only ones a hard link may repeat. */
   ours: Set<string>;
   /** The most a layer's tar may hold, from the image's file list; null without one. */

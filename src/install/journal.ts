@@ -79,6 +79,11 @@ const ArtifactsRecordSchema = z.object({
   links: z.array(z.string()),
   /** Versions of ours switched away from, to remove (absent in journals written before it). */
   retired: z.optional(z.array(z.string())),
+  /**
+   * The release's meta image that version was installed from (its digest in the source): a plan
+   * against that same image reads the release's configuration from the node, not the image.
+   */
+  meta: z.optional(z.object({ version: z.string(), digest: z.string() })),
 });
 export type ArtifactsRecord = z.infer<typeof ArtifactsRecordSchema>;
 

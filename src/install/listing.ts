@@ -16,6 +16,25 @@ export const ListedEntry = z.union([
 export type ListedEntry = z.infer<typeof ListedEntry>;
 export const Listing = z.array(ListedEntry);
 
+/**
+ * A file list as a manifest carries it, checked entry by entry as `Listing` would: null when any
+ * entry is not one. Written out because a plan reads every image's list (thousands of entries)
+ * and a schema walk of them costs more than the rest of reading the release.
+ */
+export function parseListing(value: unknown): ListedEntry[] | null {
+  if (!Array.isArray(value)) return null;
+  for (const e of value) {
+    if (e === null || typeof e !== "object" || typeof e.path !== "string") return null;
+    const keys = Object.keys(e).length;
+    if (e.type === "file") {
+      if (keys !== 4 || typeof e.mode !== "number" || typeof e.size !== "number") return null;
+    } else if (e.type === "link") {
+      if (keys !== 3 || typeof e.target !== "string") return null;
+    } else return null;
+  }
+  return value as ListedEntry[];
+}
+
 /** Where a path of the release ends, links followed inside it; `through`: every path on the way. */
 export type Reached = { through: string[] } & (
   | { kind: "file"; mode: number; size: number; path: string }

@@ -41,12 +41,16 @@ export function ociLayoutSource(
     return file;
   };
   const read = (d: Descriptor, what: string): Buffer => fs.readFileSync(blobPath(d, what));
+  // Read once a source: a plan asks for every image of the release.
+  let index: { manifests?: Descriptor[] } | undefined;
+  let pins: Record<string, string> | undefined;
   const store: ImageStore = {
     where,
     async tagged(artifact) {
-      let index: { manifests?: Descriptor[] };
       try {
-        index = JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8"));
+        index ??= JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8")) as {
+          manifests?: Descriptor[];
+        };
       } catch {
         throw new ArtifactError(`${where}: no readable index.json: not an OCI image layout`);
       }
@@ -58,7 +62,8 @@ export function ociLayoutSource(
       const descriptor = tagged[0];
       if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
       // A release manifest beside the layout (written by `artifacts split`) pins each image.
-      const pinned = releasePins(dir)[artifact];
+      pins ??= releasePins(dir);
+      const pinned = pins[artifact];
       if (pinned !== undefined && pinned !== descriptor.digest) {
         throw new ArtifactError(
           `${where}: the image tagged "${artifact}" is ${descriptor.digest}, but ${RELEASE_FILE} pins ${pinned}`,

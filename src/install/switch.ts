@@ -81,10 +81,12 @@ export async function installArtifacts(
   journal.pendingSwitch.createdLinks = links;
   journal.pendingSwitch.createdDirs = [...stagedDirs, ...dirs];
   journal.dirs.push(...dirs);
+  const meta = names.includes("meta") ? await source.identify("meta") : undefined;
   journal.artifacts = {
     version: staged.id,
     names: [...names].sort(),
     links: [...journal.artifacts.links, ...links],
+    ...(meta !== undefined ? { meta: { version: staged.id, digest: meta } } : {}),
   };
   await store.save(journal);
   crashPoint("switch:before");

@@ -33,7 +33,11 @@ export class ConfigFileError extends Error {}
  * `compact_force_times = 9223372036854775807`), which stay exact as bigints.
  */
 export function parseKataToml(text: string): Record<string, unknown> {
-  return parse(text, { integersAsBigInt: "asNeeded" }) as Record<string, unknown>;
+  // Kata's files are nine parts comments: the parser is given the lines that hold TOML, blank
+  // lines in their place (so errors keep their line numbers), unless a multi-line string could
+  // hold a line that only looks like a comment.
+  const input = text.includes('"""') || text.includes("'''") ? text : text.replace(/^[ \t]*#.*$/gm, "");
+  return parse(input, { integersAsBigInt: "asNeeded" }) as Record<string, unknown>;
 }
 
 export function typeOf(value: unknown): KeyType {
@@ -48,6 +52,7 @@ export function typeOf(value: unknown): KeyType {
 const SECTION = /^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(#.*)?$/;
 const ARRAY_SECTION = /^\s*\[\[/;
 const KEY = /^([A-Za-z0-9_-]+)\s*=/;
+const COMMENTED = /^\s*#\s?([A-Za-z0-9_-]+\s*=.*)$/;
 // "#   - virtio-fs (default)", "#   - \"erofs\"": one listed value, with an optional remark.
 const LISTED = /^#\s+-\s+"?([a-z0-9][a-z0-9._-]*)"?(\s+\(.*\))?\s*$/;
 
@@ -61,45 +66,53 @@ export function readConfigFile(text: string, name: string): ConfigFile {
   }
   const keys = new Map<string, KeyInfo>();
   let section = "";
-  let comments: string[] = [];
+  let sectionTable: Record<string, unknown> | undefined;
+  // The values listed in the comment above the next key ("#   - virtio-fs"), in order.
+  let listed: string[] = [];
   let inArray = false;
-  const lines = text.split("\n");
-  for (const [i, raw] of lines.entries()) {
-    const line = raw.replace(/\r$/, "");
-    const header = SECTION.exec(line);
-    if (header) {
-      section = header[1] as string;
-      inArray = false;
-      comments = [];
-      continue;
-    }
-    if (ARRAY_SECTION.test(line)) {
-      inArray = true; // [[...]] tables are lists of tables: their keys are not settable one by one
-      comments = [];
-      continue;
-    }
-    if (/^\s*#/.test(line)) {
-      const commented = /^\s*#\s?([A-Za-z0-9_-]+\s*=.*)$/.exec(line);
+  let at = 0;
+  // One pass over the lines, dispatched on their first character: most are comments.
+  for (let i = 1; at <= text.length; i++) {
+    const end = text.indexOf("\n", at);
+    const next = end < 0 ? text.length + 1 : end + 1;
+    let line = text.slice(at, end < 0 ? text.length : end);
+    at = next;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    const first = line.trimStart()[0];
+    if (first === "#") {
+      const commented = section !== "" && !inArray ? COMMENTED.exec(line) : null;
       // A key shown commented out documents it: `#default_maxmemory = 0`, `# kernel_params = ""`.
-      if (commented && section !== "" && !inArray) {
+      if (commented) {
         const value = parseValue(commented[1] as string);
         const key = `${section}.${(KEY.exec(commented[1] as string) as RegExpExecArray)[1]}`;
         if (value !== undefined && !keys.has(key))
-          keys.set(key, { type: typeOf(value), set: false, line: i + 1 });
+          keys.set(key, { type: typeOf(value), set: false, line: i });
+      } else if (line.includes("- ")) {
+        const item = LISTED.exec(line.trim())?.[1];
+        if (item !== undefined) listed.push(item);
       }
-      comments.push(line.trim());
       continue;
     }
-    const assignment = KEY.exec(line);
-    if (assignment && section !== "" && !inArray) {
-      const key = `${section}.${assignment[1]}`;
-      const value = valueAt(table, key);
-      const listed = comments.map((c) => LISTED.exec(c)?.[1]).filter((v): v is string => v !== undefined);
-      const domain =
-        listed.length >= 2 && typeof value === "string" && listed.includes(value) ? listed : undefined;
-      keys.set(key, { type: typeOf(value), set: true, line: i + 1, ...(domain ? { domain } : {}) });
+    if (first === "[") {
+      const header = SECTION.exec(line);
+      if (header) {
+        section = header[1] as string;
+        sectionTable = undefined;
+        inArray = false;
+      } else if (ARRAY_SECTION.test(line)) inArray = true; // a list of tables: no key of its own to set
+      listed = [];
+      continue;
     }
-    if (line.trim() === "" || !/^\s*#/.test(line)) comments = [];
+    const assignment = first === undefined ? null : KEY.exec(line);
+    if (assignment && section !== "" && !inArray) {
+      const name = assignment[1] as string;
+      const key = `${section}.${name}`;
+      const value = (sectionTable ??= valueAt(table, section) as Record<string, unknown> | undefined)?.[name];
+      const domain =
+        typeof value === "string" && listed.length >= 2 && listed.includes(value) ? listed : undefined;
+      keys.set(key, { type: typeOf(value), set: true, line: i, ...(domain ? { domain } : {}) });
+    }
+    listed = []; // a key, or a blank line: the comment above the next key starts after it
   }
   const hypervisors = isTable(table.hypervisor) ? Object.keys(table.hypervisor) : [];
   return { text, table, keys, hypervisor: hypervisors[0] ?? null };

@@ -1,14 +1,11 @@
 // Where the release comes from: the artifact source being installed from (its meta image holds
 // the version and every shim's configuration; each image lists its files), or, without one, the
 // release installed on the node (kata-install's current version under the install directory).
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
-import type { ArtifactSource } from "../install/artifacts.js";
+import type { ArtifactSource, FileSink } from "../install/artifacts.js";
+import type { ArtifactsRecord } from "../install/journal.js";
 import type { ListedEntry } from "../install/listing.js";
-import { StagingDir } from "../install/staging.js";
 import { GO_CONFIG_DIR, isShimConfig, type Release, RUST_CONFIG_DIR, releaseFromFiles } from "./release.js";
 
 /** The image that carries the release's version and configuration files. */
@@ -21,26 +18,46 @@ export async function releaseFromSource(source: ArtifactSource): Promise<Release
     throw new ReleaseSourceError(
       `${source.description} has no "${META}" image: it holds no Kata release kata-install can read (split one with kata-install artifacts split)`,
     );
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-release-"));
-  try {
-    await source.extract(META, new StagingDir(scratch));
-    const files = new Map<string, string>();
-    for (const rel of fs.readdirSync(scratch, { recursive: true }).map(String)) {
-      const file = rel.split(path.sep).join("/");
-      if (file !== "VERSION" && !isShimConfig(file)) continue;
-      const full = path.join(scratch, rel);
-      if (fs.lstatSync(full).isFile()) files.set(file, fs.readFileSync(full, "utf8"));
-    }
-    const images = new Map<string, ListedEntry[]>();
-    for (const name of names) images.set(name, await source.list(name));
-    const release = releaseFromFiles(files, source.description, images);
-    if (release.shims.size === 0)
-      throw new ReleaseSourceError(
-        `${source.description}: its meta image holds no shim configuration (made by an earlier kata-install, which left them out?): split the release again with this kata-install`,
-      );
-    return release;
-  } finally {
-    fs.rmSync(scratch, { recursive: true, force: true });
+  // Read into memory, as every entry of an image is checked on the way: nothing is written.
+  const sink = new MemorySink((file) => file === "VERSION" || isShimConfig(file));
+  await source.extract(META, sink);
+  const release = releaseFromFiles(sink.files, source.description, await listings(source, names));
+  if (release.shims.size === 0)
+    throw new ReleaseSourceError(
+      `${source.description}: its meta image holds no shim configuration (made by an earlier kata-install, which left them out?): split the release again with this kata-install`,
+    );
+  return release;
+}
+
+/** An artifact's files, kept in memory as text: those `wanted` says; the others only read past. */
+class MemorySink implements FileSink {
+  readonly files = new Map<string, string>();
+
+  constructor(private readonly wanted: (file: string) => boolean) {}
+
+  open(file: string): ReturnType<FileSink["open"]> {
+    const chunks: Buffer[] = [];
+    const keep = this.wanted(file);
+    return {
+      write: (chunk) => {
+        if (keep) chunks.push(Buffer.from(chunk));
+      },
+      close: () => {
+        if (keep) this.files.set(file, Buffer.concat(chunks).toString("utf8"));
+      },
+      abort: () => {
+        chunks.length = 0;
+      },
+    };
+  }
+
+  link(): void {
+    // The configuration.toml links name a default kata-install does not use.
+  }
+
+  copy(file: string, from: string): void {
+    const text = this.files.get(from);
+    if (text !== undefined && this.wanted(file)) this.files.set(file, text);
   }
 }
 
@@ -72,4 +89,33 @@ export async function releaseOnNode(
   }
   if (![...files.keys()].some(isShimConfig)) return null; // a version of an earlier kata-install
   return { ...releaseFromFiles(files, `the release installed in ${dir}`, null), installed: [...installed] };
+}
+
+async function listings(source: ArtifactSource, names: string[]): Promise<Map<string, ListedEntry[]>> {
+  const images = new Map<string, ListedEntry[]>();
+  for (const name of names) images.set(name, await source.list(name));
+  return images;
+}
+
+/**
+ * The source's release when the node's current version was installed from the very meta image the
+ * source holds now (the journal records its digest): read from the node, its images from the
+ * source. Null otherwise (another release, a version rolled back, nothing installed).
+ */
+export async function sameReleaseOnNode(
+  host: Host,
+  dir: string,
+  installed: ArtifactsRecord | null,
+  source: ArtifactSource,
+): Promise<Release | null> {
+  const meta = installed?.meta;
+  if (meta === undefined || installed === null || meta.version !== installed.version) return null;
+  if ((await host.readlink(`${dir}/current`)) !== `versions/${meta.version}`) return null;
+  const digest = await source.identify(META).catch(() => null);
+  if (digest !== meta.digest) return null;
+  const onNode = await releaseOnNode(host, dir, []);
+  if (onNode === null) return null;
+  const names = await source.images();
+  const { installed: _none, ...release } = onNode;
+  return { ...release, where: source.description, images: await listings(source, names) };
 }

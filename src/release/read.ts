@@ -21,17 +21,20 @@ export async function readRelease(
   host: Host | null,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<{ release: Release | null; source: ArtifactSource | null }> {
+  const dir = installDirFromEnv(env);
+  const journal = host === null ? null : await journalFor(host, dir).load();
   if (options.artifacts !== undefined) {
     const { artifactSource, parseArtifactSpecifier } = await import("../install/open-source.js");
-    const { releaseFromSource } = await import("./load.js");
+    const { releaseFromSource, sameReleaseOnNode } = await import("./load.js");
     const spec = parseArtifactSpecifier(options.artifacts);
     if (spec !== null) {
       const source = await artifactSource(spec, facts.arch, options.artifactsTag ?? "latest");
-      return { release: await releaseFromSource(source), source };
+      // The node installed from this very meta image: its configuration files are read there.
+      const same =
+        host === null ? null : await sameReleaseOnNode(host, dir, journal?.artifacts ?? null, source);
+      return { release: same ?? (await releaseFromSource(source)), source };
     }
   }
   if (host === null) return { release: null, source: null };
-  const dir = installDirFromEnv(env);
-  const journal = await journalFor(host, dir).load();
   return { release: await releaseOnNode(host, dir, journal?.artifacts.names ?? []), source: null };
 }

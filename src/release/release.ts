@@ -16,7 +16,12 @@ export interface ShimConfig {
   runtime: "go" | "rust";
   /** The file in the release, relative to /opt/kata. */
   file: string;
-  config: ConfigFile;
+  /** The file's text, as the release ships it. */
+  text: string;
+  /** The [hypervisor.<name>] section it configures, found without reading the whole file. */
+  hypervisor: string | null;
+  /** The file read: its table and keys (read on first use: a plan reads the few shims it installs). */
+  readonly config: ConfigFile;
 }
 
 export interface Release {
@@ -74,14 +79,25 @@ export function releaseFromFiles(
       );
       continue;
     }
-    let config: ConfigFile;
-    try {
-      config = readConfigFile(files.get(file) as string, `${file} of Kata ${version} (${where})`);
-    } catch (error) {
-      if (error instanceof ConfigFileError) throw new ReleaseError(error.message);
-      throw error;
-    }
-    shims.set(of.shim, { shim: of.shim, runtime: of.runtime, file, config });
+    const text = files.get(file) as string;
+    let config: ConfigFile | undefined;
+    shims.set(of.shim, {
+      shim: of.shim,
+      runtime: of.runtime,
+      file,
+      text,
+      hypervisor: /^\s*\[\s*hypervisor\.([A-Za-z0-9_-]+)\s*\]/m.exec(text)?.[1] ?? null,
+      get config() {
+        if (config === undefined)
+          try {
+            config = readConfigFile(text, `${file} of Kata ${version} (${where})`);
+          } catch (error) {
+            if (error instanceof ConfigFileError) throw new ReleaseError(error.message);
+            throw error;
+          }
+        return config;
+      },
+    });
   }
   return { version, where, shims, images, notes };
 }

@@ -68,9 +68,25 @@ export function unifiedDiff(c: FileChange): string {
   const relative = c.path.replace(/^\/+/, "");
   const from = c.action === "create" ? "/dev/null" : `a/${relative}`;
   const to = c.action === "delete" ? "/dev/null" : `b/${relative}`;
+  // A whole file added or removed is every line, one hunk: written out, not searched for (the
+  // release's configuration files are thousands of lines a plan).
+  if (c.action !== "modify")
+    return wholeFile(from, to, c.action === "create" ? "+" : "-", c.after ?? c.before ?? "");
   const patch = createTwoFilesPatch(from, to, c.before ?? "", c.after ?? "", "", "", { context: 3 });
   // The library starts with an "Index"-style rule of "=" signs, which patch does not need.
   return patch.replace(/^=+\n/, "");
+}
+
+/** The patch of a file created (sign "+") or removed ("-"), as the diff library writes it. */
+function wholeFile(from: string, to: string, sign: "+" | "-", text: string): string {
+  const header = `--- ${from}\n+++ ${to}\n`;
+  if (text === "") return header;
+  const lines = text.split("\n");
+  const ended = lines.at(-1) === "";
+  if (ended) lines.pop();
+  const range = sign === "+" ? `-0,0 +1,${lines.length}` : `-1,${lines.length} +0,0`;
+  const body = lines.map((l) => `${sign}${l}\n`).join("");
+  return `${header}@@ ${range} @@\n${body}${ended ? "" : "\\ No newline at end of file\n"}`;
 }
 
 /**

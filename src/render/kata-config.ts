@@ -39,7 +39,7 @@ export interface RenderedFile {
 /** The release's configuration of `shim` as this node gets it: its paths under the install directory. */
 export function baseText(release: Release, decision: Decision, shim: string): string | null {
   const shipped = release.shims.get(shim);
-  return shipped ? moveInstallDir(shipped.config.text, installDir(decision)) : null;
+  return shipped ? moveInstallDir(shipped.text, installDir(decision)) : null;
 }
 
 /** A shim's base configuration as a table, as this node gets it: what a key is when nothing decided it. */
@@ -53,13 +53,13 @@ export function baseTable(
   if (shipped === undefined) return null;
   return installDir(decision) === "/opt/kata"
     ? shipped.config.table
-    : parseKataToml(moveInstallDir(shipped.config.text, installDir(decision)));
+    : parseKataToml(moveInstallDir(shipped.text, installDir(decision)));
 }
 
 /** The shared_fs a shim's configuration has when nothing decided otherwise: the release's; undefined without one. */
 export function defaultSharedFs(catalog: Catalog, shim: string): string | undefined {
   const shipped = catalog.release?.shims.get(shim);
-  const section = shipped?.config.hypervisor;
+  const section = shipped?.hypervisor;
   if (!shipped || !section) return undefined;
   const value = valueAt(shipped.config.table, `hypervisor.${section}.shared_fs`);
   return typeof value === "string" ? value : undefined;
