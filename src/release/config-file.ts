@@ -3,7 +3,7 @@
 // it lists for a key where its own comment enumerates them ("#   - virtio-fs (default)"). This is
 // what a decided key and value are checked against: the release's own word, not a copy of it.
 import { parse } from "smol-toml";
-import { isTable } from "../detect/toml.js";
+import { isTable, tomlErrorText } from "../detect/toml.js";
 
 export type KeyType = "string" | "bool" | "int" | "float" | "string[]" | "other";
 
@@ -62,7 +62,7 @@ export function readConfigFile(text: string, name: string): ConfigFile {
   try {
     table = parseKataToml(text);
   } catch (error) {
-    throw new ConfigFileError(`${name} does not parse: ${(error as Error).message.split("\n")[0]}`);
+    throw new ConfigFileError(`${name} does not parse: ${tomlErrorText(error)}`);
   }
   const keys = new Map<string, KeyInfo>();
   let section = "";
