@@ -236,7 +236,8 @@ function fromRelease(
       for (const p of chain.reached.through) {
         const image = owner.get(p);
         if (image !== undefined)
-          for (const dep of catalog.dependencies(image)) if (images.has(dep)) need(dep, name, chain.key);
+          for (const dep of catalog.dependencies(image))
+            if (images.has(dep)) need(dep, name, dep === image ? chain.key : `with ${image}`);
       }
   }
   const artifacts: ArtifactChoice[] = [];
