@@ -19,6 +19,8 @@ export interface ShimRow {
   rateLimiters: boolean;
   snapshotter: string;
   requires: string[];
+  /** Shipped by the release, described by no rule: what it can do is not known here. */
+  unvetted: boolean;
   node: { status: "install" | "dropped" | "other-arch" | "opt-in"; reason: string };
 }
 
@@ -37,9 +39,11 @@ function row(spec: ShimSpec, decision: Decision): ShimRow {
     ? { status: "install", reason: chosen.reason }
     : dropped
       ? { status: "dropped", reason: dropped.reason }
-      : !spec.arches.includes(decision.arch ?? "")
-        ? { status: "other-arch", reason: `built for ${spec.arches.join(", ")}` }
-        : { status: "opt-in", reason: "installed only when asked for (overrides file or SHIMS)" };
+      : spec.unvetted
+        ? { status: "opt-in", reason: `installed only when asked for: ${spec.description}` }
+        : !spec.arches.includes(decision.arch ?? "")
+          ? { status: "other-arch", reason: `built for ${spec.arches.join(", ")}` }
+          : { status: "opt-in", reason: "installed only when asked for (overrides file or SHIMS)" };
   return {
     name: spec.name,
     description: spec.description,
@@ -57,6 +61,7 @@ function row(spec: ShimSpec, decision: Decision): ShimRow {
     rateLimiters: spec.rate_limiters,
     snapshotter: spec.snapshotter,
     requires: spec.requires,
+    unvetted: spec.unvetted === true,
     node,
   };
 }
@@ -77,18 +82,23 @@ export function renderShims(doc: { arch: string | null; shims: ShimRow[] }): str
     "TEE",
     `ON THIS NODE (${doc.arch ?? "unknown arch"})`,
   ];
+  // What no rule describes is not known: "?", never a "no" nobody checked.
   const rows = doc.shims.map((s) => [
     s.name,
     s.hypervisor,
     s.runtime,
-    s.sharedFs.join(",") || "-",
-    s.blockDeviceDrivers.join(",") || "-",
-    yes(s.vfioHotplug),
-    yes(s.vfioColdplug),
-    yes(s.virtioMem),
-    yes(s.seccomp),
-    yes(s.rateLimiters),
-    s.confidential === "none" ? "-" : s.confidential,
+    ...(s.unvetted
+      ? ["?", "?", "?", "?", "?", "?", "?", "?"]
+      : [
+          s.sharedFs.join(",") || "-",
+          s.blockDeviceDrivers.join(",") || "-",
+          yes(s.vfioHotplug),
+          yes(s.vfioColdplug),
+          yes(s.virtioMem),
+          yes(s.seccomp),
+          yes(s.rateLimiters),
+          s.confidential === "none" ? "-" : s.confidential,
+        ]),
     s.node.status,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));

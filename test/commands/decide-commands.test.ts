@@ -251,6 +251,15 @@ describe("shims", () => {
     expect(doc.shims.find((s: { name: string }) => s.name === "fc").node.reason).toMatch(
       /^needs block-snapshotter/,
     );
+    // With the release: its shims no rule describes are listed too, opt-in, nothing claimed of them.
+    const withRelease = JSON.parse(runCli(["shims", "--host-root", amd.root, "--json", ...release]).stdout);
+    expect(withRelease.shims.find((s: { name: string }) => s.name === "qemu-snp-runtime-rs")).toMatchObject({
+      unvetted: true,
+      node: { status: "opt-in" },
+    });
+    expect(runCli(["shims", "--host-root", amd.root, ...release]).stdout).toMatch(
+      /\nqemu-snp-runtime-rs\s+qemu\s+rust\s+\?\s+\?\s+\?\s+\?\s+\?\s+\?\s+\?\s+\?\s+opt-in\n/,
+    );
     const text = runCli(["shims", "--host-root", amd.root]).stdout;
     expect(text).toMatch(/^SHIM\s+HYPERVISOR\s+RUNTIME\s+SHARED FS/);
     expect(text).toMatch(
