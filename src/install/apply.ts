@@ -4,7 +4,6 @@
 // runtime's, so the runtime never points at a configuration that is not there yet.
 
 import { randomUUID } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../errors.js";
 import { type FileChange, hash } from "../render/changeset.js";
@@ -23,6 +22,7 @@ import {
   removeUnbornDirs,
 } from "./fs-ops.js";
 import { backupOf, type Journal, type JournalStore, type Saved } from "./journal.js";
+import { guardOwnPlaces } from "./place-guard.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
@@ -171,8 +171,10 @@ export async function applyChanges(
 
 /** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */
 export async function recover(store: JournalStore): Promise<boolean> {
-  await removeUnbornDirs(store.host, store.dir);
+  // Refused by name, before anything changes, when a place of ours is not what kata-install made.
   const journal = await store.load();
+  await guardOwnPlaces(store, journal);
+  await removeUnbornDirs(store.host, store.dir);
   if (journal === null) return false;
   if (journal.transaction === null && journal.pendingSwitch === null && (journal.staging ?? null) === null)
     // Nothing cut short; a journal that records nothing at all (a run failed right after making
@@ -218,17 +220,9 @@ export async function restore(store: JournalStore, path: string, saved: Saved): 
 /** Saved originals of files whose record was rolled back with the transaction that made it. */
 async function discardUnrecordedOriginals(store: JournalStore, journal: Journal): Promise<void> {
   const kept = new Set(Object.values(journal.files).flatMap((r) => backupOf(r.original) ?? []));
-  const dir = await store.host.resolve(`${store.dir}/original`);
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) if (!kept.has(`original/${name}`)) fs.rmSync(`${dir}/${name}`, { force: true });
-  if (kept.size === 0) fs.rmSync(dir, { recursive: true, force: true });
+  await store.discardCopies("original", kept);
 }
 
 async function discardTxnCopies(store: JournalStore): Promise<void> {
-  fs.rmSync(await store.host.resolve(`${store.dir}/txn`), { recursive: true, force: true });
+  await store.discardCopies("txn");
 }
