@@ -9,6 +9,7 @@ import { prefixCheck } from "../install/prefix.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { verifyPlanned } from "../install/verify.js";
 import type { Planned } from "../pipeline.js";
+import { handlerCheck } from "../render/handler-owners.js";
 import { installDir } from "../render/layout.js";
 
 export interface ArtifactSpecifier {
@@ -65,6 +66,8 @@ export async function withArtifactSource(
         await store.load(),
         planned.changeset.actions.some((a) => a.kind === "take-over"),
       ),
+      // So is a handler of the node's own that the plan would replace.
+      handlerCheck(planned.facts.runtime.handlers, planned.decision, planned.prepared.catalog),
     );
   const source =
     specifier === null ? null : await artifactSource(specifier, planned.facts.arch, tag ?? "latest");
