@@ -38,7 +38,7 @@ export function nodesOwnHandlers(
   decision: Decision,
   catalog: Catalog,
 ): RuntimeHandler[] {
-  const inside = (p: string | null) => p !== null && p.startsWith(`${installDir(decision)}/`);
+  const inside = (p: string | null) => p?.startsWith(`${installDir(decision)}/`) === true;
   // kata-deploy's older handlers name no path: their shim is found on the PATH by the name
   // kata-deploy gives its per-shim binaries (containerd-shim-<handler>-v2, links into its prefix),
   // which distributions' Kata does not use (io.containerd.kata.v2).
