@@ -3,9 +3,11 @@
 // it was or as the plan wants it, never something between. Kata's own files are written before the
 // runtime's, so the runtime never points at a configuration that is not there yet.
 
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { UserError } from "../errors.js";
+import { HostError, UserError } from "../errors.js";
+import { MAX_TEXT_BYTES, NOT_UTF8, tooLarge } from "../host/host.js";
 import { type FileChange, hash } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
@@ -79,11 +81,10 @@ export async function applyChanges(
 
   for (const [i, c] of ordered.entries()) {
     const current = await readEntry(store.host, c.path, c.link === true);
-    if ((current === null ? null : hash(current.bytes)) !== c.beforeHash) {
+    const moved = movedSincePlan(c, current);
+    if (moved !== null) {
       await recover(store);
-      throw new StalePlanError(
-        `${c.path} changed since the plan was made; nothing was left applied: plan again`,
-      );
+      throw moved;
     }
     const pre: Saved =
       current === null
@@ -167,6 +168,36 @@ export async function applyChanges(
   await discardTxnCopies(store);
   crashPoint("after-commit");
   return result;
+}
+
+/**
+ * Why the file `c` is not as the plan found it, or null when it is. A file the plan could not read
+ * as text (not UTF-8, too large: its preflight check says so, and may have been ignored) is said
+ * to be that, never "changed since the plan": it would be on every run.
+ */
+function movedSincePlan(c: FileChange, current: { bytes: Buffer } | null): UserError | null {
+  if ((current === null ? null : hash(current.bytes)) === c.beforeHash) return null;
+  if (current !== null && !c.link) {
+    if (current.bytes.length > MAX_TEXT_BYTES)
+      return new HostError(
+        `${c.path} ${tooLarge(MAX_TEXT_BYTES)}: kata-install reads a configuration whole, and no larger; make it smaller (settings into drop-ins), then plan again (nothing was written)`,
+      );
+    if (!isUtf8(current.bytes))
+      return new HostError(
+        `${c.path} ${NOT_UTF8}: kata-install edits only UTF-8 text, and would not keep this file's bytes; convert it (iconv -f LATIN1 -t UTF-8, say), then plan again (nothing was written)`,
+      );
+  }
+  return new StalePlanError(
+    `${c.path} changed since the plan was made; nothing was left applied: plan again`,
+  );
+}
+
+/** Before anything is written (artifacts included): every file the plan changes is as it found it. */
+export async function refuseMoved(store: JournalStore, changes: FileChange[]): Promise<void> {
+  for (const c of changes) {
+    const moved = movedSincePlan(c, await readEntry(store.host, c.path, c.link === true));
+    if (moved !== null) throw moved;
+  }
 }
 
 /** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */

@@ -10,7 +10,7 @@ import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { Changeset, PlanAction } from "../render/changeset.js";
 import { installDir } from "../render/layout.js";
-import { type ApplyResult, applyChanges, recover } from "./apply.js";
+import { type ApplyResult, applyChanges, recover, refuseMoved } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
 import { type JournalStore, journalFor } from "./journal.js";
@@ -71,6 +71,8 @@ export async function install(
   };
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
   let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
+  // The node as the plan found it, or nothing is written (not even the artifacts).
+  await refuseMoved(store, changeset.changes);
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0)
