@@ -25,6 +25,7 @@ import {
 } from "./fs-ops.js";
 import { backupOf, type Journal, type JournalStore, type Saved } from "./journal.js";
 import { guardOwnPlaces } from "./place-guard.js";
+import { type Left, RollbackIncomplete, rollBack } from "./rollback.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
@@ -82,10 +83,7 @@ export async function applyChanges(
   for (const [i, c] of ordered.entries()) {
     const current = await readEntry(store.host, c.path, c.link === true);
     const moved = movedSincePlan(c, current);
-    if (moved !== null) {
-      await recover(store);
-      throw moved;
-    }
+    if (moved !== null) await rollBack(() => recover(store), moved);
     const pre: Saved =
       current === null
         ? "absent"
@@ -157,8 +155,7 @@ export async function applyChanges(
     try {
       await options.beforeCommit(result);
     } catch (error) {
-      await recover(store);
-      throw error;
+      await rollBack(() => recover(store), error);
     }
   }
   // One save commits the files and the switch made for them.
@@ -211,40 +208,65 @@ export async function recover(store: JournalStore): Promise<boolean> {
     // Nothing cut short; a journal that records nothing at all (a run failed right after making
     // it) goes, with the directories it made.
     return discardIfEmpty(store, journal);
-  await recoverStaging(store, journal);
-  // Backwards: the files first (they were written after the switch), then the switch.
+  // Backwards: the files first (they were written after the switch), then the switch. Until the
+  // journal is saved at the end, it records the whole cut-short run: a rollback that stops (a disk
+  // still full) is said with what it left, and the next run does it again from the start.
   const transaction = journal.transaction ?? {
     steps: [],
     before: { files: journal.files, dirs: journal.dirs },
   };
-  for (const step of [...transaction.steps].reverse()) {
-    await removeLeftoverTemps(store.host, step.path);
-    await restore(store, step.path, step.pre);
-    await removeEmptyDirs(store.host, step.createdDirs);
+  const pending = [...transaction.steps].reverse();
+  const left: Left = {
+    files: pending.map((s) => s.path),
+    version: journal.pendingSwitch?.next ?? null,
+    staging: journal.staging?.dir ?? null,
+  };
+  try {
+    await recoverStaging(store, journal);
+    left.staging = null;
+    for (const step of pending) {
+      await removeLeftoverTemps(store.host, step.path);
+      await restore(store, step.path, step.pre);
+      await removeEmptyDirs(store.host, step.createdDirs);
+      left.files.shift();
+    }
+    journal.files = transaction.before.files;
+    journal.dirs = transaction.before.dirs;
+    // The runtime may have loaded the files just rolled back: it must load them again.
+    if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
+    journal.transaction = null;
+    await recoverSwitch(store, prefixOf(store), journal);
+    left.version = null;
+    // Nothing of ours left on the node: no journal either, and none of the directories it made.
+    if (await discardIfEmpty(store, journal)) return true;
+    await store.save(journal);
+  } catch (error) {
+    throw new RollbackIncomplete(store, error, left);
   }
-  journal.files = transaction.before.files;
-  journal.dirs = transaction.before.dirs;
-  // The runtime may have loaded the files just rolled back: it must load them again.
-  if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
-  journal.transaction = null;
-  await recoverSwitch(store, prefixOf(store), journal);
-  // Nothing of ours left on the node: no journal either, and none of the directories it made.
-  if (await discardIfEmpty(store, journal)) return true;
-  await store.save(journal);
   await discardTxnCopies(store);
   await discardUnrecordedOriginals(store, journal);
   return true;
 }
 
-/** Put a file back as saved: its bytes, mode and owner, a link's target, or its absence. */
+/**
+ * Put a file back as saved: its bytes, mode and owner, a link's target, or its absence. One that is
+ * so already (a write that failed left it untouched) is not written again: on a full disk, that
+ * write would fail too.
+ */
 export async function restore(store: JournalStore, path: string, saved: Saved): Promise<void> {
   if (saved === "absent") await removeFile(store.host, path);
   else if ("link" in saved) {
+    if ((await store.host.readlink(path)) === saved.link) return;
     await ensureParents(store.host, path);
     await atomicLink(store.host, path, saved.link);
   } else {
+    const bytes = await store.bytesOf(saved.backup);
+    const current = await readEntry(store.host, path, false).catch(() => null);
+    const same =
+      current?.meta.mode === saved.mode && current.meta.uid === saved.uid && current.meta.gid === saved.gid;
+    if (same && current?.bytes.equals(bytes)) return;
     await ensureParents(store.host, path);
-    await atomicWrite(store.host, path, await store.bytesOf(saved.backup), saved);
+    await atomicWrite(store.host, path, bytes, saved);
   }
 }
 

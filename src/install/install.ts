@@ -14,6 +14,7 @@ import { type ApplyResult, applyChanges, recover, refuseMoved } from "./apply.js
 import type { ArtifactSource } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
 import { type JournalStore, journalFor } from "./journal.js";
+import { RollbackFailed, rollBack } from "./rollback.js";
 import { restartRuntime } from "./runtime.js";
 import { commitSwitch, discardIfEmpty, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
 import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
@@ -97,10 +98,14 @@ export async function install(
     if (changeset.changes.length === 0 && artifacts.switched) await verify();
   } catch (error) {
     // Whatever failed, the node goes back to where this run found it (recover is a no-op when
-    // applyChanges has done it already), and the runtime back to the files it had.
-    await recover(store);
-    await rollBackRestart(store, host, socket, answerTimeoutMs);
-    throw error;
+    // applyChanges has done it already), and the runtime back to the files it had. A rollback
+    // that could not finish has been said already, with what it left.
+    if (error instanceof RollbackFailed) throw error;
+    await rollBack(
+      () => recover(store),
+      error,
+      () => rollBackRestart(store, host, socket, answerTimeoutMs),
+    );
   }
   if (artifacts.switched) await commitSwitch(store, prefix);
   // A restart that an earlier run left undone (it failed, or was cut short), with nothing to
