@@ -300,7 +300,8 @@ function isLink(file: string): boolean {
   }
 }
 
-function failure(error: unknown): { ok: false; missing: boolean; reason: string } {
+/** A failure to look at or read a file, as words (never a bare errno code). */
+export function failure(error: unknown): { ok: false; missing: boolean; reason: string } {
   const code = (error as NodeJS.ErrnoException)?.code;
   switch (code) {
     case "ENOENT":

@@ -14,6 +14,9 @@ import { type ArtifactSource, linkInside } from "./artifacts.js";
 import { FILES_ANNOTATION, type ListedEntry, Listing } from "./listing.js";
 import type { StagingDir } from "./staging.js";
 
+/** Manifests and indexes are kilobytes (a file list of hundreds of entries included): no more is read. */
+export const MAX_MANIFEST_BYTES = 4 << 20;
+
 export interface Descriptor {
   mediaType: string;
   digest: string;

@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
 import type { ArtifactSpec } from "../artifacts/catalogue.js";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
-import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
+import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
 
 const MANIFEST_TYPES = [
   "application/vnd.oci.image.index.v1+json",
@@ -33,7 +33,7 @@ export interface RegistryLimits {
   minBytesPerSecond: number;
 }
 export const DEFAULT_LIMITS: RegistryLimits = {
-  maxDocumentBytes: 4 << 20,
+  maxDocumentBytes: MAX_MANIFEST_BYTES,
   idleMs: 30_000,
   pullMs: 120_000,
   minBytesPerSecond: 256 << 10,
