@@ -37,6 +37,8 @@ function refused(run: { status: number | null; stderr: string }, what: string | 
   if (typeof what === "string") expect(last).toContain(what);
   else expect(last).toMatch(what);
   expect(run.stderr).not.toMatch(/\n\s+at /);
+  // Never Node's own words ("ENOENT: no such file or directory, rename '…'").
+  expect(last).not.toMatch(/\bE[A-Z]+: [a-z]/);
 }
 
 describe("the journal directory a link to the host's root (ln -s ../.. opt/kata/.install)", async () => {
@@ -53,6 +55,18 @@ describe("the journal directory a link to the host's root (ln -s ../.. opt/kata/
     refused(host.cli("uninstall"), said);
     expect(snapshot(host.root)).toEqual(before);
     refused(host.cli("plan"), said);
+  });
+});
+
+describe("the journal directory a link to nowhere", async () => {
+  const host = await node();
+
+  it("is refused by name, not met later as a raw rename error", () => {
+    fs.mkdirSync(host.at("opt/kata"), { recursive: true });
+    fs.symlinkSync("/nowhere/at/all", host.at("opt/kata/.install"));
+    const before = snapshot(host.root);
+    refused(host.cli("install"), "/opt/kata/.install is a symbolic link (to /nowhere/at/all)");
+    expect(snapshot(host.root)).toEqual(before);
   });
 });
 

@@ -83,7 +83,9 @@ describe("a full disk under the prefix", async () => {
     const before = snapshot(host.root);
     const run = host.cli("install", "--artifacts", `dir:${artifacts}`);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/\nkata-install: cannot write .*: no space left on device \(ENOSPC\)\n$/);
+    expect(run.stderr).toMatch(
+      /\nkata-install: cannot write .*: no space left on device \(ENOSPC\): free space on that file system, then run kata-install again\n$/,
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(snapshot(host.root)).toEqual(before);
     expect(fs.existsSync(path.join(host.root, "run/lock/kata-install.lock"))).toBe(false);

@@ -70,7 +70,7 @@ describe("the runtime configuration's file system full (ENOSPC)", () => {
       const run = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(run.status).toBe(1);
       expect(run.stderr).toMatch(
-        /\nkata-install: cannot write \/etc\/containerd\/config\.toml: no space left on device \(ENOSPC\)\n$/,
+        /\nkata-install: cannot write \/etc\/containerd\/config\.toml: no space left on device \(ENOSPC\): free space on that file system, then run kata-install again\n$/,
       );
       expect(snapshot(host.root)).toEqual(before);
     } finally {
