@@ -147,8 +147,10 @@ export class Host {
   ): Promise<{ ok: true; bytes: Buffer } | { ok: false; missing: boolean; reason: string }> {
     try {
       const file = await this.resolve(hostPath);
-      const odd = notRegular(fs.statSync(file));
+      const stats = fs.statSync(file);
+      const odd = notRegular(stats);
       if (odd !== null) return { ok: false, missing: false, reason: odd };
+      if (stats.size > MAX_TEXT_BYTES) return { ok: false, missing: false, reason: tooLarge(MAX_TEXT_BYTES) };
       return { ok: true, bytes: fs.readFileSync(file) };
     } catch (error) {
       return failure(error);

@@ -232,6 +232,8 @@ async function stageJournalled(
   names: string[],
 ): Promise<Staged> {
   const versions = `${prefix}/versions`;
+  // Refused before anything is journalled or made: a link planted where the staging goes.
+  for (const dir of [stagingPath(prefix, id), `${versions}/${id}`]) await store.own(dir, "dir");
   journal.staging = {
     dir: stagingPath(prefix, id),
     version: `${versions}/${id}`,

@@ -87,6 +87,25 @@ describe("the journal directory a link to an admin's data", async () => {
   });
 });
 
+describe("the staging directory a link to the admin's data, planted before an install", async () => {
+  const host = await node();
+
+  it("the plan names it, install refuses, nothing is written there", async () => {
+    // The version's id is the source's: a reference install of the same artifacts says it.
+    const reference = await node();
+    const id = JSON.parse(reference.cli("install", "--json").stdout).artifacts.staged.id as string;
+    fs.mkdirSync(host.at("var/lib/admin-data"), { recursive: true });
+    fs.writeFileSync(host.at("var/lib/admin-data/important.db"), "rows\n");
+    fs.mkdirSync(host.at("opt/kata/versions"), { recursive: true });
+    fs.symlinkSync("/var/lib/admin-data", host.at(`opt/kata/versions/${id}.partial`));
+    const before = snapshot(host.root);
+    const plan = host.cli("plan", "--artifacts", `dir:${artifacts}`);
+    expect(plan.stdout).toContain(`/opt/kata/versions/${id}.partial is not a version kata-install made`);
+    refused(host.cli("install"), /install-prefix/);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+});
+
 describe("a place of an install of ours replaced afterwards", () => {
   const cases: Array<[string, string, (at: (p: string) => string) => void]> = [
     [
@@ -120,6 +139,14 @@ describe("a place of an install of ours replaced afterwards", () => {
       (at) => {
         fs.rmSync(at("opt/kata/.install/journal.json"));
         execFileSync("mkfifo", [at("opt/kata/.install/journal.json")]);
+      },
+    ],
+    [
+      "the probe cache a link to a file outside the host root",
+      "/opt/kata/.install/probes.json is a symbolic link (to ",
+      (at) => {
+        fs.rmSync(at("opt/kata/.install/probes.json"));
+        fs.symlinkSync(at("var/lib/admin-data/important.db"), at("opt/kata/.install/probes.json"));
       },
     ],
     [
