@@ -7,7 +7,7 @@ import { HostError, hostError } from "../errors.js";
 import { type Host, notRegular } from "../host/host.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
-import { createExclusive, mkdirOwn, readBounded, tempName } from "./own-place.js";
+import { createExclusive, mkdirOwn, namesIn, readBounded, tempName } from "./own-place.js";
 
 export interface FileMeta {
   mode: number;
@@ -273,12 +273,6 @@ export async function removeUnbornDirs(host: Host, dir: string): Promise<void> {
   let parent = dir;
   while (parent !== "/" && !(await host.exists(parent))) parent = path.posix.dirname(parent);
   const real = await host.resolve(parent);
-  let names: string[];
-  try {
-    names = fs.readdirSync(real);
-  } catch {
-    return;
-  }
-  for (const name of names)
+  for (const name of namesIn(real))
     if (name.startsWith(NEW_DIRS_PREFIX)) fs.rmSync(path.join(real, name), { recursive: true, force: true });
 }

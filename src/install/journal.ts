@@ -16,7 +16,7 @@ import type { Host } from "../host/host.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
 import { type FileMeta, MAX_FILE_BYTES, writeAtomically } from "./fs-ops.js";
-import { mkdirOwn, type OwnKind, ownPath, readNoFollow } from "./own-place.js";
+import { mkdirOwn, namesIn, type OwnKind, ownPath, readNoFollow } from "./own-place.js";
 
 export const JOURNAL_VERSION = 1;
 
@@ -231,12 +231,7 @@ export class JournalStore {
   async discardCopies(kind: "original" | "txn", keep: ReadonlySet<string> = new Set()): Promise<void> {
     const where = `${this.dir}/${kind}`;
     const real = await this.own(where, "dir");
-    let names: string[];
-    try {
-      names = fs.readdirSync(real);
-    } catch {
-      return;
-    }
+    const names = namesIn(real);
     for (const name of names) {
       const copy = `${kind}/${name}`;
       if (!COPY_NAME.test(copy) || keep.has(copy)) continue;
@@ -263,7 +258,7 @@ export class JournalStore {
       await this.discardCopies("original");
       await this.discardCopies("txn");
       fs.rmSync(path.join(real, PROBE_CACHE_FILE), { force: true });
-      for (const name of fs.existsSync(real) ? fs.readdirSync(real) : [])
+      for (const name of namesIn(real))
         if (/^\.(journal|probes)\.json\.kata-install-/.test(name))
           fs.rmSync(path.join(real, name), { force: true });
     } catch (error) {

@@ -15,7 +15,7 @@ import path from "node:path";
 import { HostError, hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { ensureParents, removeEmptyDirs } from "./fs-ops.js";
-import { createExclusive, describeEntry, readNoFollow, tempName } from "./own-place.js";
+import { createExclusive, describeEntry, namesIn, readNoFollow, tempName } from "./own-place.js";
 
 export const LOCK_PATH = "/run/lock/kata-install.lock";
 
@@ -222,13 +222,7 @@ export async function acquireLock(host: Host): Promise<Lock> {
 function removeUnlinkedTemps(file: string): void {
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.`;
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of namesIn(dir)) {
     const pid = Number(/^(\d+)(-[0-9a-f]+)?$/.exec(name.slice(prefix.length))?.[1]);
     if (!name.startsWith(prefix) || !Number.isInteger(pid) || pid === process.pid) continue;
     // The name only (unlink never follows): whatever it is, it is not the lock.

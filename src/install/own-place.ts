@@ -149,6 +149,15 @@ export function tempName(prefix: string): string {
   return `${prefix}${process.pid}-${randomBytes(6).toString("hex")}`;
 }
 
+/** The names in the directory `real`; none when it cannot be listed (absent, or not a directory). */
+export function namesIn(real: string): string[] {
+  try {
+    return fs.readdirSync(real);
+  } catch {
+    return [];
+  }
+}
+
 /** Make the directory `real` (one level); one already there must be a directory, not a link. */
 export function mkdirOwn(real: string, shown: string): boolean {
   try {

@@ -41,33 +41,22 @@ function refused(run: { status: number | null; stderr: string }, what: string | 
   expect(last).not.toMatch(/\bE[A-Z]+: [a-z]/);
 }
 
-describe("the journal directory a link to the host's root (ln -s ../.. opt/kata/.install)", async () => {
-  const host = await node();
-
-  it("install and uninstall refuse by name; the host root is whole", () => {
-    fs.mkdirSync(host.at("opt/kata"), { recursive: true });
-    fs.symlinkSync("../..", host.at("opt/kata/.install"));
-    const before = snapshot(host.root);
-    const said =
-      "/opt/kata/.install is a symbolic link (to ../..), where kata-install keeps a directory of its own";
-    refused(host.cli("install"), said);
-    expect(snapshot(host.root)).toEqual(before);
-    refused(host.cli("uninstall"), said);
-    expect(snapshot(host.root)).toEqual(before);
-    refused(host.cli("plan"), said);
-  });
-});
-
-describe("the journal directory a link to nowhere", async () => {
-  const host = await node();
-
-  it("is refused by name, not met later as a raw rename error", () => {
-    fs.mkdirSync(host.at("opt/kata"), { recursive: true });
-    fs.symlinkSync("/nowhere/at/all", host.at("opt/kata/.install"));
-    const before = snapshot(host.root);
-    refused(host.cli("install"), "/opt/kata/.install is a symbolic link (to /nowhere/at/all)");
-    expect(snapshot(host.root)).toEqual(before);
-  });
+describe("the journal directory a link (ln -s ../.. opt/kata/.install, or to nowhere)", () => {
+  it.each(["../..", "/nowhere/at/all"])(
+    "-> %s: install, uninstall and plan refuse by name (not with a raw rename error); the host is whole",
+    async (target) => {
+      const host = await node();
+      fs.mkdirSync(host.at("opt/kata"), { recursive: true });
+      fs.symlinkSync(target, host.at("opt/kata/.install"));
+      const before = snapshot(host.root);
+      const said = `/opt/kata/.install is a symbolic link (to ${target}), where kata-install keeps a directory of its own`;
+      refused(host.cli("install"), said);
+      expect(snapshot(host.root)).toEqual(before);
+      refused(host.cli("uninstall"), said);
+      expect(snapshot(host.root)).toEqual(before);
+      refused(host.cli("plan"), said);
+    },
+  );
 });
 
 describe("the journal directory a link to an admin's data", async () => {
@@ -107,31 +96,34 @@ describe("the staging directory a link to the admin's data, planted before an in
 });
 
 describe("a place of an install of ours replaced afterwards", () => {
+  /** The place moved aside and a link to `target` put in its stead. */
+  const link =
+    (place: string, target: (at: (p: string) => string) => string) => (at: (p: string) => string) => {
+      fs.renameSync(at(place), at(`var/lib/moved-${path.basename(place)}`));
+      fs.symlinkSync(target(at), at(place));
+    };
+  /** A directory of the admin's, with a file in it, where a link of ours was. */
+  const dir = (place: string) => (at: (p: string) => string) => {
+    fs.rmSync(at(place));
+    fs.mkdirSync(at(place));
+    fs.writeFileSync(at(`${place}/notes`), "mine\n");
+  };
+  const adminData = () => "/var/lib/admin-data";
   const cases: Array<[string, string, (at: (p: string) => string) => void]> = [
     [
       "versions/ a link to the admin's data",
       "/opt/kata/versions is a symbolic link (to /var/lib/admin-data)",
-      (at) => {
-        fs.renameSync(at("opt/kata/versions"), at("var/lib/moved-versions"));
-        fs.symlinkSync("/var/lib/admin-data", at("opt/kata/versions"));
-      },
+      link("opt/kata/versions", adminData),
     ],
     [
       "current a directory of the admin's",
       "/opt/kata/current is a directory, where kata-install keeps a symbolic link of its own",
-      (at) => {
-        fs.rmSync(at("opt/kata/current"));
-        fs.mkdirSync(at("opt/kata/current"));
-        fs.writeFileSync(at("opt/kata/current/notes"), "mine\n");
-      },
+      dir("opt/kata/current"),
     ],
     [
       "the saved originals a link to the admin's data",
       "/opt/kata/.install/original is a symbolic link (to /var/lib/admin-data)",
-      (at) => {
-        fs.renameSync(at("opt/kata/.install/original"), at("var/lib/moved-original"));
-        fs.symlinkSync("/var/lib/admin-data", at("opt/kata/.install/original"));
-      },
+      link("opt/kata/.install/original", adminData),
     ],
     [
       "the journal a FIFO",
@@ -144,19 +136,12 @@ describe("a place of an install of ours replaced afterwards", () => {
     [
       "the probe cache a link to a file outside the host root",
       "/opt/kata/.install/probes.json is a symbolic link (to ",
-      (at) => {
-        fs.rmSync(at("opt/kata/.install/probes.json"));
-        fs.symlinkSync(at("var/lib/admin-data/important.db"), at("opt/kata/.install/probes.json"));
-      },
+      link("opt/kata/.install/probes.json", (at) => at("var/lib/admin-data/important.db")),
     ],
     [
       "a link of ours (bin) made a directory of the admin's",
       "/opt/kata/bin is a directory, where kata-install keeps a symbolic link of its own",
-      (at) => {
-        fs.rmSync(at("opt/kata/bin"));
-        fs.mkdirSync(at("opt/kata/bin"));
-        fs.writeFileSync(at("opt/kata/bin/tool"), "#!/bin/sh\n");
-      },
+      dir("opt/kata/bin"),
     ],
   ];
 

@@ -45,12 +45,39 @@ const source = (limits: Partial<RegistryLimits> = {}) =>
     ...limits,
   });
 
+/** An image of one uncompressed layer, as its manifest declares it, whose blob `send` answers. */
+function serveImage(
+  artifact: string,
+  layer: { digest: string; size: number },
+  send: (res: http.ServerResponse) => void,
+) {
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MANIFEST,
+      layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar", ...layer }],
+    }),
+  );
+  routes.set(`/v2/kata/${artifact}/manifests/4.1.0`, (res) =>
+    res.writeHead(200, { "content-type": MANIFEST }).end(manifest),
+  );
+  routes.set(`/v2/kata/${artifact}/blobs/${layer.digest}`, (res) => {
+    res.writeHead(200);
+    send(res);
+  });
+}
+
+/** `act` every `ms` until the response ends or its client goes. */
+function every(res: http.ServerResponse, ms: number, act: () => void): void {
+  const timer = setInterval(() => (res.writableEnded ? clearInterval(timer) : act()), ms);
+  res.on("close", () => clearInterval(timer));
+}
+
 describe("a registry that misbehaves", () => {
   it("an endless manifest is refused once past the bound, naming the registry and the reference", async () => {
     routes.set("/v2/kata/qemu/manifests/4.1.0", (res) => {
       res.writeHead(200, { "content-type": MANIFEST });
-      const timer = setInterval(() => res.write(Buffer.alloc(16 << 10, 32)), 5);
-      res.on("close", () => clearInterval(timer));
+      every(res, 5, () => res.write(Buffer.alloc(16 << 10, 32)));
     });
     await expect(source().identify("qemu")).rejects.toThrow(
       `registry:${host}/kata: qemu:4.1.0: more than 65536 bytes, more than a manifest may be`,
@@ -86,38 +113,16 @@ describe("a registry that misbehaves", () => {
     fs.writeFileSync(path.join(tree, "opt/kata/libexec/virtiofsd"), Buffer.alloc(6 << 10, 7));
     const blob = spawnSync("tar", ["-C", tree, "-cf", "-", "opt"], { maxBuffer: 1 << 20 }).stdout as Buffer;
     fs.rmSync(tree, { recursive: true, force: true });
-    const config = Buffer.from("{}");
-    const manifest = Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MANIFEST,
-        config: {
-          mediaType: "application/vnd.oci.image.config.v1+json",
-          digest: sha(config),
-          size: config.length,
-        },
-        layers: [
-          { mediaType: "application/vnd.oci.image.layer.v1.tar", digest: sha(blob), size: blob.length },
-        ],
-      }),
-    );
-    routes.set("/v2/kata/qemu/manifests/4.1.0", (res) =>
-      res.writeHead(200, { "content-type": MANIFEST }).end(manifest),
-    );
-    routes.set(`/v2/kata/qemu/blobs/${sha(blob)}`, (res) => {
-      res.writeHead(200);
-      let sent = 0;
-      // Pieces 150 ms apart: seconds in all, far past the 400 ms idle bound, never idle that long.
-      const piece = Math.ceil(blob.length / 16);
-      const timer = setInterval(() => {
+    let sent = 0;
+    // Pieces 150 ms apart: seconds in all, far past the 400 ms idle bound, never idle that long.
+    const piece = Math.ceil(blob.length / 16);
+    serveImage("qemu", { digest: sha(blob), size: blob.length }, (res) =>
+      every(res, 150, () => {
         res.write(blob.subarray(sent, sent + piece));
         sent += piece;
-        if (sent >= blob.length) {
-          clearInterval(timer);
-          res.end();
-        }
-      }, 150);
-    });
+        if (sent >= blob.length) res.end();
+      }),
+    );
     const started = Date.now();
     // An image without a file list: its listing reads the whole layer, which must go through.
     expect(await source().list("qemu")).toEqual([
@@ -129,8 +134,7 @@ describe("a registry that misbehaves", () => {
   it("a registry that sends a byte every 100 ms, never idle long, is cut off at the transfer's deadline", async () => {
     routes.set("/v2/kata/qemu/manifests/4.1.0", (res) => {
       res.writeHead(200, { "content-type": MANIFEST });
-      const timer = setInterval(() => res.write(" "), 100);
-      res.on("close", () => clearInterval(timer));
+      every(res, 100, () => res.write(" "));
     });
     const started = Date.now();
     await expect(source({ idleMs: 400, pullMs: 1500 }).identify("qemu")).rejects.toThrow(
@@ -141,23 +145,9 @@ describe("a registry that misbehaves", () => {
 
   it("a layer that trickles is cut off at its deadline (a base, plus its declared size at the slowest rate)", async () => {
     const blob = Buffer.alloc(6 << 10, 7);
-    const manifest = Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MANIFEST,
-        layers: [
-          { mediaType: "application/vnd.oci.image.layer.v1.tar", digest: sha(blob), size: blob.length },
-        ],
-      }),
+    serveImage("qemu", { digest: sha(blob), size: blob.length }, (res) =>
+      every(res, 50, () => res.write(blob.subarray(0, 1))),
     );
-    routes.set("/v2/kata/qemu/manifests/4.1.0", (res) =>
-      res.writeHead(200, { "content-type": MANIFEST }).end(manifest),
-    );
-    routes.set(`/v2/kata/qemu/blobs/${sha(blob)}`, (res) => {
-      res.writeHead(200);
-      const timer = setInterval(() => res.write(blob.subarray(0, 1)), 50);
-      res.on("close", () => clearInterval(timer));
-    });
     // 6 KiB at 6 KiB/s: a second, plus the base of 500 ms.
     const limits = { idleMs: 400, pullMs: 500, minBytesPerSecond: 6 << 10 };
     await expect(source(limits).list("qemu")).rejects.toThrow(
@@ -167,22 +157,9 @@ describe("a registry that misbehaves", () => {
 
   it("a layer that sends more than its manifest declares is refused as the bytes arrive", async () => {
     const declared = 4 << 10;
-    const fake = sha("whatever");
-    const manifest = Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MANIFEST,
-        layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: fake, size: declared }],
-      }),
+    serveImage("virtiofsd", { digest: sha("whatever"), size: declared }, (res) =>
+      every(res, 5, () => res.write(Buffer.alloc(64 << 10))),
     );
-    routes.set("/v2/kata/virtiofsd/manifests/4.1.0", (res) =>
-      res.writeHead(200, { "content-type": MANIFEST }).end(manifest),
-    );
-    routes.set(`/v2/kata/virtiofsd/blobs/${fake}`, (res) => {
-      res.writeHead(200);
-      const timer = setInterval(() => res.write(Buffer.alloc(64 << 10)), 5);
-      res.on("close", () => clearInterval(timer));
-    });
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-endless-"));
     try {
       await expect(source().extract("virtiofsd", new StagingDir(out))).rejects.toThrow(
