@@ -72,14 +72,17 @@ export async function install(
   };
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
   let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
-  // The node as the plan found it, or nothing is written (not even the artifacts).
-  await refuseMoved(store, changeset.changes);
+  // The node as the plan found it, or nothing is written (not even the artifacts). A takeover
+  // plans the prefix's files as new: kata-deploy's there are moved aside first.
+  const takeOver = changeset.actions.some((a) => a.kind === "take-over");
+  await refuseMoved(
+    store,
+    changeset.changes.filter((c) => !takeOver || !c.path.startsWith(`${prefix}/`)),
+  );
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0)
-      artifacts = await installArtifacts(store, prefix, source, names, {
-        takeOver: changeset.actions.some((a) => a.kind === "take-over"),
-      });
+      artifacts = await installArtifacts(store, prefix, source, names, { takeOver });
     // How to restart the runtime is journalled before its files change, so an uninstall after a
     // crash at any later point still knows.
     if (action && changeset.changes.some((c) => c.role === "runtime")) {
