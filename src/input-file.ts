@@ -25,20 +25,33 @@ export function readInput(file: string, maxBytes: number): InputRead {
     const odd = oddFile(st);
     if (odd !== null) return { ok: false, missing: false, reason: odd };
     if (st.size > maxBytes) return { ok: false, missing: false, reason: tooBig(maxBytes) };
-    // Bounded as it is read, too: a file that grows meanwhile (or lies about its size) stops here.
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const buffer = Buffer.allocUnsafe(64 << 10);
-    for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
-      total += n;
-      if (total > maxBytes) return { ok: false, missing: false, reason: tooBig(maxBytes) };
-      chunks.push(Buffer.from(buffer.subarray(0, n)));
-    }
-    return { ok: true, bytes: Buffer.concat(chunks, total) };
+    const bytes = readBounded(fd, maxBytes);
+    return bytes === null ? { ok: false, missing: false, reason: tooBig(maxBytes) } : { ok: true, bytes };
   } catch (error) {
     return failure(error);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * The bytes of the open file `fd`, at most `maxBytes` (null past them: a file that grew as it was
+ * read, or one whose size procfs does not say). One buffer of the size the file says it has, so
+ * that reading a small file allocates no more than it holds.
+ */
+export function readBounded(fd: number, maxBytes: number): Buffer | null {
+  let buffer = Buffer.allocUnsafe(Math.min(maxBytes, fs.fstatSync(fd).size) + 1);
+  let total = 0;
+  for (;;) {
+    if (total === buffer.length) {
+      if (total > maxBytes) return null;
+      const bigger = Buffer.allocUnsafe(Math.min(maxBytes + 1, buffer.length * 2));
+      buffer.copy(bigger, 0, 0, total);
+      buffer = bigger;
+    }
+    const n = fs.readSync(fd, buffer, total, buffer.length - total, null);
+    if (n === 0) return buffer.subarray(0, total);
+    total += n;
   }
 }
 

@@ -5,9 +5,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { HostError, hostError } from "../errors.js";
 import { type Host, notRegular } from "../host/host.js";
+import { readBounded } from "../input-file.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
-import { createExclusive, mkdirOwn, namesIn, readBounded, tempName } from "./own-place.js";
+import { createExclusive, mkdirOwn, namesIn, tempName } from "./own-place.js";
 
 export interface FileMeta {
   mode: number;
@@ -44,10 +45,9 @@ export async function readFile(
       throw new HostError(
         `${hostPath} is ${stats.size} bytes, more than kata-install reads (${MAX_FILE_BYTES}): not a configuration file it can change`,
       );
-    return {
-      bytes: readBounded(fd, MAX_FILE_BYTES, hostPath),
-      meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid },
-    };
+    const bytes = readBounded(fd, MAX_FILE_BYTES);
+    if (bytes === null) throw new HostError(`${hostPath} is larger than ${MAX_FILE_BYTES} bytes: refused`);
+    return { bytes, meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid } };
   } finally {
     fs.closeSync(fd);
   }

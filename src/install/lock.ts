@@ -174,9 +174,9 @@ export async function acquireLock(host: Host): Promise<Lock> {
     const temp = path.join(path.dirname(file), tempName(`${path.basename(file)}.`));
     let fd: number;
     try {
+      // No fsync: /run is a tmpfs, and a lock is of no use after a reboot anyway.
       fd = createExclusive(temp, 0o644);
       fs.writeFileSync(fd, format(self));
-      fs.fsyncSync(fd);
     } catch (error) {
       fs.rmSync(temp, { force: true });
       throw hostError(`cannot take ${LOCK_PATH}`, error);

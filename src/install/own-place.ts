@@ -5,11 +5,11 @@
 // nothing or the kind kata-install makes there. A link, a FIFO, a device or a file where a directory
 // should be is refused by name before anything is read, written or deleted through it: with
 // `.install -> ../..`, an uninstall deleting "its" journal directory would delete the host.
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { HostError, hostError } from "../errors.js";
 import { type Host, normaliseHostPath } from "../host/host.js";
+import { readBounded } from "../input-file.js";
 
 export type OwnKind = "dir" | "file" | "link";
 
@@ -110,30 +110,12 @@ export function readNoFollow(real: string, shown: string, maxBytes: number): Buf
       throw new HostError(
         `${shown} is ${st.size} bytes, more than kata-install ever writes there (${maxBytes}): it is not kata-install's; move it away, then run kata-install again`,
       );
-    return readBounded(fd, maxBytes, shown);
+    const bytes = readBounded(fd, maxBytes);
+    if (bytes === null) throw new HostError(`${shown} is larger than ${maxBytes} bytes: refused`);
+    return bytes;
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** Up to `maxBytes` from `fd`; more (a file that grew as it was read) is refused. */
-export function readBounded(fd: number, maxBytes: number, shown: string): Buffer {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const buffer = Buffer.allocUnsafe(Math.min(maxBytes + 1, 1 << 20));
-  for (;;) {
-    let n: number;
-    try {
-      n = fs.readSync(fd, buffer, 0, buffer.length, null);
-    } catch (error) {
-      throw hostError(`cannot read ${shown}`, error);
-    }
-    if (n === 0) break;
-    total += n;
-    if (total > maxBytes) throw new HostError(`${shown} is larger than ${maxBytes} bytes: refused`);
-    chunks.push(Buffer.from(buffer.subarray(0, n)));
-  }
-  return Buffer.concat(chunks, total);
 }
 
 /**
@@ -144,9 +126,15 @@ export function createExclusive(real: string, mode: number): number {
   return fs.openSync(real, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
 }
 
-/** A temp name beside `real`'s that a planted file cannot have been given in advance. */
+/**
+ * A temp name that a file planted in advance is unlikely to have. What makes the temp safe is its
+ * creation (O_EXCL, no link followed: a name already there fails it); the random part only keeps a
+ * planted name out of the way. Not crypto's generator: loading it costs a no-op install a
+ * millisecond, and nothing here needs to be secret.
+ */
 export function tempName(prefix: string): string {
-  return `${prefix}${process.pid}-${randomBytes(6).toString("hex")}`;
+  const random = Math.floor(Math.random() * 2 ** 48).toString(16);
+  return `${prefix}${process.pid}-${random}${process.hrtime.bigint().toString(16).slice(-4)}`;
 }
 
 /** The names in the directory `real`; none when it cannot be listed (absent, or not a directory). */
