@@ -172,13 +172,17 @@ export async function acquireLock(host: Host): Promise<Lock> {
     // as naming no process, and taken over by a second installer. The temp's descriptor stays
     // open for the whole run: it is the lock's inode, what makes this process its holder.
     const temp = path.join(path.dirname(file), tempName(`${path.basename(file)}.`));
-    let fd: number;
+    let fd = -1;
     try {
       // No fsync: /run is a tmpfs, and a lock is of no use after a reboot anyway.
       fd = createExclusive(temp, 0o644);
       fs.writeFileSync(fd, format(self));
     } catch (error) {
-      fs.rmSync(temp, { force: true });
+      // Only a temp this run made goes: a name planted there (O_EXCL failed on it) is left.
+      if (fd >= 0) {
+        fs.closeSync(fd);
+        fs.rmSync(temp, { force: true });
+      }
       throw hostError(`cannot take ${LOCK_PATH}`, error);
     }
     try {
