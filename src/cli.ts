@@ -517,12 +517,14 @@ async function main(): Promise<void> {
     const { message, name, stack } = error as Error;
     // Input and host errors are said as they are; anything else is unexpected: its first line,
     // and the stack with --debug.
+    // A system error (a disk full, a file gone) is said as one line naming the file, not as Node's.
     const known = name === "UserError";
+    const { systemErrorLine } = await import("./errors.js");
     const text = debug
       ? (stack ?? message)
       : known
         ? message
-        : `${message.split("\n")[0]} (run with --debug for more)`;
+        : (systemErrorLine(error) ?? `${message.split("\n")[0]} (run with --debug for more)`);
     process.stderr.write(`kata-install: ${text}\n`);
     process.exitCode = 1;
   }

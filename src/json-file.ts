@@ -1,15 +1,20 @@
 // A JSON document the user gives (a facts file, a saved plan): read and parsed, or one error naming
 // what went wrong, made by the caller, whose error says which document it expected.
-import fs from "node:fs/promises";
+import { readInputText } from "./input-file.js";
 
 type Invalid = (details: string[]) => Error;
 
-export async function readDocument(file: string, invalid: Invalid): Promise<string> {
-  try {
-    return await fs.readFile(file, "utf8");
-  } catch (error) {
-    throw invalid([`cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`]);
-  }
+/** A saved plan is the largest of these documents: Kata's configurations and their diffs, ~1 MB. */
+export const MAX_DOCUMENT_BYTES = 16 << 20;
+
+export async function readDocument(
+  file: string,
+  invalid: Invalid,
+  maxBytes = MAX_DOCUMENT_BYTES,
+): Promise<string> {
+  const read = readInputText(file, maxBytes);
+  if (!read.ok) throw invalid([`cannot read: it ${read.reason}`]);
+  return read.text;
 }
 
 export function parseJson(text: string, invalid: Invalid): unknown {

@@ -1,7 +1,7 @@
 // A file kata-install writes for the user (not on the node): whole or not at all.
 import fs from "node:fs";
 import path from "node:path";
-import { UserError } from "./errors.js";
+import { hostError } from "./errors.js";
 
 /** A temp file beside it, then a rename; `what` names the option it came from, in the error. */
 export function writeFileAtomically(file: string, text: string, what: string): void {
@@ -11,8 +11,6 @@ export function writeFileAtomically(file: string, text: string, what: string): v
     fs.renameSync(temp, file);
   } catch (error) {
     fs.rmSync(temp, { force: true });
-    throw new UserError(
-      `${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
+    throw hostError(`${what} ${file}: cannot write it`, error);
   }
 }

@@ -95,7 +95,7 @@ describe("bad input", () => {
       /not a valid facts document:\n {2}- invalid JSON/,
     );
     expect(runCli(["facts", "--facts", path.join(tmp, "absent.json")]).stderr).toContain(
-      "cannot read: ENOENT",
+      "cannot read: it does not exist",
     );
   });
 

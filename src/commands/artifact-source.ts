@@ -8,6 +8,7 @@ import { prefixCheck } from "../install/prefix.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { verifyPlanned } from "../install/verify.js";
 import type { Planned } from "../pipeline.js";
+import { handlerCheck } from "../render/handler-owners.js";
 import { installDir } from "../render/layout.js";
 
 /**
@@ -28,6 +29,8 @@ export async function withArtifactSource(
         await store.load(),
         planned.changeset.actions.some((a) => a.kind === "take-over"),
       ),
+      // So is a handler of the node's own that the plan would replace.
+      handlerCheck(planned.facts.runtime.handlers, planned.decision, planned.prepared.catalog),
     );
   const { source } = planned;
   if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store);

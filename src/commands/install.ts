@@ -8,7 +8,7 @@ import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import { openHost } from "../host/open.js";
 import { recover } from "../install/apply.js";
-import { atomicWrite } from "../install/fs-ops.js";
+import { writeAtomically } from "../install/fs-ops.js";
 import { install } from "../install/install.js";
 import type { JournalStore } from "../install/journal.js";
 import { journalFor } from "../install/journal.js";
@@ -200,7 +200,7 @@ async function rememberProbes(store: JournalStore, probes: ProbeCache): Promise<
   if (!(await store.host.exists(store.file))) return; // nothing of ours is installed
   const renewed = probes.renewed();
   await probeInstalled(store.host, renewed);
-  await atomicWrite(store.host, renewed.file, renewed.serialize(), {
+  await writeAtomically(await store.own(renewed.file, "file"), renewed.file, renewed.serialize(), {
     mode: 0o644,
     uid: process.getuid?.() ?? 0,
     gid: process.getgid?.() ?? 0,

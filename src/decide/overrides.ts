@@ -1,11 +1,10 @@
 // The administrator's overrides file (TOML): pinned shims, default shim, runtime, artifact sources,
 // configuration values and ignored checks. Validated whole before anything is decided: every
 // problem is reported with its line and key, and a file with any problem decides nothing.
-import fs from "node:fs";
 import * as z from "zod/mini";
 import { RuntimeKind } from "../detect/runtime/schema.js";
 import { isTable } from "../detect/toml.js";
-import { notRegular } from "../host/host.js";
+import { readInputText } from "../input-file.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
@@ -219,31 +218,27 @@ export function parseOverrides(
  * The overrides file at `file`. `explicit`: the user named it, so a missing file is an error; the
  * default path may simply not exist.
  */
+/** An overrides file is a few kilobytes of TOML. */
+export const MAX_OVERRIDES_BYTES = 1 << 20;
+
 export function loadOverrides(
   file: string,
   explicit: boolean,
   catalog: Catalog,
   checkIds: ReadonlySet<string>,
 ): Overrides {
-  let text: string;
-  try {
-    // By type first: a FIFO would block the read forever.
-    const stats = fs.statSync(file);
-    const odd = stats.isDirectory() ? "is a directory" : notRegular(stats);
-    if (odd !== null)
-      throw new InputError("the overrides file cannot be read", [
-        { file, message: `${odd}: it must be a TOML file` },
-      ]);
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    if (error instanceof InputError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && !explicit) return emptyOverrides();
+  // By type first (a FIFO would block the read forever), and bounded.
+  const read = readInputText(file, MAX_OVERRIDES_BYTES);
+  if (!read.ok) {
+    if (read.missing && !explicit) return emptyOverrides();
     throw new InputError("the overrides file cannot be read", [
-      { file, message: `cannot read: ${code ?? (error as Error).message}` },
+      {
+        file,
+        message: read.missing ? "cannot read: it does not exist" : `${read.reason}: it must be a TOML file`,
+      },
     ]);
   }
-  return parseOverrides(file, text, catalog, checkIds);
+  return parseOverrides(file, read.text, catalog, checkIds);
 }
 
 export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {

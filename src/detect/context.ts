@@ -12,6 +12,8 @@ import type { Problem } from "./problems.js";
 export interface ReadOptions {
   /** A missing file is itself a problem (it should exist on any Linux node). */
   required?: boolean;
+  /** Text that is not valid UTF-8 is a problem, said so (a configuration's). */
+  utf8?: boolean;
 }
 
 export interface DetectOptions {
@@ -91,8 +93,8 @@ export class DetectContext {
 
   /** The text of a host file, or null. Failures other than "missing" are always recorded. */
   read(source: string, hostPath: string, options: ReadOptions = {}): Promise<string | null> {
-    return this.once(`read:${hostPath}`, async () => {
-      const result = await this.host.readText(hostPath);
+    return this.once(`read${options.utf8 ? "-utf8" : ""}:${hostPath}`, async () => {
+      const result = await this.host.readText(hostPath, { utf8: options.utf8 === true });
       if (result.ok) return result.text;
       if (!result.missing || options.required) this.problem(source, result.reason, { path: hostPath });
       return null;

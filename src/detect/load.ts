@@ -8,6 +8,9 @@ import { unknownKeys } from "./fact-paths.js";
 import { Facts } from "./facts.js";
 import { NewerSchemaError, upgradeFacts } from "./upgrade.js";
 
+/** A node's facts are tens of kilobytes. */
+export const MAX_FACTS_BYTES = 4 << 20;
+
 export class FactsFileError extends UserError {
   constructor(
     readonly file: string,
@@ -18,7 +21,10 @@ export class FactsFileError extends UserError {
 }
 
 export async function loadFacts(file: string): Promise<Facts> {
-  return parseFacts(file, await readDocument(file, (details) => new FactsFileError(file, details)));
+  return parseFacts(
+    file,
+    await readDocument(file, (details) => new FactsFileError(file, details), MAX_FACTS_BYTES),
+  );
 }
 
 export function parseFacts(file: string, text: string): Facts {

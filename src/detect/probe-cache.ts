@@ -8,9 +8,13 @@
 import * as z from "zod/mini";
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
+import { ownPath, readNoFollow } from "../install/own-place.js";
 import { JOURNAL_DIR } from "./kata.js";
 
 export const PROBE_CACHE_FILE = "probes.json";
+
+/** A cache of a few dozen answers is kilobytes; a larger file is not one kata-install wrote. */
+const MAX_CACHE_BYTES = 4 << 20;
 
 // The file's format: an entry that does not fit it is dropped (asked again), never fed to detection.
 const EntrySchema = z.object({
@@ -46,11 +50,16 @@ export class ProbeCache {
   /** The cache as saved; empty when there is none or it cannot be read (it is only a cache). */
   static async load(host: Host, prefix: string): Promise<ProbeCache> {
     const empty = new ProbeCache(host, prefix);
-    const read = await host.readText(empty.file);
-    if (!read.ok) return empty;
     let json: unknown;
     try {
-      json = JSON.parse(read.text);
+      // A place of kata-install's own: never read through a link (install refuses one, by name).
+      const bytes = readNoFollow(
+        await ownPath(host, prefix, empty.file, "file"),
+        empty.file,
+        MAX_CACHE_BYTES,
+      );
+      if (bytes === null) return empty;
+      json = JSON.parse(bytes.toString("utf8"));
     } catch {
       return empty;
     }

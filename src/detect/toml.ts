@@ -9,7 +9,7 @@ export async function readToml(
   source: string,
   hostPath: string,
 ): Promise<TomlTable | null> {
-  const text = await ctx.read(source, hostPath);
+  const text = await ctx.read(source, hostPath, { utf8: true });
   if (text === null) return null;
   try {
     return parse(text) as TomlTable;

@@ -6,6 +6,7 @@
 // and sysfs reads, which cost more as thread-pool round trips than as I/O (measured in bench/),
 // while host commands, the slow part, still run concurrently. The interface stays async so that a
 // Host reached some other way needs no change in its callers.
+import { isUtf8 } from "node:buffer";
 import type { Stats } from "node:fs";
 import fs from "node:fs";
 import path from "node:path";
@@ -115,7 +116,13 @@ export class Host {
     return path.join(this.root, current);
   }
 
-  async readText(hostPath: string, maxBytes = 4 * 1024 * 1024): Promise<ReadResult> {
+  /**
+   * A host file's text. `utf8`: text that is not valid UTF-8 is a failure, said so, rather than
+   * read with replacement characters (a configuration edited from such a text would not be the
+   * admin's bytes any more).
+   */
+  async readText(hostPath: string, options: { maxBytes?: number; utf8?: boolean } = {}): Promise<ReadResult> {
+    const maxBytes = options.maxBytes ?? MAX_TEXT_BYTES;
     try {
       const file = await this.resolve(hostPath);
       // procfs and sysfs report sizes of 0 or 4096 whatever they hold; readFile then reads to EOF
@@ -125,8 +132,11 @@ export class Host {
       const odd = notRegular(stats);
       if (odd !== null) return { ok: false, missing: false, reason: odd };
       if (stats.isFile() && stats.size > maxBytes)
-        return { ok: false, missing: false, reason: `larger than ${maxBytes} bytes` };
-      return { ok: true, text: fs.readFileSync(file, "utf8") };
+        return { ok: false, missing: false, reason: tooLarge(maxBytes) };
+      const bytes = fs.readFileSync(file);
+      if (bytes.length > maxBytes) return { ok: false, missing: false, reason: tooLarge(maxBytes) };
+      if (options.utf8 && !isUtf8(bytes)) return { ok: false, missing: false, reason: NOT_UTF8 };
+      return { ok: true, text: bytes.toString("utf8") };
     } catch (error) {
       return failure(error);
     }
@@ -137,8 +147,10 @@ export class Host {
   ): Promise<{ ok: true; bytes: Buffer } | { ok: false; missing: boolean; reason: string }> {
     try {
       const file = await this.resolve(hostPath);
-      const odd = notRegular(fs.statSync(file));
+      const stats = fs.statSync(file);
+      const odd = notRegular(stats);
       if (odd !== null) return { ok: false, missing: false, reason: odd };
+      if (stats.size > MAX_TEXT_BYTES) return { ok: false, missing: false, reason: tooLarge(MAX_TEXT_BYTES) };
       return { ok: true, bytes: fs.readFileSync(file) };
     } catch (error) {
       return failure(error);
@@ -259,6 +271,15 @@ export class Host {
   }
 }
 
+/** The most kata-install reads of a host's text file: configurations are kilobytes. */
+export const MAX_TEXT_BYTES = 4 * 1024 * 1024;
+
+export const NOT_UTF8 = "is not valid UTF-8 text";
+
+export function tooLarge(maxBytes: number): string {
+  return `is larger than ${maxBytes} bytes`;
+}
+
 export function normaliseHostPath(hostPath: string): string {
   // normalize() of an absolute path cannot climb above "/": "../../etc" stays inside the host.
   return path.posix.normalize(`/${hostPath}`);
@@ -281,7 +302,8 @@ function isLink(file: string): boolean {
   }
 }
 
-function failure(error: unknown): { ok: false; missing: boolean; reason: string } {
+/** A failure to look at or read a file, as words (never a bare errno code). */
+export function failure(error: unknown): { ok: false; missing: boolean; reason: string } {
   const code = (error as NodeJS.ErrnoException)?.code;
   switch (code) {
     case "ENOENT":

@@ -3,10 +3,11 @@
 // it was or as the plan wants it, never something between. Kata's own files are written before the
 // runtime's, so the runtime never points at a configuration that is not there yet.
 
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
-import { UserError } from "../errors.js";
+import { HostError, UserError } from "../errors.js";
+import { MAX_TEXT_BYTES, NOT_UTF8, tooLarge } from "../host/host.js";
 import { type FileChange, hash } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
@@ -23,6 +24,8 @@ import {
   removeUnbornDirs,
 } from "./fs-ops.js";
 import { backupOf, type Journal, type JournalStore, type Saved } from "./journal.js";
+import { guardOwnPlaces } from "./place-guard.js";
+import { type Left, RollbackIncomplete, rollBack } from "./rollback.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
@@ -79,12 +82,8 @@ export async function applyChanges(
 
   for (const [i, c] of ordered.entries()) {
     const current = await readEntry(store.host, c.path, c.link === true);
-    if ((current === null ? null : hash(current.bytes)) !== c.beforeHash) {
-      await recover(store);
-      throw new StalePlanError(
-        `${c.path} changed since the plan was made; nothing was left applied: plan again`,
-      );
-    }
+    const moved = movedSincePlan(c, current);
+    if (moved !== null) await rollBack(() => recover(store), moved);
     const pre: Saved =
       current === null
         ? "absent"
@@ -156,8 +155,7 @@ export async function applyChanges(
     try {
       await options.beforeCommit(result);
     } catch (error) {
-      await recover(store);
-      throw error;
+      await rollBack(() => recover(store), error);
     }
   }
   // One save commits the files and the switch made for them.
@@ -169,66 +167,115 @@ export async function applyChanges(
   return result;
 }
 
+/**
+ * Why the file `c` is not as the plan found it, or null when it is. A file the plan could not read
+ * as text (not UTF-8, too large: its preflight check says so, and may have been ignored) is said
+ * to be that, never "changed since the plan": it would be on every run.
+ */
+function movedSincePlan(c: FileChange, current: { bytes: Buffer } | null): UserError | null {
+  if ((current === null ? null : hash(current.bytes)) === c.beforeHash) return null;
+  if (current !== null && !c.link) {
+    if (current.bytes.length > MAX_TEXT_BYTES)
+      return new HostError(
+        `${c.path} ${tooLarge(MAX_TEXT_BYTES)}: kata-install reads a configuration whole, and no larger; make it smaller (settings into drop-ins), then plan again (nothing was written)`,
+      );
+    if (!isUtf8(current.bytes))
+      return new HostError(
+        `${c.path} ${NOT_UTF8}: kata-install edits only UTF-8 text, and would not keep this file's bytes; convert it (iconv -f LATIN1 -t UTF-8, say), then plan again (nothing was written)`,
+      );
+  }
+  return new StalePlanError(
+    `${c.path} changed since the plan was made; nothing was left applied: plan again`,
+  );
+}
+
+/** Before anything is written (artifacts included): every file the plan changes is as it found it. */
+export async function refuseMoved(store: JournalStore, changes: FileChange[]): Promise<void> {
+  for (const c of changes) {
+    const moved = movedSincePlan(c, await readEntry(store.host, c.path, c.link === true));
+    if (moved !== null) throw moved;
+  }
+}
+
 /** Roll back a transaction that a crash cut short; true when there was one. Safe to repeat. */
 export async function recover(store: JournalStore): Promise<boolean> {
-  await removeUnbornDirs(store.host, store.dir);
+  // Refused by name, before anything changes, when a place of ours is not what kata-install made.
   const journal = await store.load();
+  await guardOwnPlaces(store, journal);
+  await removeUnbornDirs(store.host, store.dir);
   if (journal === null) return false;
   if (journal.transaction === null && journal.pendingSwitch === null && (journal.staging ?? null) === null)
     // Nothing cut short; a journal that records nothing at all (a run failed right after making
     // it) goes, with the directories it made.
     return discardIfEmpty(store, journal);
-  await recoverStaging(store, journal);
-  // Backwards: the files first (they were written after the switch), then the switch.
+  // Backwards: the files first (they were written after the switch), then the switch. Until the
+  // journal is saved at the end, it records the whole cut-short run: a rollback that stops (a disk
+  // still full) is said with what it left, and the next run does it again from the start.
   const transaction = journal.transaction ?? {
     steps: [],
     before: { files: journal.files, dirs: journal.dirs },
   };
-  for (const step of [...transaction.steps].reverse()) {
-    await removeLeftoverTemps(store.host, step.path);
-    await restore(store, step.path, step.pre);
-    await removeEmptyDirs(store.host, step.createdDirs);
+  const pending = [...transaction.steps].reverse();
+  const left: Left = {
+    files: pending.map((s) => s.path),
+    version: journal.pendingSwitch?.next ?? null,
+    staging: journal.staging?.dir ?? null,
+  };
+  try {
+    await recoverStaging(store, journal);
+    left.staging = null;
+    for (const step of pending) {
+      await removeLeftoverTemps(store.host, step.path);
+      await restore(store, step.path, step.pre);
+      await removeEmptyDirs(store.host, step.createdDirs);
+      left.files.shift();
+    }
+    journal.files = transaction.before.files;
+    journal.dirs = transaction.before.dirs;
+    // The runtime may have loaded the files just rolled back: it must load them again.
+    if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
+    journal.transaction = null;
+    await recoverSwitch(store, prefixOf(store), journal);
+    left.version = null;
+    // Nothing of ours left on the node: no journal either, and none of the directories it made.
+    if (await discardIfEmpty(store, journal)) return true;
+    await store.save(journal);
+  } catch (error) {
+    throw new RollbackIncomplete(store, error, left);
   }
-  journal.files = transaction.before.files;
-  journal.dirs = transaction.before.dirs;
-  // The runtime may have loaded the files just rolled back: it must load them again.
-  if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
-  journal.transaction = null;
-  await recoverSwitch(store, prefixOf(store), journal);
-  // Nothing of ours left on the node: no journal either, and none of the directories it made.
-  if (await discardIfEmpty(store, journal)) return true;
-  await store.save(journal);
   await discardTxnCopies(store);
   await discardUnrecordedOriginals(store, journal);
   return true;
 }
 
-/** Put a file back as saved: its bytes, mode and owner, a link's target, or its absence. */
+/**
+ * Put a file back as saved: its bytes, mode and owner, a link's target, or its absence. One that is
+ * so already (a write that failed left it untouched) is not written again: on a full disk, that
+ * write would fail too.
+ */
 export async function restore(store: JournalStore, path: string, saved: Saved): Promise<void> {
   if (saved === "absent") await removeFile(store.host, path);
   else if ("link" in saved) {
+    if ((await store.host.readlink(path)) === saved.link) return;
     await ensureParents(store.host, path);
     await atomicLink(store.host, path, saved.link);
   } else {
+    const bytes = await store.bytesOf(saved.backup);
+    const current = await readEntry(store.host, path, false).catch(() => null);
+    const same =
+      current?.meta.mode === saved.mode && current.meta.uid === saved.uid && current.meta.gid === saved.gid;
+    if (same && current?.bytes.equals(bytes)) return;
     await ensureParents(store.host, path);
-    await atomicWrite(store.host, path, await store.bytesOf(saved.backup), saved);
+    await atomicWrite(store.host, path, bytes, saved);
   }
 }
 
 /** Saved originals of files whose record was rolled back with the transaction that made it. */
 async function discardUnrecordedOriginals(store: JournalStore, journal: Journal): Promise<void> {
   const kept = new Set(Object.values(journal.files).flatMap((r) => backupOf(r.original) ?? []));
-  const dir = await store.host.resolve(`${store.dir}/original`);
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) if (!kept.has(`original/${name}`)) fs.rmSync(`${dir}/${name}`, { force: true });
-  if (kept.size === 0) fs.rmSync(dir, { recursive: true, force: true });
+  await store.discardCopies("original", kept);
 }
 
 async function discardTxnCopies(store: JournalStore): Promise<void> {
-  fs.rmSync(await store.host.resolve(`${store.dir}/txn`), { recursive: true, force: true });
+  await store.discardCopies("txn");
 }

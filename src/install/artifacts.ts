@@ -17,6 +17,7 @@ import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
 import { ensureParents } from "./fs-ops.js";
 import type { ListedEntry } from "./listing.js";
+import { mkdirOwn, ownPath, removeOwnTree } from "./own-place.js";
 import { StagingDir } from "./staging.js";
 
 /** Null when a link target (relative to the link's directory) stays inside the prefix; else why not. */
@@ -215,9 +216,11 @@ export async function stageVersion(
   options: { rename?: boolean } = {},
 ): Promise<Staged> {
   const dir = `${prefix}/versions/${id}`;
-  const partial = await host.resolve(stagingPath(prefix, id));
-  fs.rmSync(partial, { recursive: true, force: true });
-  fs.mkdirSync(partial, { recursive: true });
+  const staging = stagingPath(prefix, id);
+  const partial = await ownPath(host, prefix, staging, "dir");
+  removeOwnTree(partial, staging);
+  mkdirOwn(await ownPath(host, prefix, `${prefix}/versions`, "dir"), `${prefix}/versions`);
+  mkdirOwn(partial, staging);
   const into = new StagingDir(partial);
   try {
     for (const artifact of [...artifacts].sort()) await source.extract(artifact, into);
@@ -229,8 +232,9 @@ export async function stageVersion(
   if (options.rename === false)
     return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true };
   try {
+    const target = await ownPath(host, prefix, dir, "dir");
     fault("rename", dir);
-    fs.renameSync(partial, await host.resolve(dir));
+    fs.renameSync(partial, target);
   } catch (error) {
     fs.rmSync(partial, { recursive: true, force: true });
     throw hostError(`cannot rename the staged version into ${dir}`, error);
@@ -241,7 +245,7 @@ export async function stageVersion(
 /** A version already on the node (a cut-short run made it): its files counted, nothing copied. */
 export async function existingVersion(host: Host, prefix: string, id: string): Promise<Staged | null> {
   const dir = `${prefix}/versions/${id}`;
-  const full = await host.resolve(dir);
+  const full = await ownPath(host, prefix, dir, "dir");
   if (!fs.existsSync(full)) return null;
   let files = 0;
   let bytes = 0;
@@ -256,7 +260,8 @@ export async function existingVersion(host: Host, prefix: string, id: string): P
 
 /** Point `current` at a version with one rename; null removes it. Returns the version it pointed at. */
 export async function switchCurrent(host: Host, prefix: string, id: string | null): Promise<string | null> {
-  const current = await host.resolveLink(`${prefix}/current`);
+  // `current` is a link of ours: anything else there is refused, never replaced or removed.
+  const current = await ownPath(host, prefix, `${prefix}/current`, "link");
   let previous: string | null = null;
   try {
     previous = path.basename(fs.readlinkSync(current));
@@ -264,7 +269,7 @@ export async function switchCurrent(host: Host, prefix: string, id: string | nul
     previous = null;
   }
   // A `current.next` a kill left between its creation and its rename goes whichever way we switch.
-  const next = `${current}.next`;
+  const next = await ownPath(host, prefix, `${prefix}/current.next`, "link");
   fs.rmSync(next, { force: true });
   if (id === null) fs.rmSync(current, { force: true });
   else {
@@ -296,6 +301,8 @@ export async function missingLinks(
       throw new ArtifactError(
         `${hostPath} exists and is not kata-install's link: an install not made by kata-install is there (uninstall it first)`,
       );
+    // Nothing planted on the way either (share/ a link to elsewhere): refused before it is made.
+    await ownPath(host, prefix, hostPath, "link");
     links.push(hostPath);
     for (
       let dir = path.posix.dirname(hostPath);
@@ -310,8 +317,13 @@ export async function missingLinks(
 /** Create links listed by missingLinks(). */
 export async function createLinks(host: Host, prefix: string, links: string[]): Promise<void> {
   for (const hostPath of links) {
+    // Never through a link planted on the way (share/ -> elsewhere).
+    await ownPath(host, prefix, path.posix.dirname(hostPath), "dir");
     await ensureParents(host, hostPath);
-    fs.symlinkSync(linkTarget(hostPath.slice(prefix.length + 1)), await host.resolveLink(hostPath));
+    fs.symlinkSync(
+      linkTarget(hostPath.slice(prefix.length + 1)),
+      await ownPath(host, prefix, hostPath, "link"),
+    );
   }
 }
 
@@ -328,7 +340,8 @@ export async function removeVersions(host: Host, prefix: string, ids: Iterable<s
   const removed: string[] = [];
   for (const id of ids) {
     if (id === "" || id.includes("/") || id === "." || id === "..") continue;
-    fs.rmSync(await host.resolve(`${prefix}/versions/${id}`), { recursive: true, force: true });
+    const dir = `${prefix}/versions/${id}`;
+    removeOwnTree(await ownPath(host, prefix, dir, "dir"), dir);
     removed.push(id);
   }
   return removed;

@@ -1,15 +1,31 @@
 // Faults injected on purpose, for the tests that make each write, rename, fsync and restart of an
-// install fail in turn (KATA_INSTALL_FAULT=<kind>:<n>: the n-th operation of that kind fails with
-// EIO). Unset, as on every node, this is one comparison per operation.
+// install fail in turn: KATA_INSTALL_FAULT=<kind>:<n>[+][@<path part>][,…] — the n-th operation of
+// that kind fails with EIO (with "+", that one and every later one: a disk that stays full); with
+// "@", only operations on a path containing that part are counted. Several, comma-separated, make
+// a rollback fail after the failure it rolls back. Unset, as on every node, this is one comparison
+// per operation.
 export type FaultKind = "write" | "rename" | "fsync" | "restart";
 
-const wanted = /^(write|rename|fsync|restart):(\d+)$/.exec(process.env.KATA_INSTALL_FAULT ?? "");
-const counts = new Map<string, number>();
+interface Spec {
+  kind: string;
+  n: number;
+  sticky: boolean;
+  on: string | null;
+  count: number;
+}
+
+const specs: Spec[] = (process.env.KATA_INSTALL_FAULT ?? "")
+  .split(",")
+  .map((text) => /^(write|rename|fsync|restart):(\d+)(\+?)(?:@(.+))?$/.exec(text.trim()))
+  .filter((m): m is RegExpExecArray => m !== null)
+  .map((m) => ({ kind: m[1] as string, n: Number(m[2]), sticky: m[3] === "+", on: m[4] ?? null, count: 0 }));
 
 export function fault(kind: FaultKind, what: string): void {
-  if (wanted === null || wanted[1] !== kind) return;
-  const n = (counts.get(kind) ?? 0) + 1;
-  counts.set(kind, n);
-  if (n === Number(wanted[2]))
-    throw Object.assign(new Error(`EIO: i/o error (injected), ${kind} ${what}`), { code: "EIO" });
+  if (specs.length === 0) return;
+  for (const spec of specs) {
+    if (spec.kind !== kind || (spec.on !== null && !what.includes(spec.on))) continue;
+    spec.count++;
+    if (spec.count === spec.n || (spec.sticky && spec.count > spec.n))
+      throw Object.assign(new Error(`EIO: i/o error (injected), ${kind} ${what}`), { code: "EIO" });
+  }
 }

@@ -5,8 +5,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { HostError, hostError } from "../errors.js";
 import { type Host, notRegular } from "../host/host.js";
+import { readBounded } from "../input-file.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
+import { createExclusive, mkdirOwn, namesIn, tempName } from "./own-place.js";
 
 export interface FileMeta {
   mode: number;
@@ -14,25 +16,40 @@ export interface FileMeta {
   gid: number;
 }
 
+/** The largest file kata-install reads back or saves a copy of (a runtime's configuration, ours). */
+export const MAX_FILE_BYTES = 64 << 20;
+
 /** A regular file's bytes and metadata, or null when it does not exist. */
 export async function readFile(
   host: Host,
   hostPath: string,
 ): Promise<{ bytes: Buffer; meta: FileMeta } | null> {
-  const file = await host.resolve(hostPath);
+  let fd: number;
   try {
+    const file = await host.resolve(hostPath);
+    // By type before it is opened: a FIFO would block, a device read without end.
     const stats = fs.statSync(file);
     if (!stats.isFile())
       throw new HostError(
         `${hostPath} ${stats.isDirectory() ? "is a directory" : (notRegular(stats) ?? "is not a regular file")}`,
       );
-    return {
-      bytes: fs.readFileSync(file),
-      meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid },
-    };
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
+    throw hostError(`cannot read ${hostPath}`, error);
+  }
+  try {
+    const stats = fs.fstatSync(fd);
+    if (!stats.isFile()) throw new HostError(`${hostPath} ${notRegular(stats) ?? "is not a regular file"}`);
+    if (stats.size > MAX_FILE_BYTES)
+      throw new HostError(
+        `${hostPath} is ${stats.size} bytes, more than kata-install reads (${MAX_FILE_BYTES}): not a configuration file it can change`,
+      );
+    const bytes = readBounded(fd, MAX_FILE_BYTES);
+    if (bytes === null) throw new HostError(`${hostPath} is larger than ${MAX_FILE_BYTES} bytes: refused`);
+    return { bytes, meta: { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid } };
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -58,16 +75,18 @@ export async function readEntry(
 export async function atomicLink(host: Host, hostPath: string, target: string): Promise<void> {
   const at = await host.resolveLink(hostPath);
   const dir = path.dirname(at);
-  const temp = path.join(dir, `${TEMP_PREFIX(path.basename(at))}${process.pid}`);
+  // symlink() never follows, and fails on a name already there: a planted one included.
+  const temp = path.join(dir, tempName(TEMP_PREFIX(path.basename(at))));
+  let made = false;
   try {
-    fs.rmSync(temp, { force: true });
     fault("write", hostPath);
     fs.symlinkSync(target, temp);
+    made = true;
     fault("rename", hostPath);
     fs.renameSync(temp, at);
     syncDir(dir);
   } catch (error) {
-    fs.rmSync(temp, { force: true });
+    if (made) fs.rmSync(temp, { force: true });
     throw hostError(`cannot link ${hostPath}`, error);
   }
 }
@@ -101,10 +120,26 @@ export async function atomicWrite(
   meta: FileMeta,
 ): Promise<void> {
   const file = await host.resolve(hostPath);
+  await writeAtomically(file, hostPath, bytes, meta);
+}
+
+/**
+ * The write behind atomicWrite, at a real path: a temp file beside it made with O_EXCL and never
+ * through a link (a link planted at a temp name cannot carry the bytes elsewhere), then a rename,
+ * which replaces the name itself, a link there included, never what it points at.
+ */
+export async function writeAtomically(
+  file: string,
+  hostPath: string,
+  bytes: Buffer | string,
+  meta: FileMeta,
+): Promise<void> {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `${TEMP_PREFIX(path.basename(file))}${process.pid}`);
+  const temp = path.join(dir, tempName(TEMP_PREFIX(path.basename(file))));
+  let made = false;
   try {
-    const fd = fs.openSync(temp, "w", meta.mode);
+    const fd = createExclusive(temp, meta.mode);
+    made = true;
     try {
       fault("write", hostPath);
       fs.writeFileSync(fd, bytes);
@@ -120,7 +155,7 @@ export async function atomicWrite(
     syncDir(dir);
   } catch (error) {
     // A write that failed (a full disk) leaves no temp file behind, and says where it failed.
-    fs.rmSync(temp, { force: true });
+    if (made) fs.rmSync(temp, { force: true });
     throw hostError(`cannot write ${hostPath}`, error);
   }
 }
@@ -140,22 +175,46 @@ export async function removeLeftoverTemps(host: Host, hostPath: string): Promise
 export async function removeFile(host: Host, hostPath: string): Promise<void> {
   // The entry itself: a link goes, never the file it points at.
   const file = await host.resolveLink(hostPath);
-  if (!fs.existsSync(path.dirname(file))) return; // nothing there to remove
-  fs.rmSync(file, { force: true });
-  syncDir(path.dirname(file));
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (st === undefined) return; // nothing there to remove
+  if (st.isDirectory())
+    throw new HostError(
+      `${hostPath} is a directory now, where kata-install wrote a file: it is not kata-install's to remove; move it away, then run kata-install again`,
+    );
+  try {
+    fs.unlinkSync(file);
+    syncDir(path.dirname(file));
+  } catch (error) {
+    throw hostError(`cannot remove ${hostPath}`, error);
+  }
 }
 
-/** Remove directories this install created, innermost first, when they are empty. */
+/**
+ * Remove directories this install created, innermost first, when they are empty. Each is looked
+ * at itself, not followed: one that became a link (or anything but a directory) is left, as is one
+ * that holds something.
+ */
 export async function removeEmptyDirs(host: Host, dirs: string[]): Promise<string[]> {
   const left: string[] = [];
   for (const dir of [...dirs].sort((a, b) => b.length - a.length)) {
-    const real = await host.resolve(dir);
+    let real: string;
+    try {
+      real = await host.resolveLink(dir);
+    } catch {
+      continue; // its parent cannot be reached: nothing of it to remove
+    }
+    const st = fs.lstatSync(real, { throwIfNoEntry: false });
+    if (st === undefined) continue;
+    if (!st.isDirectory()) {
+      left.push(dir);
+      continue;
+    }
     try {
       fs.rmdirSync(real);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOTEMPTY" || code === "EEXIST") left.push(dir);
-      else if (code !== "ENOENT") throw error;
+      else if (code !== "ENOENT") throw hostError(`cannot remove ${dir}`, error);
     }
   }
   return left;
@@ -187,13 +246,26 @@ export async function createDirsWith(
 ): Promise<void> {
   const top = dirs[0] as string;
   const inner = (dirs[dirs.length - 1] as string).slice(top.length);
-  const temp = `${path.posix.dirname(top)}/${NEW_DIRS_PREFIX}${process.pid}`;
-  fs.rmSync(await host.resolve(temp), { recursive: true, force: true });
-  for (const d of dirs) fs.mkdirSync(await host.resolve(temp + d.slice(top.length)), { mode: 0o755 });
-  await fill(temp + inner);
-  crashPoint("dirs:unborn");
-  fs.renameSync(await host.resolve(temp), await host.resolve(top));
-  syncDir(path.dirname(await host.resolve(top)));
+  const parent = path.posix.dirname(top);
+  const realParent = await host.resolve(parent);
+  // A fresh name, made here: nothing planted at it can be written through or deleted.
+  const name = tempName(NEW_DIRS_PREFIX);
+  const realTemp = path.join(realParent, name);
+  try {
+    fs.mkdirSync(realTemp, { mode: 0o755 });
+  } catch (error) {
+    throw hostError(`cannot create ${top}`, error);
+  }
+  try {
+    for (const d of dirs.slice(1)) mkdirOwn(path.join(realTemp, d.slice(top.length)), d);
+    await fill(`${parent === "/" ? "" : parent}/${name}${inner}`);
+    crashPoint("dirs:unborn");
+    fs.renameSync(realTemp, path.join(realParent, path.posix.basename(top)));
+    syncDir(realParent);
+  } catch (error) {
+    fs.rmSync(realTemp, { recursive: true, force: true });
+    throw hostError(`cannot create ${top}`, error);
+  }
 }
 
 /** Remove what a createDirsWith() cut short before its rename left beside `dir`'s nearest existing ancestor. */
@@ -201,12 +273,6 @@ export async function removeUnbornDirs(host: Host, dir: string): Promise<void> {
   let parent = dir;
   while (parent !== "/" && !(await host.exists(parent))) parent = path.posix.dirname(parent);
   const real = await host.resolve(parent);
-  let names: string[];
-  try {
-    names = fs.readdirSync(real);
-  } catch {
-    return;
-  }
-  for (const name of names)
+  for (const name of namesIn(real))
     if (name.startsWith(NEW_DIRS_PREFIX)) fs.rmSync(path.join(real, name), { recursive: true, force: true });
 }

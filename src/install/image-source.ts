@@ -13,6 +13,9 @@ import { ArtifactError } from "./artifact-error.js";
 import { type ArtifactSource, type FileSink, linkInside } from "./artifacts.js";
 import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, parseListing } from "./listing.js";
 
+/** Manifests and indexes are kilobytes (a file list of hundreds of entries included): no more is read. */
+export const MAX_MANIFEST_BYTES = 4 << 20;
+
 export interface Descriptor {
   mediaType: string;
   digest: string;
@@ -220,12 +223,25 @@ export function imageSource(
           into,
           ours,
           maxTarBytes,
+          declaredSize: layer.size,
           check: (actual, size) => mismatch(store, layer, what, actual, size),
         });
       }
     },
   };
   return source;
+}
+
+/**
+ * A layer of an image without kata-install's file list (not made by `artifacts split`) has no
+ * bound of its own: it may inflate to this many times its compressed size (real layers of binaries
+ * and images inflate 2 to 10 times; a gzip bomb, a thousand), and never past the ceiling.
+ */
+export const MAX_INFLATE_RATIO = 100;
+export const LAYER_CEILING = 4 * 1024 ** 3;
+
+export function inflateBound(compressed: number): number {
+  return Math.min(LAYER_CEILING, compressed * MAX_INFLATE_RATIO + (1 << 20));
 }
 
 interface LayerContext {
@@ -237,6 +253,8 @@ interface LayerContext {
   ours: Set<string>;
   /** The most a layer's tar may hold, from the image's file list; null without one. */
   maxTarBytes: number | null;
+  /** The blob's size as its manifest declares it: more is refused as it arrives. */
+  declaredSize: number;
   /** The blob's digest check, given what the stream hashed to: null when it matches. */
   check(actualHex: string, size: number): string | null;
 }
@@ -345,12 +363,15 @@ function extractLayer(
       if (size === 0 && chunk[0] === 0x1f && chunk[1] === 0x8b) {
         gunzip = zlib.createGunzip({ chunkSize: 64 << 10 });
         const inflating = gunzip;
+        const limit = layer.maxTarBytes ?? inflateBound(layer.declaredSize);
         inflating.on("data", (out: Buffer) => {
           inflated += out.length;
-          if (layer.maxTarBytes !== null && inflated > layer.maxTarBytes) {
+          if (inflated > limit) {
             inflating.destroy();
             return refuse(
-              `the layer inflates to more than the ${layer.maxTarBytes} bytes its image's file list allows (a gzip bomb?)`,
+              layer.maxTarBytes !== null
+                ? `the layer inflates to more than the ${limit} bytes its image's file list allows (a gzip bomb?)`
+                : `the layer inflates to more than ${limit} bytes (${MAX_INFLATE_RATIO} times its compressed size, at most ${LAYER_CEILING}), and its image has no file list that allows more (a gzip bomb?)`,
             );
           }
           toParser(out, inflating);
@@ -365,6 +386,18 @@ function extractLayer(
         });
       }
       size += chunk.length;
+      // More than the manifest declares is refused as it arrives, before it reaches the disk.
+      if (
+        size > layer.declaredSize ||
+        (layer.maxTarBytes === null && gunzip === null && size > LAYER_CEILING)
+      ) {
+        stream.pause();
+        return refuse(
+          size > layer.declaredSize
+            ? `the blob is larger than the ${layer.declaredSize} bytes its manifest declares`
+            : `the layer is larger than ${LAYER_CEILING} bytes, and its image has no file list that allows more`,
+        );
+      }
       if (gunzip !== null) {
         if (unreadable === null && refusal === null && !gunzip.write(chunk)) {
           stream.pause();

@@ -10,10 +10,11 @@ import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { Changeset, PlanAction } from "../render/changeset.js";
 import { installDir } from "../render/layout.js";
-import { type ApplyResult, applyChanges, recover } from "./apply.js";
+import { type ApplyResult, applyChanges, recover, refuseMoved } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
 import { type JournalStore, journalFor } from "./journal.js";
+import { RollbackFailed, rollBack } from "./rollback.js";
 import { restartRuntime } from "./runtime.js";
 import { commitSwitch, discardIfEmpty, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
 import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
@@ -71,12 +72,17 @@ export async function install(
   };
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
   let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
+  // The node as the plan found it, or nothing is written (not even the artifacts). A takeover
+  // plans the prefix's files as new: kata-deploy's there are moved aside first.
+  const takeOver = changeset.actions.some((a) => a.kind === "take-over");
+  await refuseMoved(
+    store,
+    changeset.changes.filter((c) => !takeOver || !c.path.startsWith(`${prefix}/`)),
+  );
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0)
-      artifacts = await installArtifacts(store, prefix, source, names, {
-        takeOver: changeset.actions.some((a) => a.kind === "take-over"),
-      });
+      artifacts = await installArtifacts(store, prefix, source, names, { takeOver });
     // How to restart the runtime is journalled before its files change, so an uninstall after a
     // crash at any later point still knows.
     if (action && changeset.changes.some((c) => c.role === "runtime")) {
@@ -95,10 +101,14 @@ export async function install(
     if (changeset.changes.length === 0 && artifacts.switched) await verify();
   } catch (error) {
     // Whatever failed, the node goes back to where this run found it (recover is a no-op when
-    // applyChanges has done it already), and the runtime back to the files it had.
-    await recover(store);
-    await rollBackRestart(store, host, socket, answerTimeoutMs);
-    throw error;
+    // applyChanges has done it already), and the runtime back to the files it had. A rollback
+    // that could not finish has been said already, with what it left.
+    if (error instanceof RollbackFailed) throw error;
+    await rollBack(
+      () => recover(store),
+      error,
+      () => rollBackRestart(store, host, socket, answerTimeoutMs),
+    );
   }
   if (artifacts.switched) await commitSwitch(store, prefix);
   // A restart that an earlier run left undone (it failed, or was cut short), with nothing to

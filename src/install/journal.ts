@@ -6,13 +6,17 @@
 //   original/N     the node's own bytes of a file, from before kata-install first touched it
 //   txn/N          a file's bytes from before the running transaction, for rolling it back
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import * as z from "zod/mini";
 import { JOURNAL_DIR } from "../detect/kata.js";
-import { UserError } from "../errors.js";
+import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
+import { hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
-import { atomicWrite, ensureParents, type FileMeta, readFile } from "./fs-ops.js";
+import { type FileMeta, MAX_FILE_BYTES, writeAtomically } from "./fs-ops.js";
+import { mkdirOwn, namesIn, type OwnKind, ownPath, readNoFollow } from "./own-place.js";
 
 export const JOURNAL_VERSION = 1;
 
@@ -155,6 +159,17 @@ export function parseJournal(file: string, text: string): Journal {
   );
 }
 
+/** How a saved copy is named in original/ or txn/ (keep()): anything else is no copy of ours. */
+const COPY_NAME = /^(original|txn)\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The largest journal kata-install reads: thousands of records are well under it. */
+const MAX_JOURNAL_BYTES = 16 << 20;
+
+/**
+ * The journal directory, <prefix>/.install: its files are kata-install's own places, every one
+ * reached without following a link (own-place.ts), and only the names kata-install gives are ever
+ * removed from it.
+ */
 export class JournalStore {
   constructor(
     readonly host: Host,
@@ -166,10 +181,20 @@ export class JournalStore {
     return `${this.dir}/journal.json`;
   }
 
+  /** The install prefix the journal directory is in: links above it are the admin's. */
+  get prefix(): string {
+    return path.posix.dirname(this.dir);
+  }
+
+  /** The real path of a place of ours under the prefix, refused if a link or odd file is on the way. */
+  own(hostPath: string, kind: OwnKind): Promise<string> {
+    return ownPath(this.host, this.prefix, hostPath, kind);
+  }
+
   async load(): Promise<Journal | null> {
-    const found = await readFile(this.host, this.file);
-    if (found === null) return null;
-    return parseJournal(this.file, found.bytes.toString("utf8"));
+    const bytes = readNoFollow(await this.own(this.file, "file"), this.file, MAX_JOURNAL_BYTES);
+    if (bytes === null) return null;
+    return parseJournal(this.file, bytes.toString("utf8"));
   }
 
   async save(journal: Journal): Promise<void> {
@@ -178,21 +203,72 @@ export class JournalStore {
 
   /** Write the journal into `dir` (a host path): its own directory, or the one it is born in. */
   async saveAt(dir: string, journal: Journal): Promise<void> {
-    await atomicWrite(this.host, `${dir}/journal.json`, `${JSON.stringify(journal, null, 2)}\n`, ROOT_ONLY);
+    const file = `${dir}/journal.json`;
+    // The directory it is born in is a fresh one createDirsWith() just made.
+    const real = dir === this.dir ? await this.own(file, "file") : await this.host.resolve(file);
+    await writeAtomically(real, file, `${JSON.stringify(journal, null, 2)}\n`, ROOT_ONLY);
   }
 
   /** Save a file's bytes under original/ or txn/; returns the name to record. */
   async keep(kind: "original" | "txn", bytes: Buffer): Promise<string> {
     const name = `${kind}/${randomUUID()}`;
-    await ensureParents(this.host, `${this.dir}/${name}`);
-    await atomicWrite(this.host, `${this.dir}/${name}`, bytes, ROOT_ONLY);
+    mkdirOwn(await this.own(`${this.dir}/${kind}`, "dir"), `${this.dir}/${kind}`);
+    await writeAtomically(
+      await this.own(`${this.dir}/${name}`, "file"),
+      `${this.dir}/${name}`,
+      bytes,
+      ROOT_ONLY,
+    );
     return name;
   }
 
   async bytesOf(name: string): Promise<Buffer> {
-    const found = await readFile(this.host, `${this.dir}/${name}`);
-    if (found === null) throw new Error(`${this.dir}/${name}: a saved copy is missing from the journal`);
-    return found.bytes;
+    if (!COPY_NAME.test(name))
+      throw new JournalError(`${this.file}: "${name}" is not the name of a copy kata-install saved`);
+    const where = `${this.dir}/${name}`;
+    const bytes = readNoFollow(await this.own(where, "file"), where, MAX_FILE_BYTES);
+    if (bytes === null)
+      throw new JournalError(`${where}: a saved copy is missing from the journal; it cannot be restored`);
+    return bytes;
+  }
+
+  /** Remove the copies in original/ or txn/ that `keep` does not name, and the directory once empty. */
+  async discardCopies(kind: "original" | "txn", keep: ReadonlySet<string> = new Set()): Promise<void> {
+    const where = `${this.dir}/${kind}`;
+    const real = await this.own(where, "dir");
+    const names = namesIn(real);
+    for (const name of names) {
+      const copy = `${kind}/${name}`;
+      if (!COPY_NAME.test(copy) || keep.has(copy)) continue;
+      const st = fs.lstatSync(path.join(real, name), { throwIfNoEntry: false });
+      // Only what keep() makes: a regular file (a link is removed as a link, never followed).
+      if (st?.isFile() || st?.isSymbolicLink()) fs.rmSync(path.join(real, name), { force: true });
+    }
+    try {
+      fs.rmdirSync(real);
+    } catch {
+      // not empty (a copy still recorded, or something not ours): left
+    }
+  }
+
+  /**
+   * Everything of the journal's in its directory: the journal first (from then on nothing is
+   * installed), then the copies, the probe cache and temp files of ours. The directory itself goes
+   * with the directories the journal made (removeEmptyDirs), and only when nothing else is in it.
+   */
+  async discard(): Promise<void> {
+    const real = await this.own(this.dir, "dir");
+    try {
+      fs.rmSync(path.join(real, "journal.json"), { force: true });
+      await this.discardCopies("original");
+      await this.discardCopies("txn");
+      fs.rmSync(path.join(real, PROBE_CACHE_FILE), { force: true });
+      for (const name of namesIn(real))
+        if (/^\.(journal|probes)\.json\.kata-install-/.test(name))
+          fs.rmSync(path.join(real, name), { force: true });
+    } catch (error) {
+      throw hostError(`cannot remove ${this.dir}`, error);
+    }
   }
 }
 

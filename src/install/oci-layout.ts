@@ -3,10 +3,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
+import { notRegular } from "../host/host.js";
+import { readInput, readInputText } from "../input-file.js";
 import { ArtifactError } from "./artifact-error.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { fileStream, hashFileOnWorker, WORKER_THRESHOLD } from "./blob-file.js";
-import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
+import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
 
 const REF_NAME = "org.opencontainers.image.ref.name";
 
@@ -14,7 +16,9 @@ const RELEASE_FILE = "kata-release.json";
 
 function releasePins(dir: string): Record<string, string> {
   try {
-    const release = JSON.parse(fs.readFileSync(path.join(dir, RELEASE_FILE), "utf8")) as {
+    const read = readInputText(path.join(dir, RELEASE_FILE), MAX_MANIFEST_BYTES);
+    if (!read.ok) return {};
+    const release = JSON.parse(read.text) as {
       artifacts?: Record<string, { digest?: string }>;
     };
     return Object.fromEntries(
@@ -36,23 +40,32 @@ export function ociLayoutSource(
     if (!/^[0-9a-f]{64}$/.test(hex))
       throw new ArtifactError(`${where}: ${what}: unsupported digest ${d.digest}`);
     const file = path.join(dir, "blobs", "sha256", hex);
-    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile())
-      throw new ArtifactError(`${where}: ${what}: blob ${d.digest} is missing`);
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (st === undefined) throw new ArtifactError(`${where}: ${what}: blob ${d.digest} is missing`);
+    if (!st.isFile())
+      throw new ArtifactError(`${where}: ${what}: blob ${d.digest} ${notRegular(st) ?? "is a directory"}`);
     return file;
   };
-  const read = (d: Descriptor, what: string): Buffer => fs.readFileSync(blobPath(d, what));
+  /** A manifest or index: kilobytes, read whole, bounded. */
+  const read = (d: Descriptor, what: string): Buffer => {
+    const got = readInput(blobPath(d, what), MAX_MANIFEST_BYTES);
+    if (!got.ok) throw new ArtifactError(`${where}: ${what}: blob ${d.digest} ${got.reason}`);
+    return got.bytes;
+  };
   // Read once a source: a plan asks for every image of the release.
   let index: { manifests?: Descriptor[] } | undefined;
   let pins: Record<string, string> | undefined;
   const store: ImageStore = {
     where,
     async tagged(artifact) {
-      try {
-        index ??= JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8")) as {
-          manifests?: Descriptor[];
-        };
-      } catch {
-        throw new ArtifactError(`${where}: no readable index.json: not an OCI image layout`);
+      if (index === undefined) {
+        const text = readInputText(path.join(dir, "index.json"), MAX_MANIFEST_BYTES);
+        if (!text.ok) throw new ArtifactError(`${where}: index.json ${text.reason}: not an OCI image layout`);
+        try {
+          index = JSON.parse(text.text) as { manifests?: Descriptor[] };
+        } catch {
+          throw new ArtifactError(`${where}: index.json is not JSON: not an OCI image layout`);
+        }
       }
       const tagged = (index.manifests ?? []).filter((m) => m.annotations?.[REF_NAME] === artifact);
       if (tagged.length > 1)

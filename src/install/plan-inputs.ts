@@ -4,9 +4,11 @@
 // moved since it was made.
 import fs from "node:fs";
 import path from "node:path";
-import { DEFAULT_OVERRIDES } from "../decide/overrides.js";
+import { DEFAULT_OVERRIDES, MAX_OVERRIDES_BYTES } from "../decide/overrides.js";
 import type { Facts } from "../detect/facts.js";
+import { UserError } from "../errors.js";
 import { Host } from "../host/host.js";
+import { readInput } from "../input-file.js";
 import { dataPath } from "../package-root.js";
 import { hash } from "../render/changeset.js";
 
@@ -99,12 +101,10 @@ export function overridesInput(
   hostRoot: string,
 ): { path: string; sha256: string | null } {
   const file = given === null ? new Host({ root: hostRoot }).resolveSync(DEFAULT_OVERRIDES) : given;
-  let bytes: Buffer | null = null;
-  try {
-    bytes = fs.readFileSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
+  // The plan read it already, by the same bounds: one it could not read stopped the plan.
+  const read = readInput(file, MAX_OVERRIDES_BYTES);
+  if (!read.ok && !read.missing) throw new UserError(`${file}: ${read.reason}`);
+  const bytes = read.ok ? read.bytes : null;
   return {
     path: given === null ? DEFAULT_OVERRIDES : path.resolve(given),
     sha256: bytes === null ? null : hash(bytes),

@@ -101,9 +101,12 @@ export async function foreignContent(
   }
   const versionsDir = await host.readDir(`${prefix}/versions`);
   if (versionsDir.ok)
-    for (const name of versionsDir.entries)
-      if (!versions.has(name) && !name.endsWith(".partial"))
-        found.push(`${prefix}/versions/${name} is not a version kata-install made`);
+    for (const name of versionsDir.entries) {
+      if (versions.has(name)) continue;
+      // A staging directory of ours is a directory; anything else of that name is not ours.
+      const partial = name.endsWith(".partial") && (await lstat(`${prefix}/versions/${name}`))?.isDirectory();
+      if (!partial) found.push(`${prefix}/versions/${name} is not a version kata-install made`);
+    }
   const links = new Set(journal?.artifacts.links ?? []);
   for (const link of LINKS) {
     const at = `${prefix}/${link}`;

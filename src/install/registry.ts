@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
-import { type Descriptor, type ImageStore, imageSource } from "./image-source.js";
+import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
 
 const MANIFEST_TYPES = [
   "application/vnd.oci.image.index.v1+json",
@@ -16,16 +16,34 @@ const MANIFEST_TYPES = [
 ];
 /**
  * Bounds on what a registry may send. Manifests, indexes and tokens are kilobytes: more is refused
- * as it arrives, never held. Time is bounded per read, not per transfer: a large layer on a slow
- * link goes on as long as bytes keep coming; a stalled one stops after `idleMs` without any.
+ * as it arrives, never held. Time is bounded per read — a stalled transfer stops after `idleMs`
+ * without a byte — and per transfer: a registry that sends a byte now and then, never idle for
+ * long, must still be done within `pullMs`, plus, for a blob, the time its declared size takes at
+ * `minBytesPerSecond` (a large layer on a slow link goes on; one that trickles does not hold the
+ * node's lock without end).
  */
 export interface RegistryLimits {
   /** Largest manifest, index or token response, in bytes. */
   maxDocumentBytes: number;
   /** Longest wait for response headers, or between two reads of a body. */
   idleMs: number;
+  /** The deadline of a whole transfer (headers and body), before its size is counted. */
+  pullMs: number;
+  /** The slowest a blob may come on average: its size at this rate is added to its deadline. */
+  minBytesPerSecond: number;
 }
-export const DEFAULT_LIMITS: RegistryLimits = { maxDocumentBytes: 4 << 20, idleMs: 30_000 };
+export const DEFAULT_LIMITS: RegistryLimits = {
+  maxDocumentBytes: MAX_MANIFEST_BYTES,
+  idleMs: 30_000,
+  pullMs: 120_000,
+  minBytesPerSecond: 256 << 10,
+};
+
+/** When a transfer must be done by, and how long that was, for its message. */
+interface Deadline {
+  at: number;
+  ms: number;
+}
 
 export interface RegistryRef {
   host: string;
@@ -45,25 +63,31 @@ export function registrySource(
   ref: RegistryRef,
   catalogue: ArtifactCatalogue,
   arch: string | null,
-  limits: RegistryLimits = DEFAULT_LIMITS,
+  given: Partial<RegistryLimits> = {},
 ): ArtifactSource {
+  const limits: RegistryLimits = { ...DEFAULT_LIMITS, ...given };
+  const deadline = (bytes = 0): Deadline => {
+    const ms = limits.pullMs + Math.ceil((bytes * 1000) / limits.minBytesPerSecond);
+    return { at: Date.now() + ms, ms };
+  };
   const where = `registry:${ref.host}/${ref.repo}`;
   const scheme = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(ref.host) ? "http" : "https";
   const tokens = new Map<string, string>();
 
   /** GET with the registry's auth flow: on 401, fetch a bearer token for the challenged scope. */
-  async function get(url: string, accept: string[], what: string): Promise<Response> {
+  async function get(url: string, accept: string[], what: string, by: Deadline): Promise<Response> {
     const attempt = (token?: string) =>
       fetchHeaders(
         url,
         { Accept: accept.join(", "), ...(token ? { Authorization: `Bearer ${token}` } : {}) },
         `${where}: ${what}: ${url}`,
+        by,
       );
     const repoKey = url.split("/v2/")[1]?.split(/\/(manifests|blobs)\//)[0] ?? "";
     let response = await attempt(tokens.get(repoKey));
     if (response.status === 401) {
       const challenge = response.headers.get("www-authenticate") ?? "";
-      const token = await bearerToken(challenge, what);
+      const token = await bearerToken(challenge, what, by);
       tokens.set(repoKey, token);
       response = await attempt(token);
     }
@@ -74,7 +98,7 @@ export function registrySource(
     return response;
   }
 
-  async function bearerToken(challenge: string, what: string): Promise<string> {
+  async function bearerToken(challenge: string, what: string, by: Deadline): Promise<string> {
     const match = /^Bearer\s+(.*)$/i.exec(challenge);
     if (!match)
       throw new ArtifactError(
@@ -88,11 +112,11 @@ export function registrySource(
     if (params.service) url.searchParams.set("service", params.service);
     if (params.scope) url.searchParams.set("scope", params.scope);
     const at = `${where}: ${what}: token from ${url.origin}`;
-    const response = await fetchHeaders(url.toString(), {}, at);
+    const response = await fetchHeaders(url.toString(), {}, at, by);
     if (!response.ok) throw new ArtifactError(`${at}: HTTP ${response.status}`);
     let body: { token?: string; access_token?: string };
     try {
-      body = JSON.parse((await readDocument(response, at)).toString("utf8"));
+      body = JSON.parse((await readDocument(response, at, by)).toString("utf8"));
     } catch (error) {
       if (error instanceof ArtifactError) throw error;
       throw new ArtifactError(`${at}: not JSON`);
@@ -106,16 +130,25 @@ export function registrySource(
    * Response headers within `idleMs`; the body is the caller's, read under the same idle bound.
    * The controller stays with the response, so a stalled body can be cut off later.
    */
-  async function fetchHeaders(url: string, headers: Record<string, string>, at: string): Promise<Response> {
+  async function fetchHeaders(
+    url: string,
+    headers: Record<string, string>,
+    at: string,
+    by: Deadline,
+  ): Promise<Response> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), limits.idleMs);
+    const wait = Math.max(0, Math.min(limits.idleMs, by.at - Date.now()));
+    const timer = setTimeout(() => controller.abort(), wait);
     try {
       const response = await fetch(url, { headers, redirect: "follow", signal: controller.signal });
       aborters.set(response, controller);
       return response;
     } catch (error) {
       const e = error as Error;
-      if (controller.signal.aborted) throw new ArtifactError(`${at}: no answer within ${limits.idleMs} ms`);
+      if (controller.signal.aborted)
+        throw new ArtifactError(
+          wait < limits.idleMs ? overdue(at, by) : `${at}: no answer within ${limits.idleMs} ms`,
+        );
       throw new ArtifactError(`${at}: ${(e.cause as Error)?.message ?? e.message}`);
     } finally {
       clearTimeout(timer);
@@ -124,7 +157,7 @@ export function registrySource(
   const aborters = new WeakMap<Response, AbortController>();
 
   /** A manifest-sized body: refused as soon as it passes the bound, and cut off when it stalls. */
-  async function readDocument(response: Response, at: string): Promise<Buffer> {
+  async function readDocument(response: Response, at: string, by: Deadline): Promise<Buffer> {
     const declared = Number(response.headers.get("content-length") ?? "NaN");
     if (declared > limits.maxDocumentBytes) {
       aborters.get(response)?.abort();
@@ -134,7 +167,7 @@ export function registrySource(
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of idle(bodyOf(response, at), limits.idleMs, at, () =>
+    for await (const chunk of bounded(bodyOf(response, at), limits.idleMs, by, at, () =>
       aborters.get(response)?.abort(),
     )) {
       size += chunk.length;
@@ -153,12 +186,14 @@ export function registrySource(
   const store: ImageStore = {
     where,
     async tagged(artifact) {
+      const by = deadline();
       const response = await get(
         `${base(artifact)}/manifests/${ref.tag}`,
         MANIFEST_TYPES,
         `${artifact}:${ref.tag}`,
+        by,
       );
-      const bytes = await readDocument(response, `${where}: ${artifact}:${ref.tag}`);
+      const bytes = await readDocument(response, `${where}: ${artifact}:${ref.tag}`, by);
       const digest = response.headers.get("docker-content-digest");
       const mediaType = (response.headers.get("content-type") ?? "").split(";")[0] as string;
       // By tag, the registry says which digest it served; without one, the bytes name themselves.
@@ -171,20 +206,24 @@ export function registrySource(
     },
     async fetch(artifact, d, what) {
       const kind = MANIFEST_TYPES.includes(d.mediaType) ? "manifests" : "blobs";
+      const by = deadline();
       const response = await get(
         `${base(artifact)}/${kind}/${d.digest}`,
         kind === "manifests" ? MANIFEST_TYPES : ["*/*"],
         what,
+        by,
       );
-      return readDocument(response, `${where}: ${what}`);
+      return readDocument(response, `${where}: ${what}`, by);
     },
     async open(artifact, d, what) {
       const at = `${where}: ${what}`;
-      const response = await get(`${base(artifact)}/blobs/${d.digest}`, ["*/*"], what);
-      // As long as bytes keep coming: a stall of idleMs ends it, naming the registry and the blob.
+      const by = deadline(d.size);
+      const response = await get(`${base(artifact)}/blobs/${d.digest}`, ["*/*"], what, by);
+      // While bytes keep coming, within the blob's deadline: a stall of idleMs or the deadline
+      // ends it, naming the registry and the blob.
       return {
         stream: Readable.from(
-          idle(bodyOf(response, at), limits.idleMs, at, () => aborters.get(response)?.abort()),
+          bounded(bodyOf(response, at), limits.idleMs, by, at, () => aborters.get(response)?.abort()),
         ),
       };
     },
@@ -197,21 +236,37 @@ function bodyOf(response: Response, at: string): AsyncIterable<Uint8Array> {
   return Readable.fromWeb(response.body as ReadableStream<Uint8Array>);
 }
 
-/** The chunks of `source`, failing (and calling `abort`) when none comes for `ms`. */
-async function* idle(
+function overdue(at: string, by: Deadline): string {
+  return `${at}: not done within ${by.ms} ms, the most this transfer may take: the registry sends too slowly`;
+}
+
+/**
+ * The chunks of `source`, failing (and calling `abort`) when none comes for `ms`, or when the
+ * transfer's deadline passes, however steadily bytes come.
+ */
+async function* bounded(
   source: AsyncIterable<Uint8Array>,
   ms: number,
+  by: Deadline,
   at: string,
   abort: () => void,
 ): AsyncGenerator<Buffer> {
   const iterator = source[Symbol.asyncIterator]();
   for (;;) {
     let timer: NodeJS.Timeout | undefined;
+    const left = by.at - Date.now();
     const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abort();
-        reject(new ArtifactError(`${at}: no data for ${ms} ms: the transfer stalled`));
-      }, ms);
+      timer = setTimeout(
+        () => {
+          abort();
+          reject(
+            new ArtifactError(
+              left < ms ? overdue(at, by) : `${at}: no data for ${ms} ms: the transfer stalled`,
+            ),
+          );
+        },
+        Math.max(0, Math.min(ms, left)),
+      );
     });
     let next: IteratorResult<Uint8Array>;
     try {

@@ -20,6 +20,7 @@ import { crashPoint } from "./crash-point.js";
 import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore, type PendingSwitch } from "./journal.js";
 import type { ListedEntry } from "./listing.js";
+import { mkdirOwn, removeOwnTree } from "./own-place.js";
 import { KATA_DEPLOY_ENTRIES, recordedVersions, TAKEN_OVER } from "./prefix.js";
 
 export interface SwitchResult {
@@ -136,8 +137,9 @@ async function moveAside(store: JournalStore, prefix: string, journal: Journal):
   // The install taken over is kata-install's now, its directory too: uninstall removes it whole.
   if (!journal.dirs.includes(prefix)) journal.dirs.push(prefix);
   await store.save(journal);
-  const aside = await store.host.resolve(`${prefix}/versions/${TAKEN_OVER}`);
-  fs.mkdirSync(aside, { recursive: true });
+  mkdirOwn(await store.own(`${prefix}/versions`, "dir"), `${prefix}/versions`);
+  const aside = await store.own(`${prefix}/versions/${TAKEN_OVER}`, "dir");
+  mkdirOwn(aside, `${prefix}/versions/${TAKEN_OVER}`);
   for (const name of names) {
     crashPoint("takeover:move");
     fs.renameSync(await store.host.resolveLink(`${prefix}/${name}`), path.join(aside, name));
@@ -150,13 +152,15 @@ async function moveBack(
   prefix: string,
   moved: { id: string; names: string[] },
 ): Promise<void> {
-  const aside = await store.host.resolve(`${prefix}/versions/${moved.id}`);
+  const where = `${prefix}/versions/${moved.id}`;
+  const aside = await store.own(where, "dir");
   for (const name of moved.names) {
     const from = path.join(aside, name);
     const to = await store.host.resolveLink(`${prefix}/${name}`);
-    if (fs.existsSync(from) && !fs.lstatSync(to, { throwIfNoEntry: false })) fs.renameSync(from, to);
+    if (fs.lstatSync(from, { throwIfNoEntry: false }) && !fs.lstatSync(to, { throwIfNoEntry: false }))
+      fs.renameSync(from, to);
   }
-  fs.rmSync(aside, { recursive: true, force: true });
+  removeOwnTree(aside, where);
 }
 
 /** Remove the retired versions (only those: nothing else under versions/ is touched). */
@@ -181,20 +185,24 @@ async function repairVersion(
   source: ArtifactSource,
   names: string[],
 ): Promise<number> {
-  const version = await store.host.resolve(`${prefix}/versions/${id}`);
-  const wrong: string[] = [];
+  const version = await store.own(`${prefix}/versions/${id}`, "dir");
+  const wrong: ListedEntry[] = [];
   for (const name of names)
-    for (const entry of await source.list(name)) if (!holds(version, entry)) wrong.push(entry.path);
+    for (const entry of await source.list(name)) if (!holds(version, entry)) wrong.push(entry);
   if (wrong.length === 0) return 0;
   journal.staging = { dir: stagingPath(prefix, id), version: `${prefix}/versions/${id}`, createdDirs: [] };
   await store.save(journal);
   try {
     const partial = (await stageVersion(store.host, prefix, id, source, names, { rename: false })).dir;
-    for (const file of wrong) {
-      const to = path.join(version, file);
-      fs.mkdirSync(path.dirname(to), { recursive: true });
-      fs.rmSync(to, { force: true });
-      fs.renameSync(path.join(partial, file), to);
+    for (const entry of wrong) {
+      // Into the version's own directories, never through a link that replaced one of them; what
+      // stands at the entry's place goes only if it is a file or link (as the entry is).
+      const at = `${prefix}/versions/${id}/${entry.path}`;
+      const to = await store.own(path.posix.dirname(at), "dir");
+      fs.mkdirSync(to, { recursive: true });
+      const there = path.join(to, path.posix.basename(at));
+      if (!fs.lstatSync(there, { throwIfNoEntry: false })?.isDirectory()) fs.rmSync(there, { force: true });
+      fs.renameSync(path.join(partial, entry.path), there);
     }
   } finally {
     await recoverStaging(store, journal);
@@ -226,6 +234,8 @@ async function stageJournalled(
   names: string[],
 ): Promise<Staged> {
   const versions = `${prefix}/versions`;
+  // Refused before anything is journalled or made: a link planted where the staging goes.
+  for (const dir of [stagingPath(prefix, id), `${versions}/${id}`]) await store.own(dir, "dir");
   journal.staging = {
     dir: stagingPath(prefix, id),
     version: `${versions}/${id}`,
@@ -252,10 +262,10 @@ async function stageJournalled(
 export async function recoverStaging(store: JournalStore, journal: Journal): Promise<boolean> {
   const staging = journal.staging ?? null;
   if (staging === null) return false;
-  fs.rmSync(await store.host.resolve(staging.dir), { recursive: true, force: true });
+  removeOwnTree(await store.own(staging.dir, "dir"), staging.dir);
   // Cut short after the rename: the complete version goes too, unless it is the one in use.
   if (staging.version !== `${prefixOf(store)}/versions/${journal.artifacts.version}`)
-    fs.rmSync(await store.host.resolve(staging.version), { recursive: true, force: true });
+    removeOwnTree(await store.own(staging.version, "dir"), staging.version);
   await removeEmptyDirs(store.host, staging.createdDirs);
   journal.staging = null;
   return true;
@@ -271,7 +281,7 @@ export async function discardIfEmpty(store: JournalStore, journal: Journal): Pro
     (journal.pendingRestart ?? null) === null &&
     (journal.staging ?? null) === null;
   if (!empty) return false;
-  fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
+  await store.discard();
   await removeEmptyDirs(store.host, journal.dirs);
   return true;
 }
@@ -281,12 +291,11 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
   const pending = journal.pendingSwitch;
   if (pending === null) return false;
   await switchCurrent(store.host, prefix, pending.previous);
-  for (const link of pending.createdLinks) fs.rmSync(await store.host.resolveLink(link), { force: true });
-  if (pending.next !== pending.previous)
-    fs.rmSync(await store.host.resolve(`${prefix}/versions/${pending.next}`), {
-      recursive: true,
-      force: true,
-    });
+  for (const link of pending.createdLinks) await removeOwnLink(store, link);
+  if (pending.next !== pending.previous) {
+    const next = `${prefix}/versions/${pending.next}`;
+    removeOwnTree(await store.own(next, "dir"), next);
+  }
   await removeEmptyDirs(store.host, pending.createdDirs);
   if (pending.movedAside) {
     // Our directories for the links are gone: the taken-over tree goes back in their place, and
@@ -308,10 +317,10 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
 
 /** Uninstall's part: links, `current` and every version go. */
 export async function removeArtifacts(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
-  for (const link of journal.artifacts.links) fs.rmSync(await store.host.resolveLink(link), { force: true });
+  for (const link of journal.artifacts.links) await removeOwnLink(store, link);
   const versions = recordedVersions(journal);
   // `current` goes only if it is our link; versions only those the journal records.
-  const current = await store.host.resolveLink(`${prefix}/current`);
+  const current = await store.own(`${prefix}/current`, "link");
   const target = fs.lstatSync(current, { throwIfNoEntry: false })?.isSymbolicLink()
     ? fs.readlinkSync(current)
     : null;
@@ -319,6 +328,12 @@ export async function removeArtifacts(store: JournalStore, prefix: string, journ
     await switchCurrent(store.host, prefix, null);
   await removeVersions(store.host, prefix, versions);
   // versions/ itself goes with the journal's directories, if it made it and it is empty.
+}
+
+/** A link of ours (Kata's usual paths into `current`): removed if it is still a link, else left. */
+async function removeOwnLink(store: JournalStore, link: string): Promise<void> {
+  const at = await store.own(link, "link");
+  if (fs.lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(at, { force: true });
 }
 
 export function prefixOf(store: JournalStore): string {

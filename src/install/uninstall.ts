@@ -2,7 +2,6 @@
 // bytes, mode and owner back (or goes, if kata-install created it); a file someone edited since is
 // not clobbered: from the admin's own file only kata-install's block is taken out, and a file of
 // ours that was edited stays; both are reported.
-import fs from "node:fs";
 import { hash } from "../render/changeset.js";
 import { dropBlock, findBlock } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
@@ -69,7 +68,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   }
   await removeArtifacts(store, prefixOf(store), journal);
   // The journal goes last: until here, a crash leaves an uninstall that can be run again.
-  fs.rmSync(await store.host.resolve(store.dir), { recursive: true, force: true });
+  await store.discard();
   const leftDirs = await removeEmptyDirs(store.host, journal.dirs);
   for (const dir of leftDirs)
     result.leftEdited.push({ path: dir, what: "a directory kata-install created, not empty: left in place" });

@@ -1,6 +1,9 @@
 // The few Kubernetes API calls kata-install makes, through @kubernetes/client-node: read and
 // merge-patch this node, list nodes (paged, for large clusters), read our DaemonSet. Loaded only by
 // the commands that talk to a cluster: the client alone takes longer to load than a no-op install.
+import path from "node:path";
+import { UserError } from "../errors.js";
+import { readInputText } from "../input-file.js";
 import type { MergePatch, NodeMeta } from "./node-labels.js";
 
 export interface KubeNode {
@@ -34,6 +37,9 @@ export interface KubeApi {
 
 export class KubeError extends Error {}
 
+/** A kubeconfig with many clusters and inline certificates is tens of kilobytes. */
+const MAX_KUBECONFIG_BYTES = 4 << 20;
+
 /**
  * A client from a kubeconfig file, or, without one, from the pod's service account (in-cluster) or
  * $KUBECONFIG / ~/.kube/config, as kubectl does.
@@ -41,9 +47,16 @@ export class KubeError extends Error {}
 export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
   const k8s = await import("@kubernetes/client-node");
   const config = new k8s.KubeConfig();
+  // Read by kata-install's own bounds first: a FIFO or a device given as one must not hang it.
+  const read = kubeconfig === undefined ? null : readInputText(kubeconfig, MAX_KUBECONFIG_BYTES);
+  if (read !== null && !read.ok)
+    throw new UserError(`${kubeconfig}: ${read.reason}: it must be a kubeconfig file`);
   try {
-    if (kubeconfig) config.loadFromFile(kubeconfig);
-    else config.loadFromDefault();
+    if (kubeconfig && read?.ok) {
+      config.loadFromString(read.text);
+      // As loadFromFile does: certificate and key files named relative to the kubeconfig.
+      config.makePathsAbsolute(path.dirname(kubeconfig));
+    } else config.loadFromDefault();
   } catch (error) {
     throw new KubeError(`${kubeconfig ?? "kubeconfig"}: ${(error as Error).message}`);
   }

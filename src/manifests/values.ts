@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { parse } from "smol-toml";
 import { type Catalog, parseToml } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
+import { readInputText } from "../input-file.js";
 import { TomlLines } from "../toml-lines.js";
 import { CHART } from "./kata-deploy/chart.js";
 import type { Entry } from "./kata-deploy/ledger.js";
@@ -126,6 +127,9 @@ export function isChartValues(file: string): boolean {
   return /\.ya?ml$/i.test(file);
 }
 
+/** kata-deploy's own values.yaml, every key set, is 20 kB. */
+const MAX_VALUES_BYTES = 1 << 20;
+
 export function loadValues(
   defaultsFile: string,
   valuesFile: string | undefined,
@@ -137,14 +141,12 @@ export function loadValues(
   let notes: InputIssue[] = [];
   let entries: Entry[] | null = null;
   if (valuesFile !== undefined) {
-    let text: string;
-    try {
-      text = fs.readFileSync(valuesFile, "utf8");
-    } catch (error) {
-      throw new InputError("the values file is unreadable", [
-        { file: valuesFile, message: (error as NodeJS.ErrnoException).code ?? (error as Error).message },
-      ]);
-    }
+    // A values file is kilobytes: one that is not a regular file of a sane size is refused at
+    // once (a FIFO would block, /dev/zero fill memory, 55 MB take minutes to parse).
+    const read = readInputText(valuesFile, MAX_VALUES_BYTES);
+    if (!read.ok)
+      throw new InputError("the values file is unreadable", [{ file: valuesFile, message: read.reason }]);
+    const text = read.text;
     if (isChartValues(valuesFile)) {
       // What does not fit the chart's shape is left out of what is read: the rest is mapped all the
       // same, so that every problem of the file is said at once.

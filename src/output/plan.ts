@@ -89,7 +89,7 @@ export function transferLine(t: NonNullable<Changeset["transfer"]>): string {
  * Checks made on the plan itself, after the decision: what they guard (a Kata that cannot boot,
  * someone else's files, artifacts that cannot be had) is never ignored.
  */
-export const NOT_IGNORABLE = ["artifact-paths", "install-prefix", "artifact-source"];
+export const NOT_IGNORABLE = ["artifact-paths", "install-prefix", "artifact-source", "runtime-handlers"];
 
 /** What to do about failing error checks: ignoring is offered only where it works. */
 export function refusalHint(ids: string[]): string {

@@ -41,7 +41,9 @@ export async function render(
   const takeover = deploy !== undefined && decision.shims.length > 0 ? { dropIns: deploy.dropIns } : null;
   const read = async (path: string) => {
     if (takeover && path.startsWith(`${prefix}/`)) return null;
-    const result = await host.readText(path);
+    // A file that is there but is no UTF-8 text of a readable size is not read as text: the
+    // preflight says why, and install refuses it by name (refuseMoved).
+    const result = await host.readText(path, { utf8: true });
     return result.ok ? result.text : null;
   };
   // CRI-O's drop-ins too: what the admin set there decides what ours may set.

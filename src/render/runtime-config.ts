@@ -10,6 +10,7 @@ import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
+import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
 import type { RenderedFile } from "./kata-config.js";
 import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
@@ -41,25 +42,6 @@ const NEW_CONTAINERD_CONFIG = `version = 2
   runtime_type = "io.containerd.runc.v2"
 `;
 
-/**
- * Handlers kata-install (or kata-deploy before it) owns: kata-<known shim>, with this install's
- * suffix; and the variants `variantOurs` names (a -debug or custom runtime this install writes, or
- * one whose configuration is under this prefix's custom-runtimes/). Any other table is the
- * admin's (kata-qemu-mylab, or a kata-qemu-debug of their own): never removed.
- */
-export function isOurHandler(
-  name: string,
-  catalog: Catalog,
-  suffix = "",
-  variantOurs: (name: string) => boolean = () => false,
-): boolean {
-  if (variantOurs(name)) return true;
-  if (!name.startsWith("kata-")) return false;
-  const rest = name.slice(5);
-  const tail = suffix ? `-${suffix}` : "";
-  return catalog.shimNames().some((shim) => rest === `${shim}${tail}`);
-}
-
 const RUNTIMES_PATHS = [
   ["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"],
   ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"],
@@ -71,11 +53,13 @@ function isOurTable(
   catalog: Catalog,
   suffix: string,
   variantOurs: (name: string) => boolean,
+  nodesOwn: ReadonlySet<string>,
 ): boolean {
   return RUNTIMES_PATHS.some(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
+      !nodesOwn.has(path[prefix.length] as string) &&
       isOurHandler(path[prefix.length] as string, catalog, suffix, variantOurs),
   );
 }
@@ -154,7 +138,15 @@ function renderFor(
   );
   const writing = new Set(handlers.filter((h) => h.variant !== null).map((h) => h.name));
   const variantOurs = (name: string) => installedVariants.has(name) || writing.has(name);
-  const ours = (p: string[]) => isOurTable(p, catalog, suffix, variantOurs);
+  // A handler of kata-install's name that points elsewhere is the node's own: kept as it is. One
+  // whose name this plan writes is shown replaced, and the runtime-handlers check refuses the plan.
+  const written = new Set(handlers.map((h) => h.name));
+  const nodes = new Set(
+    nodesOwnHandlers(facts.runtime.handlers, decision, catalog)
+      .map((h) => h.name)
+      .filter((name) => !written.has(name)),
+  );
+  const ours = (p: string[]) => isOurTable(p, catalog, suffix, variantOurs, nodes);
   // A handler of the admin's own (its configuration elsewhere) with a name a variant needs: never
   // replaced, and never doubled.
   const taken = facts.runtime.handlers.filter((h) => writing.has(h.name) && !installedVariants.has(h.name));

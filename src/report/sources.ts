@@ -6,8 +6,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { decideFor, type Prepared } from "../decide/prepare.js";
 import { type Facts, SCHEMA_VERSION } from "../detect/facts.js";
-import { parseFacts } from "../detect/load.js";
+import { MAX_FACTS_BYTES, parseFacts } from "../detect/load.js";
 import { upgradeFacts } from "../detect/upgrade.js";
+import { UserError } from "../errors.js";
+import { failure } from "../host/host.js";
+import { readInputText } from "../input-file.js";
 import type { KubeApi } from "../kube/api.js";
 import { summaryAnnotation } from "../kube/node-labels.js";
 import { NodeSummary, publishedFactPaths, summarize } from "../kube/summary.js";
@@ -27,9 +30,7 @@ export function fromFactsDir(dir: string, prepared: Prepared): Loaded {
   try {
     names = fs.readdirSync(dir).filter((f) => f.endsWith(".json"));
   } catch (error) {
-    throw new Error(
-      `--facts-dir ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
+    throw new UserError(`--facts-dir ${dir}: ${failure(error).reason}`);
   }
   const paths = decisionFacts(prepared.rules);
   const factPaths = publishedFactPaths(prepared.rules);
@@ -43,7 +44,9 @@ export function fromFactsDir(dir: string, prepared: Prepared): Loaded {
     try {
       // Brought to this schema before its fingerprint (a source an earlier kata-install did not
       // read is taken as unknown): only the first node of a kind is validated, every one is summarised.
-      facts = upgradeFacts(JSON.parse(fs.readFileSync(full, "utf8"))) as Facts;
+      const read = readInputText(full, MAX_FACTS_BYTES);
+      if (!read.ok) throw new Error(read.reason);
+      facts = upgradeFacts(JSON.parse(read.text)) as Facts;
       if (facts?.schemaVersion !== SCHEMA_VERSION)
         throw new Error(`not a facts document of schema version ${SCHEMA_VERSION}`);
     } catch (error) {

@@ -96,7 +96,7 @@ describe("preflight", () => {
       "--overrides",
       path.join(tmp, "none.toml"),
     ]);
-    expect(missing.stderr).toContain("cannot read: ENOENT");
+    expect(missing.stderr).toContain("cannot read: it does not exist");
   });
 
   it("reads the overrides file under the host root by default", () => {

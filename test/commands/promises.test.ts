@@ -83,7 +83,9 @@ describe("a full disk under the prefix", async () => {
     const before = snapshot(host.root);
     const run = host.cli("install", "--artifacts", `dir:${artifacts}`);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/\nkata-install: cannot write .*: no space left on device \(ENOSPC\)\n$/);
+    expect(run.stderr).toMatch(
+      /\nkata-install: cannot write .*: no space left on device \(ENOSPC\): free space on that file system, then run kata-install again\n$/,
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(snapshot(host.root)).toEqual(before);
     expect(fs.existsSync(path.join(host.root, "run/lock/kata-install.lock"))).toBe(false);
@@ -168,4 +170,50 @@ describe("files that are not files", async () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("is a FIFO, not a regular file: it must be a TOML file");
   });
+});
+
+describe("a containerd config that is not UTF-8 text, or too large", () => {
+  const cases: Array<[string, (config: string) => void, string]> = [
+    [
+      "Latin-1 bytes in a comment",
+      (config) => fs.appendFileSync(config, Buffer.from("# caf\xe9 du mat\xe9riel\n", "latin1")),
+      "is not valid UTF-8 text",
+    ],
+    [
+      "5 MiB of comments",
+      (config) => fs.appendFileSync(config, `${"# padding\n".repeat(5 << 17)}`),
+      "is larger than 4194304 bytes",
+    ],
+  ];
+
+  it.each(cases)(
+    "%s: the plan says so by name; install refuses so on every run, never 'changed since the plan'",
+    async (_name, spoil, said) => {
+      const host = await node();
+      spoil(host.config);
+      const plan = host.cli("plan");
+      expect(plan.status).toBe(1);
+      expect(plan.stdout).toContain(
+        `[ERROR] containerd-config-readable: /etc/containerd/config.toml: ${said}`,
+      );
+      const before = snapshot(host.root);
+      for (let run = 0; run < 2; run++) {
+        const install = host.cli(
+          "install",
+          "--artifacts",
+          `dir:${artifacts}`,
+          "--ignore-preflight-errors",
+          "all",
+        );
+        expect(install.status).toBe(1);
+        expect(install.stderr).toMatch(
+          new RegExp(
+            `\\nkata-install: /etc/containerd/config\\.toml ${said}: .*\\(nothing was written\\)\\n$`,
+          ),
+        );
+        expect(install.stderr).not.toContain("changed since the plan");
+        expect(snapshot(host.root)).toEqual(before);
+      }
+    },
+  );
 });

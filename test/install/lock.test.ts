@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { acquireLock, LOCK_PATH } from "../../src/install/lock.js";
+import { runCli } from "../helpers/cli.js";
 import { nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
@@ -15,19 +16,47 @@ function lockOf(pid: number): string {
   return `${pid}\n${fs.readlinkSync("/proc/self/ns/pid")}\n${start}\n`;
 }
 
+/** A real kata-install holding the lock of the host at `root` (its own process), until stopped. */
+async function holder(root: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.resolve("test/helpers/lock-child.ts"), root],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on("data", (c: Buffer) => c.toString().includes("locked") && resolve());
+    child.on("exit", (code) => reject(new Error(`the lock holder exited (${code})`)));
+  });
+  return child;
+}
+
+/** Stop a holder as a finished install does: it releases the lock. */
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.on("exit", () => resolve());
+    child.stdin?.end();
+  });
+}
+
 describe("the node lock", () => {
-  it("keeps a second installer out while the first one lives, with a clear message", async () => {
+  it("keeps a second installer out while the first one holds it, with a clear message", async () => {
     const host = buildHost(nestedVmWithoutVmx());
-    const holder = spawn("sleep", ["30"]);
+    const first = await holder(host.root);
     try {
-      host.write(LOCK_PATH, lockOf(holder.pid as number));
+      const held = fs.readFileSync(path.join(host.root, LOCK_PATH), "utf8");
+      expect(held).toBe(lockOf(first.pid as number));
       await expect(acquireLock(host.host)).rejects.toThrow(
-        `another kata-install (pid ${holder.pid}) is installing on this node: it holds ${LOCK_PATH}; try again when it has finished`,
+        `another kata-install (pid ${first.pid}) is installing on this node: it holds ${LOCK_PATH}; try again when it has finished`,
       );
-      expect(fs.readFileSync(path.join(host.root, LOCK_PATH), "utf8")).toBe(lockOf(holder.pid as number));
+      expect(fs.readFileSync(path.join(host.root, LOCK_PATH), "utf8")).toBe(held);
     } finally {
-      holder.kill("SIGKILL");
+      await stop(first);
     }
+    // Released by its holder: free again.
+    expect(fs.existsSync(path.join(host.root, LOCK_PATH))).toBe(false);
+    await (await acquireLock(host.host)).release();
   });
 
   it("takes over a lock whose owner died, says why, and releases only its own", async () => {
@@ -41,13 +70,24 @@ describe("the node lock", () => {
     expect(fs.existsSync(path.join(host.root, LOCK_PATH))).toBe(false);
   });
 
-  it("a lock naming a live process that is not a kata-install (pid 1) is stale: taken over, said so", async () => {
+  it("a lock forged to name a live pid with its real start time (pid 1, a sleep) is taken over, said so", async () => {
     const host = buildHost(nestedVmWithoutVmx());
-    host.write(LOCK_PATH, "1\n");
-    const lock = await acquireLock(host.host);
-    expect(lock.tookOver?.pid).toBe(1);
-    expect(lock.tookOver?.why).toMatch(/^pid 1 is not a kata-install/);
-    await lock.release();
+    const sleeper = spawn("sleep", ["30"]);
+    try {
+      for (const pid of [1, sleeper.pid as number]) {
+        host.write(LOCK_PATH, lockOf(pid));
+        const lock = await acquireLock(host.host);
+        expect(lock.tookOver?.pid).toBe(pid);
+        expect(lock.tookOver?.why).toMatch(
+          new RegExp(
+            `^pid ${pid} \\(.*\\) runs but does not hold the lock open: it is not the kata-install that took it$`,
+          ),
+        );
+        await lock.release();
+      }
+    } finally {
+      sleeper.kill("SIGKILL");
+    }
     // A pid reused by another process since: its start time gives it away.
     host.write(LOCK_PATH, `1\n${fs.readlinkSync("/proc/self/ns/pid")}\n1\n`);
     const again = await acquireLock(host.host);
@@ -66,15 +106,66 @@ describe("the node lock", () => {
   it("never releases a lock another installer holds by then", async () => {
     const host = buildHost(nestedVmWithoutVmx());
     const first = await acquireLock(host.host);
-    const other = spawn("sleep", ["30"]);
+    // Ours was removed and another installer took the lock since: our release leaves it alone.
+    fs.rmSync(path.join(host.root, LOCK_PATH));
+    const other = await holder(host.root);
     try {
-      // Someone else's lock replaced ours: a second acquire fails, and our release leaves it alone.
-      fs.writeFileSync(path.join(host.root, LOCK_PATH), lockOf(other.pid as number));
       await expect(acquireLock(host.host)).rejects.toThrow(new RegExp(`pid ${other.pid}`));
       await first.release();
       expect(fs.readFileSync(path.join(host.root, LOCK_PATH), "utf8")).toBe(lockOf(other.pid as number));
     } finally {
-      other.kill("SIGKILL");
+      await stop(other);
     }
+  });
+});
+
+describe("what is planted in the lock's world-writable directory", () => {
+  it("a link at the lock's temp name (lock.<pid>) is not written through", async () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    const outside = `${host.root}.shadow`;
+    fs.writeFileSync(outside, "root:*:19000:0:99999:7:::\n");
+    const dir = path.join(host.root, path.dirname(LOCK_PATH));
+    fs.mkdirSync(dir, { recursive: true });
+    fs.symlinkSync(outside, path.join(dir, `kata-install.lock.${process.pid}`));
+    const lock = await acquireLock(host.host);
+    await lock.release();
+    expect(fs.readFileSync(outside, "utf8")).toBe("root:*:19000:0:99999:7:::\n");
+    fs.rmSync(outside);
+  });
+
+  it("a FIFO as the lock: taken over at once, not waited on", async () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    fs.mkdirSync(path.join(host.root, path.dirname(LOCK_PATH)), { recursive: true });
+    execFileSync("mkfifo", [path.join(host.root, LOCK_PATH)]);
+    const started = Date.now();
+    const lock = await acquireLock(host.host);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(lock.tookOver?.why).toBe("it was a FIFO, not a lock kata-install makes");
+    await lock.release();
+  });
+
+  it("the lock a link to /dev/zero: uninstall takes it over at once, reads nothing through it", () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    fs.mkdirSync(path.join(host.root, path.dirname(LOCK_PATH)), { recursive: true });
+    fs.symlinkSync("/dev/zero", path.join(host.root, LOCK_PATH));
+    const started = Date.now();
+    const run = runCli(["uninstall", "--host-root", host.root]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `kata-install: took over ${LOCK_PATH}: it was a symbolic link (to /dev/zero), not a lock kata-install makes`,
+    );
+    expect(run.stdout).toContain("Nothing to uninstall");
+    expect(fs.lstatSync("/dev/zero").isCharacterDevice()).toBe(true);
+    expect(fs.existsSync(path.join(host.root, LOCK_PATH))).toBe(false);
+  });
+
+  it("a lock file of another user's is not kata-install's: taken over", async () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    host.write(LOCK_PATH, lockOf(1));
+    fs.chownSync(path.join(host.root, LOCK_PATH), 65534, 65534);
+    const lock = await acquireLock(host.host);
+    expect(lock.tookOver?.why).toBe("it belonged to uid 65534, not to kata-install's user (uid 0)");
+    await lock.release();
   });
 });
