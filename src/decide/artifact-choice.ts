@@ -9,7 +9,7 @@ import { mergeDropIn, moveInstallDir, parseKataToml } from "../release/config-fi
 import { pathsIn } from "../release/named-paths.js";
 import { chainsOf, RELEASE_DIR } from "../release/needs.js";
 import type { DecideInput } from "./decide.js";
-import type { ArtifactChoice, Chosen } from "./decision.js";
+import type { ArtifactChoice, Check, Chosen } from "./decision.js";
 import {
   CAPABILITY_TABLE,
   type Decided,
@@ -21,10 +21,13 @@ import {
 } from "./provenance.js";
 import type { Rule } from "./rules.js";
 import { sortByName } from "./shim-choice.js";
+import type { Takeover } from "./takeover.js";
 
 export function artifactSources(
   input: DecideInput,
   matched: Rule[],
+  takeover: Takeover | null = null,
+  warnings: Check[] = [],
 ): Map<string, Decided<"bundled" | "distro">> {
   const { catalog, overrides } = input;
   const out = new Map<string, Decided<"bundled" | "distro">>();
@@ -33,7 +36,20 @@ export function artifactSources(
     ladder.offer("bundled", { kind: "default", name: "Kata's bundled artifact" });
     for (const rule of matched) {
       const source = rule.artifactSource[name];
-      if (source) ladder.offer(source, ruleSource(rule));
+      if (!source) continue;
+      // A takeover changes no binary kata-deploy's pods ran on (then, or at a later run), unless
+      // the admin says so.
+      if (takeover && source === "distro") {
+        warnings.push({
+          id: "takeover-shim",
+          severity: "info",
+          status: "fail",
+          message: `kata-deploy's bundled ${name} stays on a node taken over from it, though rule ${rule.name} would use the host's: set [artifacts.${name}] source = "distro" in the overrides file to use it`,
+          rule: rule.name,
+        });
+        continue;
+      }
+      ladder.offer(source, ruleSource(rule));
     }
     const pinned = overrides.artifactSources[name];
     if (pinned)

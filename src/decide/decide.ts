@@ -18,6 +18,7 @@ import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, handlerSettings, qemuWrapperValues, shimConfig } from "./shim-config.js";
+import { takeoverOf } from "./takeover.js";
 
 export interface Flags {
   shims?: string[];
@@ -60,9 +61,23 @@ export function decide(input: DecideInput): Decision {
   // 2. Checks: one per id, failed when any of its rules matched.
   const checks = rulesChecks(rules.rules, matched, facts);
 
-  // 3. Shims.
+  // 3. Where Kata goes, and whether it takes over kata-deploy's install there.
+  const prefix = new Ladder<string>();
+  prefix.offer(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" });
+  if (env.prefix) prefix.offer(env.prefix.value, { kind: "env", name: env.prefix.name });
+  const suffix = new Ladder<string>();
+  suffix.offer("", { kind: "default", name: "no suffix" });
+  if (env.suffix) suffix.offer(env.suffix.value, { kind: "env", name: env.suffix.name });
+  const install = {
+    prefix: prefix.resolve() as Decided<string>,
+    suffix: suffix.resolve() as Decided<string>,
+  };
+  const dir = install.suffix.value ? `${install.prefix.value}-${install.suffix.value}` : install.prefix.value;
+  const takeover = takeoverOf(input, dir);
+
+  // 4. Shims.
   const runtime = overriddenRuntime(facts, overrides, contradiction);
-  const { shims, dropped } = chooseShims(input, matched, vars, contradiction);
+  const { shims, dropped } = chooseShims(input, matched, vars, contradiction, takeover, warnings);
   const selected = new Set(shims.map((s) => s.name));
   if (shims.length === 0) {
     warnings.push({
@@ -79,25 +94,12 @@ export function decide(input: DecideInput): Decision {
 
   warnings.push(...releaseChecks(input, selected));
 
-  // 4. Where Kata goes.
-  const prefix = new Ladder<string>();
-  prefix.offer(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" });
-  if (env.prefix) prefix.offer(env.prefix.value, { kind: "env", name: env.prefix.name });
-  const suffix = new Ladder<string>();
-  suffix.offer("", { kind: "default", name: "no suffix" });
-  if (env.suffix) suffix.offer(env.suffix.value, { kind: "env", name: env.suffix.name });
-  const install = {
-    prefix: prefix.resolve() as Decided<string>,
-    suffix: suffix.resolve() as Decided<string>,
-  };
-  const dir = install.suffix.value ? `${install.prefix.value}-${install.suffix.value}` : install.prefix.value;
-
   // 5. Configuration values, per selected shim (a host package chosen over a bundled one is one).
-  const sources = artifactSources(input, matched);
+  const sources = artifactSources(input, matched, takeover, warnings);
   const config: Decision["config"] = {};
   for (const shim of shims) {
     const spec = catalog.shims.get(shim.name) as ShimSpec;
-    config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction);
+    config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction, takeover);
   }
 
   // 6. Artifacts: what the configurations name, and where each comes from.

@@ -1,9 +1,11 @@
 import type { Overrides } from "./overrides.js";
 import type { Rule } from "./rules.js";
 
-// Every decided value says where it came from and what it beat. Precedence, lowest first: template
-// defaults (and the capability table) < rules (by priority) < kata-deploy's environment < the
-// overrides file < command-line flags.
+// Every decided value says where it came from and what it beat. Precedence, lowest first: the
+// release's own configuration (and the capability table) < rules (by priority) < kata-deploy's
+// environment < the overrides file < command-line flags; on a takeover, what kata-deploy wrote
+// comes just below the environment (what its environment made) or just below the overrides file
+// (the admin's dropIn).
 
 export type Source =
   | { kind: "default"; name: string }
@@ -11,7 +13,14 @@ export type Source =
   | { kind: "env"; name: string }
   | { kind: "overrides"; name: string; file: string; line?: number }
   | { kind: "flag"; name: string }
-  | { kind: "derived"; name: string; from: Source };
+  | { kind: "derived"; name: string; from: Source }
+  /**
+   * What kata-deploy wrote on a node kata-install takes over, carried as the decision it was:
+   * `over` "environment" for what kata-deploy's environment made (a proxy, debug), below the
+   * environment kata-install runs with; "overrides" for the admin's own (the chart's dropIn), above
+   * it and below the overrides file.
+   */
+  | { kind: "carried"; name: string; file: string; over: "environment" | "overrides" };
 
 export interface Decided<T> {
   value: T;
@@ -27,10 +36,12 @@ const RANK: Record<Source["kind"], number> = {
   overrides: 3,
   flag: 4,
   derived: -1,
+  carried: -1,
 };
 
 export function rank(source: Source): [number, number] {
   if (source.kind === "derived") return rank(source.from);
+  if (source.kind === "carried") return [source.over === "overrides" ? 2.5 : 1.5, 0];
   return [RANK[source.kind], source.kind === "rule" ? source.priority : 0];
 }
 
@@ -79,6 +90,8 @@ export function describeSource(source: Source): string {
       return `flag ${source.name}`;
     case "derived":
       return `${source.name}, from ${describeSource(source.from)}`;
+    case "carried":
+      return source.name;
   }
 }
 

@@ -14,12 +14,15 @@ import {
   type Source,
 } from "./provenance.js";
 import type { Rule } from "./rules.js";
+import { keepServed, servedNotPinned, type Takeover } from "./takeover.js";
 
 export function chooseShims(
   input: DecideInput,
   matched: Rule[],
   vars: Record<string, unknown>,
   contradiction: (m: string, r: string) => void,
+  takeover: Takeover | null = null,
+  warnings: Check[] = [],
 ): { shims: Chosen[]; dropped: Chosen[] } {
   const { facts, catalog, rules, overrides, env, flags } = input;
   const arch = facts.arch ?? "";
@@ -84,8 +87,11 @@ export function chooseShims(
         ? { list: env.shims.value, source: { kind: "env", name: env.shims.name } as Source }
         : undefined;
   if (pin === undefined) {
+    if (takeover) keepServed(input, takeover, ruled, ruleDropped, warnings);
     return { shims: sortByName([...ruled.values()]), dropped: sortByName([...ruleDropped.values()]) };
   }
+  if (takeover && !takeover.done)
+    warnings.push(...servedNotPinned(takeover, pin.list, describeSource(pin.source)));
   const shims: Chosen[] = [];
   const unserved: Chosen[] = [];
   for (const name of [...new Set(pin.list)]) {

@@ -21,6 +21,7 @@ import {
 } from "./provenance.js";
 import { configValueCheck } from "./release-checks.js";
 import type { Rule } from "./rules.js";
+import { carriedValues, type Takeover } from "./takeover.js";
 
 export function shimConfig(
   input: DecideInput,
@@ -29,6 +30,7 @@ export function shimConfig(
   sources: Map<string, Decided<"bundled" | "distro">>,
   warnings: Check[],
   contradiction: (m: string, r: string) => void,
+  takeover: Takeover | null = null,
 ): Record<string, Decided<unknown>> {
   const { catalog, facts, overrides, env } = input;
   const ladders = new Map<string, Ladder<unknown>>();
@@ -90,6 +92,11 @@ export function shimConfig(
     for (const key of part.path_keys) offer(`${hv}.${key}`, binary.path, from);
     for (const key of part.list_keys) offer(`${hv}.${key}`, [binary.path], from);
   }
+
+  // What kata-deploy wrote for this shim, on a takeover: the decisions it was.
+  if (takeover)
+    for (const carried of carriedValues(input, takeover, spec.name))
+      offer(carried.key, carried.value, carried.source);
 
   // kata-deploy's environment (DEBUG is not here: it adds debug handlers, see install.debug).
   const annotations = [

@@ -5,6 +5,7 @@ import { versionIn } from "../version.js";
 import type { DetectContext } from "./context.js";
 import { type HandlerPlacement, RUNTIME_LAYOUTS } from "./runtime/layouts.js";
 import { defineSource } from "./source.js";
+import { readToml } from "./toml.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
 /** Where kata-install keeps its journal under the prefix (the install issue). */
@@ -24,10 +25,36 @@ export const KataFacts = z.object({
    * imports that name them), and the shims it configured under the prefix. Optional: facts saved
    * before it was recorded still load.
    */
+  /**
+   * Ours, after a takeover: the shims kata-deploy served and what it wrote in their config.d, as
+   * the journal keeps them (later plans keep those handlers and values). Absent: none.
+   */
+  carried: z.optional(
+    z.object({
+      shims: z.array(z.string()),
+      settings: z.array(
+        z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
+      ),
+    }),
+  ),
   deploy: z.optional(
     z.object({
       dropIns: z.array(z.string()),
       shims: z.array(z.string()),
+      /**
+       * The drop-ins kata-deploy wrote in each shim's config.d (the chart's dropIn as
+       * 50-user-overrides.toml, the proxy as 30-kernel-params.toml, …), with their values as
+       * dotted keys: what a takeover carries over. Absent in facts saved before it was recorded.
+       */
+      settings: z.optional(
+        z.array(
+          z.object({
+            shim: z.string(),
+            file: z.string(),
+            values: z.record(z.string(), z.unknown()),
+          }),
+        ),
+      ),
     }),
   ),
 });
@@ -66,6 +93,7 @@ export const kata = defineSource({
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
     const ours = await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`);
     const deploy = ours ? null : await kataDeployTraces(ctx, prefix);
+    const carried = ours ? await carriedOver(ctx, prefix) : null;
     return {
       installed: true,
       prefix,
@@ -75,6 +103,7 @@ export const kata = defineSource({
       etcConfig,
       managedBy: ours ? "kata-install" : deploy !== null ? "kata-deploy" : "other",
       ...(deploy !== null ? { deploy } : {}),
+      ...(carried !== null ? { carried } : {}),
     };
   },
 });
@@ -104,6 +133,29 @@ const DEPLOY_DROP_IN_DIRS: Array<{ dir: string; name: RegExp; content?: (text: s
 /** The header kata-deploy writes at the top of each shim's configuration copy. */
 const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy";
 
+/** The drop-ins kata-deploy 4.x writes into a shim's config.d (its install.rs). */
+export const KATA_DEPLOY_DROP_INS = [
+  "10-installation-prefix.toml",
+  "20-debug.toml",
+  "22-k0s-kubelet-root.toml",
+  "25-devkit.toml",
+  "30-kernel-params.toml",
+  "50-user-overrides.toml",
+  "50-overrides.toml",
+];
+
+/** A drop-in's values as dotted keys ("hypervisor.qemu.default_memory"). */
+function dotted(table: Record<string, unknown>, prefix = ""): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(table)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (value !== null && typeof value === "object" && !Array.isArray(value))
+      Object.assign(out, dotted(value as Record<string, unknown>, path));
+    else out[path] = value;
+  }
+  return out;
+}
+
 /**
  * kata-deploy's traces: its per-shim configuration copies (runtimes/<shim>/, with its header) and
  * the runtime drop-ins it wrote. Null when there are none: an install of another kind.
@@ -111,15 +163,23 @@ const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy";
 async function kataDeployTraces(
   ctx: DetectContext,
   prefix: string,
-): Promise<{ dropIns: string[]; shims: string[] } | null> {
+): Promise<NonNullable<KataFacts["deploy"]> | null> {
   const shims: string[] = [];
+  const settings: NonNullable<NonNullable<KataFacts["deploy"]>["settings"]> = [];
   for (const base of [
     `${prefix}/${DEFAULTS_DIR}/runtimes`,
     `${prefix}/${DEFAULTS_DIR}/runtime-rs/runtimes`,
   ]) {
     for (const shim of await ctx.list("kata", base)) {
       const text = await ctx.read("kata", `${base}/${shim}/configuration-${shim}.toml`);
-      if (text?.startsWith(DEPLOY_HEADER)) shims.push(shim);
+      if (!text?.startsWith(DEPLOY_HEADER)) continue;
+      shims.push(shim);
+      for (const name of await ctx.list("kata", `${base}/${shim}/config.d`)) {
+        if (!KATA_DEPLOY_DROP_INS.includes(name)) continue;
+        const file = `${base}/${shim}/config.d/${name}`;
+        const table = await readToml(ctx, "kata", file);
+        if (table !== null) settings.push({ shim, file, values: dotted(table) });
+      }
     }
   }
   const dropIns: string[] = [];
@@ -131,10 +191,28 @@ async function kataDeployTraces(
       if (content && !content((await ctx.read("kata", `${dir}/${entry}`)) ?? "\0")) continue;
       dropIns.push(`${dir}/${entry}`);
     }
-  return shims.length === 0 && dropIns.length === 0 ? null : { dropIns: dropIns.sort(), shims: shims.sort() };
+  return shims.length === 0 && dropIns.length === 0
+    ? null
+    : { dropIns: dropIns.sort(), shims: shims.sort(), settings };
 }
 
 async function versionFile(ctx: DetectContext, prefix: string): Promise<string | null> {
   const text = (await ctx.read("kata", `${prefix}/VERSION`))?.trim();
   return text && /^\d+\.\d+/.test(text) ? text : null;
+}
+
+/** What a takeover carried over, as kata-install's journal keeps it; null when it records none. */
+async function carriedOver(ctx: DetectContext, prefix: string): Promise<KataFacts["carried"] | null> {
+  const text = await ctx.read("kata", `${prefix}/${JOURNAL_DIR}/journal.json`);
+  if (text === null) return null;
+  try {
+    const carried = (JSON.parse(text) as { carried?: unknown }).carried;
+    const parsed = KataFacts.shape.carried.safeParse(carried);
+    return parsed.success && parsed.data !== undefined ? parsed.data : null;
+  } catch {
+    ctx.problem("kata", "kata-install's journal is not JSON: what a takeover carried over is not known", {
+      path: `${prefix}/${JOURNAL_DIR}/journal.json`,
+    });
+    return null;
+  }
 }

@@ -43,6 +43,7 @@ export async function install(
     );
   }
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  const takingOver = changeset.actions.some((a) => a.kind === "take-over");
   const action =
     changeset.actions.find((a) => a.kind === "restart-runtime" || a.kind === "reload-runtime") ?? null;
   const socket = facts.runtime.socket?.path ?? null;
@@ -83,6 +84,13 @@ export async function install(
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0)
       artifacts = await installArtifacts(store, prefix, source, names, { takeOver });
+    // A takeover: what kata-deploy served and wrote is kept with the install, for every later plan.
+    const deploy = facts.kata.deploy;
+    if (takingOver && deploy !== undefined) {
+      const journal = await openJournal(store);
+      journal.carried = { shims: deploy.shims, settings: deploy.settings ?? [] };
+      await store.save(journal);
+    }
     // How to restart the runtime is journalled before its files change, so an uninstall after a
     // crash at any later point still knows.
     if (action && changeset.changes.some((c) => c.role === "runtime")) {
@@ -104,11 +112,21 @@ export async function install(
     // applyChanges has done it already), and the runtime back to the files it had. A rollback
     // that could not finish has been said already, with what it left.
     if (error instanceof RollbackFailed) throw error;
-    await rollBack(
-      () => recover(store),
-      error,
-      () => rollBackRestart(store, host, socket, answerTimeoutMs),
-    );
+    let owed: string | null = null;
+    try {
+      await rollBack(
+        () => recover(store),
+        error,
+        async () => {
+          await rollBackRestart(store, host, socket, answerTimeoutMs);
+          // A takeover undone leaves kata-deploy's node as it was, with no journal of ours.
+          if (takingOver) owed = await forgetTakeover(store);
+        },
+      );
+    } catch (cause) {
+      if (owed === null) throw cause;
+      throw new UserError(`${(cause as Error).message}; ${owed}`);
+    }
   }
   if (artifacts.switched) await commitSwitch(store, prefix);
   // A restart that an earlier run left undone (it failed, or was cut short), with nothing to
@@ -126,6 +144,23 @@ export async function install(
   if (source && artifacts.switched)
     pulled = await transferOf(source, names, [...loadArtifactCatalogue().keys()]);
   return { artifacts, pulled, files, restarted };
+}
+
+/**
+ * A takeover rolled back: kata-deploy's install is whole again, and a journal of kata-install's
+ * would make the next run take the node for kata-install's. Discarded when it records nothing else
+ * — a restart still owed included, which is said instead: the one command that gets out of it.
+ */
+async function forgetTakeover(store: JournalStore): Promise<string | null> {
+  const journal = await store.load();
+  if (journal === null) return null;
+  const owed = journal.pendingRestart ?? null;
+  journal.pendingRestart = null;
+  delete journal.carried;
+  if (!(await discardIfEmpty(store, journal))) return null;
+  return owed === null
+    ? null
+    : `the runtime did not answer on its configuration put back either: restart it (${owed.target}), then run kata-install install again to take the node over`;
 }
 
 /**

@@ -116,8 +116,21 @@ const StagingSchema = z.object({
 });
 export type Staging = z.infer<typeof StagingSchema>;
 
+/**
+ * A takeover: the shims kata-deploy served and what it wrote in their config.d, kept so that every
+ * later plan keeps those handlers and values (their files are gone with kata-deploy's tree).
+ */
+const CarriedSchema = z.object({
+  shims: z.array(z.string()),
+  settings: z.array(
+    z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
+  ),
+});
+
 const JournalSchema = z.object({
   version: z.literal(JOURNAL_VERSION),
+  /** What a takeover carried over from kata-deploy (absent: none, or a journal written before it). */
+  carried: z.optional(CarriedSchema),
   /** How to restart the runtime whose files were changed (uninstall restarts it the same way). */
   runtime: z.nullable(z.object({ action: PlanActionSchema, socket: z.nullable(z.string()) })),
   /**

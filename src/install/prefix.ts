@@ -5,6 +5,7 @@
 // replacing it.
 import fs from "node:fs";
 import type { Check } from "../decide/decision.js";
+import { KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
 import type { Host } from "../host/host.js";
 import { LINKS, linkTarget } from "./artifacts.js";
 import type { Journal } from "./journal.js";
@@ -37,17 +38,6 @@ export const KATA_DEPLOY_ENTRIES = [
   "share",
   "VERSION",
   "versions.yaml",
-];
-
-/** The drop-ins kata-deploy 4.x writes into a shim's config.d (its install.rs). */
-const KATA_DEPLOY_DROP_INS = [
-  "10-installation-prefix.toml",
-  "20-debug.toml",
-  "22-k0s-kubelet-root.toml",
-  "25-devkit.toml",
-  "30-kernel-params.toml",
-  "50-user-overrides.toml",
-  "50-overrides.toml",
 ];
 
 /** The version id kata-deploy's tree gets when a takeover moves it aside. */

@@ -197,8 +197,11 @@ function renderDecided(
     const dot = key.lastIndexOf(".");
     const section = key.slice(0, dot);
     let value = entry.value;
-    // Parameters from the environment (proxies, DEBUG) add to the release's kernel command line.
-    if (key.endsWith(".kernel_params") && entry.source.kind === "env") {
+    // Parameters from the environment (proxies, DEBUG; kata-deploy's, carried) add to the
+    // release's kernel command line.
+    const environment =
+      entry.source.kind === "env" || (entry.source.kind === "carried" && entry.source.over === "environment");
+    if (key.endsWith(".kernel_params") && environment) {
       const current = valueAt(base, key);
       value = [current, value].filter((p) => typeof p === "string" && p !== "").join(" ");
     }

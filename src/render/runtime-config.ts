@@ -85,6 +85,11 @@ function handlersContext(version: number, handlers: Handler[], debugLevel: boole
   };
 }
 
+/** An import of kata-deploy's: one of the drop-ins found, or one named as kata-deploy names them (its file gone already). */
+function kataDeploysImport(takeover: Takeover): (entry: string) => boolean {
+  return (entry) => takeover.dropIns.includes(entry) || /\/kata-deploy[\w.-]*\.toml$/.test(entry);
+}
+
 /** A node kata-deploy configured: its drop-ins and imports go, its handlers become ours. */
 export interface Takeover {
   /** Its runtime drop-ins (the ones under the prefix go with it; the others are deleted). */
@@ -180,7 +185,9 @@ function renderFor(
       const main = runtime?.configPath ?? layout.config;
       if (decision.containerdInPlace.value) {
         return {
-          files: [editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix, debug)],
+          files: [
+            editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix, debug, takeover),
+          ],
           onChange,
         };
       }
@@ -306,6 +313,7 @@ function editInPlace(
   templates: Templates,
   suffix: string,
   debug: boolean,
+  takeover: Takeover | null = null,
 ): RenderedFile {
   const name = "containerd/handlers.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
@@ -314,7 +322,9 @@ function editInPlace(
   const parsedBefore = parseAdmin(path, before);
   // No `version` line: schema 1, which containerd 1.x still reads (with short plugin names).
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 1;
-  const cleaned = removeTables(before, ours);
+  // A takeover: kata-deploy's imports go with the drop-ins they name (containerd refuses to start
+  // on an import of a file that is gone).
+  const cleaned = removeTables(takeover ? removeImports(before, kataDeploysImport(takeover)) : before, ours);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
@@ -333,7 +343,10 @@ function editInPlace(
   const after = putBlock(cleaned, block, path, suffix);
   checkContainerd(after, name, handlers, version);
   // Without a [debug] table of the admin's, one there is ours (an earlier block's, or this one's).
-  checkUntouched(parsedBefore, after, name, ours, adminsDebug ? [] : ["debug"]);
+  checkUntouched(parsedBefore, after, name, ours, [
+    ...(adminsDebug ? [] : ["debug"]),
+    ...(takeover ? ["imports"] : []),
+  ]);
   return {
     path,
     content: after,
@@ -371,9 +384,7 @@ function cleanMain(
   }
   const parsedBefore = parseAdmin(path, text);
   // kata-deploy's imports of its drop-ins go (one would dangle once /opt/kata is ours: its #13141).
-  const own = (entry: string) =>
-    takeover?.dropIns.includes(entry) === true || /\/kata-deploy[\w.-]*\.toml$/.test(entry);
-  const cleanedBase = removeTables(takeover ? removeImports(text, own) : text, ours);
+  const cleanedBase = removeTables(takeover ? removeImports(text, kataDeploysImport(takeover)) : text, ours);
   let after = cleanedBase;
   if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
   if (after === text) return null;

@@ -1,0 +1,131 @@
+// Taking over a node kata-deploy installed, losing nothing that served pods: every shim it served
+// keeps its handler (one the node cannot run is kept, and said), and what it wrote in each shim's
+// config.d is carried over as the decision it was — the chart's dropIn as the admin's override, the
+// proxy and debug settings as its environment made them. Its installation-prefix drop-in is not
+// carried: the prefix's paths are kata-install's to write.
+import { valueAt } from "../release/config-file.js";
+import type { DecideInput } from "./decide.js";
+import type { Check, Chosen } from "./decision.js";
+import type { Source } from "./provenance.js";
+
+export interface Takeover {
+  /** The shims kata-deploy configured (their handlers are the cluster's RuntimeClasses'). */
+  shims: string[];
+  settings: Array<{ shim: string; file: string; values: Record<string, unknown> }>;
+  /** Taken over already: what the journal keeps of it (the files are gone with kata-deploy's tree). */
+  done: boolean;
+}
+
+/**
+ * kata-deploy's install at the directory being installed, or the one kata-install took over
+ * there: what it served and wrote.
+ */
+export function takeoverOf(input: DecideInput, dir: string): Takeover | null {
+  const { kata } = input.facts;
+  if (kata.prefix !== dir) return null;
+  if (kata.managedBy === "kata-deploy" && kata.deploy !== undefined)
+    return { shims: kata.deploy.shims, settings: kata.deploy.settings ?? [], done: false };
+  if (kata.managedBy === "kata-install" && kata.carried !== undefined) return { ...kata.carried, done: true };
+  return null;
+}
+
+/** Drop-ins the admin wrote through kata-deploy (its chart's dropIn): their override. */
+const ADMINS = new Set(["50-user-overrides.toml", "50-overrides.toml"]);
+/** Paths kata-deploy derived from INSTALLATION_PREFIX: kata-install derives its own. */
+const NOT_CARRIED = new Set(["10-installation-prefix.toml"]);
+
+/**
+ * The values kata-deploy's drop-ins set for `shim`, as offers. Kernel parameters it combined with
+ * the release's (30-kernel-params.toml: the base, then the proxy) are carried as what it added,
+ * over the release's own, as the environment's are.
+ */
+export function carriedValues(
+  input: DecideInput,
+  takeover: Takeover,
+  shim: string,
+): Array<{ key: string; value: unknown; source: Source; append: boolean }> {
+  const out: Array<{ key: string; value: unknown; source: Source; append: boolean }> = [];
+  const shipped = input.catalog.release?.shims.get(shim);
+  for (const { file, values } of takeover.settings.filter((s) => s.shim === shim)) {
+    const name = file.slice(file.lastIndexOf("/") + 1);
+    if (NOT_CARRIED.has(name)) continue;
+    const source: Source = {
+      kind: "carried",
+      name: `kata-deploy's ${name}, carried over by the takeover`,
+      file,
+      over: ADMINS.has(name) ? "overrides" : "environment",
+    };
+    for (const [key, value] of Object.entries(values)) {
+      if (key.endsWith(".kernel_params") && !ADMINS.has(name) && typeof value === "string") {
+        // What kata-deploy added to the release's parameters (the proxy, debug's): carried as that.
+        const base = valueAt(shipped?.config.table ?? {}, key);
+        const own = new Set(typeof base === "string" ? base.split(/\s+/) : []);
+        const added = value.split(/\s+/).filter((p) => p !== "" && !own.has(p));
+        if (added.length > 0) out.push({ key, value: added.join(" "), source, append: true });
+        continue;
+      }
+      out.push({ key, value, source, append: false });
+    }
+  }
+  return out;
+}
+
+/**
+ * The rules' shims, with every shim kata-deploy served that they leave out: kept under its name.
+ * One the rules say cannot run here is kept all the same (its pods may be running), with a warning
+ * naming it; one the release does not ship cannot be written, and goes, with a warning too.
+ */
+export function keepServed(
+  input: DecideInput,
+  takeover: Takeover,
+  ruled: Map<string, Chosen>,
+  ruleDropped: Map<string, Chosen>,
+  warnings: Check[],
+): void {
+  const { catalog } = input;
+  const source: Source = { kind: "default", name: "kata-deploy's install, taken over" };
+  for (const name of takeover.shims) {
+    if (ruled.has(name)) continue;
+    const spec = catalog.shims.get(name);
+    if (spec === undefined || catalog.shipped(name) === false) {
+      warnings.push(
+        servedCheck(
+          `${name}: kata-deploy served it here, but ${catalog.release ? `Kata ${catalog.release.version} ships no configuration for it` : "no rule knows it and no release was read"}: its handler kata-${name} goes with the takeover`,
+        ),
+      );
+      continue;
+    }
+    const against = ruleDropped.get(name);
+    ruleDropped.delete(name);
+    ruled.set(name, { name, reason: "kata-deploy served it here: kept under its name", source });
+    if (against)
+      warnings.push(
+        servedCheck(
+          `${name}: kata-deploy served it here, but ${against.reason}: its handler is kept, for the pods that ask for it; drop it with the overrides file's shims = [...] if nothing runs on it`,
+        ),
+      );
+  }
+}
+
+/** A pin that leaves out shims kata-deploy served: their handlers go, said. */
+export function servedNotPinned(takeover: Takeover, pinned: string[], by: string): Check[] {
+  const gone = takeover.shims.filter((s) => !pinned.includes(s));
+  return gone.length === 0
+    ? []
+    : [
+        servedCheck(
+          `kata-deploy served ${gone.join(", ")} here; ${by} does not name ${gone.length === 1 ? "it" : "them"}: ${gone.map((s) => `kata-${s}`).join(", ")} ${gone.length === 1 ? "goes" : "go"} with the takeover`,
+        ),
+      ];
+}
+
+function servedCheck(message: string): Check {
+  return {
+    id: "takeover-shim",
+    severity: "warning",
+    status: "fail",
+    message,
+    hint: "pods of a handler that goes can no longer start on this node: keep the shim, or move them first",
+    rule: "decide",
+  };
+}
