@@ -3,12 +3,11 @@
 // `plan`, `install --dry-run` and `install`.
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import type { ArtifactSource } from "../install/artifacts.js";
+import { installChecks } from "../install/install-checks.js";
 import type { JournalStore } from "../install/journal.js";
-import { prefixCheck } from "../install/prefix.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { verifyPlanned } from "../install/verify.js";
 import type { Planned } from "../pipeline.js";
-import { handlerCheck } from "../render/handler-owners.js";
 import { installDir } from "../render/layout.js";
 
 /**
@@ -21,17 +20,9 @@ export async function withArtifactSource(
   store: JournalStore,
 ): Promise<ArtifactSource | null> {
   // The prefix first: what is there that is not ours would stop the install, so it stops the plan.
-  if (planned.decision.shims.length > 0)
-    planned.decision.checks.push(
-      await prefixCheck(
-        planned.host,
-        installDir(planned.decision),
-        await store.load(),
-        planned.changeset.actions.some((a) => a.kind === "take-over"),
-      ),
-      // So is a handler of the node's own that the plan would replace.
-      handlerCheck(planned.facts.runtime.handlers, planned.decision, planned.prepared.catalog),
-    );
+  planned.decision.checks.push(
+    ...(await installChecks(planned.host, planned.facts, planned.decision, planned.prepared.catalog, store)),
+  );
   const { source } = planned;
   if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store);
   // Pulls without a source: install would refuse, so the plan says it first.

@@ -34,5 +34,5 @@ export async function runDecide(options: DecideCommandOptions, env?: DecideOptio
       : await detectFacts(host, detectOptionsFromEnv(env ?? process.env));
   const { release } = await readRelease(options, facts, host, env ?? process.env);
   const { decision, catalog } = decideFor(prepared, facts, release);
-  return { prepared, facts, decision, catalog, release };
+  return { prepared, facts, decision, catalog, release, host };
 }

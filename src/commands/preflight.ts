@@ -10,7 +10,16 @@ export async function runPreflight(
   options: DecideCommandOptions,
   out: (text: string) => void,
 ): Promise<number> {
-  const { decision } = await runDecide(options);
+  const { decision, facts, catalog, host } = await runDecide(options);
+  // On a node (not a saved facts file), the checks install makes of it before writing anything.
+  if (host !== null) {
+    const { installChecks } = await import("../install/install-checks.js");
+    const { journalFor } = await import("../install/journal.js");
+    const { installDir } = await import("../render/layout.js");
+    decision.checks.push(
+      ...(await installChecks(host, facts, decision, catalog, journalFor(host, installDir(decision)))),
+    );
+  }
   const doc: PreflightDocument = preflightDocument(decision);
   if (options.json) out(`${JSON.stringify(doc, null, 2)}\n`);
   else out(renderPreflight(doc, options.facts ?? options.hostRoot));

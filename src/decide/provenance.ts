@@ -99,6 +99,17 @@ export function isOverride(source: Source): boolean {
   return rank(source)[0] >= RANK.env;
 }
 
+/**
+ * Kernel parameters the environment gives (proxies; kata-deploy's, carried) are added after the
+ * release's, never in their place: the guest needs the release's own to boot.
+ */
+export function addsToKernelParams(key: string, source: Source): boolean {
+  return (
+    key.endsWith(".kernel_params") &&
+    (source.kind === "env" || (source.kind === "carried" && source.over === "environment"))
+  );
+}
+
 /** What the capability table (rules/shims.toml) says of a shim. */
 export const CAPABILITY_TABLE: Source = { kind: "default", name: "capability table (rules/shims.toml)" };
 

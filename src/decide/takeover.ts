@@ -51,7 +51,7 @@ export function carriedValues(
     if (NOT_CARRIED.has(name)) continue;
     const source: Source = {
       kind: "carried",
-      name: `kata-deploy's ${name}, carried over by the takeover`,
+      name: `kata-deploy's ${name.startsWith("configuration-") ? `edits of ${name}` : name}, carried over by the takeover`,
       file,
       over: ADMINS.has(name) ? "overrides" : "environment",
     };
@@ -63,6 +63,18 @@ export function carriedValues(
         const added = value.split(/\s+/).filter((p) => p !== "" && !own.has(p));
         if (added.length > 0) out.push({ key, value: added.join(" "), source, append: true });
         continue;
+      }
+      if (!ADMINS.has(name)) {
+        // kata-deploy's own edits (in its configuration copy, or in place): what they add to the
+        // release's — the annotations it allowed, joined to the release's list; a flag it set.
+        const base = valueAt(shipped?.config.table ?? {}, key);
+        if (Array.isArray(value)) {
+          const own = Array.isArray(base) ? base : [];
+          const added = value.filter((v) => !own.includes(v));
+          if (added.length > 0) out.push({ key, value: [...own, ...added], source, append: false });
+          continue;
+        }
+        if (value === base) continue;
       }
       out.push({ key, value, source, append: false });
     }

@@ -7,10 +7,12 @@ import "../schema.js";
 import type { Host } from "../host/host.js";
 import { DetectContext, type DetectOptions } from "./context.js";
 import { hypervisors } from "./hypervisors.js";
-import { kata } from "./kata.js";
+import { type KataFacts, kata } from "./kata.js";
+import { withDeployHandlers } from "./kata-deploy-handlers.js";
 import type { ProbeCache } from "./probe-cache.js";
 import { Problem, sortProblems } from "./problems.js";
 import { runtime } from "./runtime/index.js";
+import type { RuntimeHandler } from "./runtime/schema.js";
 import { sourcesShape } from "./source.js";
 import { SOURCES, type Source } from "./sources.js";
 
@@ -43,6 +45,12 @@ export async function detectFacts(host: Host, options: DetectOptions = {}): Prom
   await new Promise((resolve) => setImmediate(resolve));
   const late = SOURCES.filter((source) => !source.startsProcesses).map(run);
   const values = new Map<string, unknown>(await Promise.all([...early, ...late]));
+  // kata-deploy's older layouts are known by the handlers it wrote, which the runtime source reads.
+  const runtimeFacts = values.get("runtime") as { handlers?: RuntimeHandler[] } | undefined;
+  values.set(
+    "kata",
+    await withDeployHandlers(ctx, values.get("kata") as KataFacts, runtimeFacts?.handlers ?? []),
+  );
   const entries = SOURCES.map((source) => [source.key, values.get(source.key)] as const);
   const document = { schemaVersion: SCHEMA_VERSION, ...Object.fromEntries(entries), problems: ctx.problems };
   // Sorting makes the document stable whatever order the parallel sources finished in.

@@ -3,6 +3,7 @@ import path from "node:path";
 import * as z from "zod/mini";
 import { versionIn } from "../version.js";
 import type { DetectContext } from "./context.js";
+import { deployEdits } from "./kata-deploy-edits.js";
 import { type HandlerPlacement, RUNTIME_LAYOUTS } from "./runtime/layouts.js";
 import { defineSource } from "./source.js";
 import { readToml } from "./toml.js";
@@ -171,9 +172,13 @@ async function kataDeployTraces(
     `${prefix}/${DEFAULTS_DIR}/runtime-rs/runtimes`,
   ]) {
     for (const shim of await ctx.list("kata", base)) {
-      const text = await ctx.read("kata", `${base}/${shim}/configuration-${shim}.toml`);
+      const copy = `${base}/${shim}/configuration-${shim}.toml`;
+      const text = await ctx.read("kata", copy);
       if (!text?.startsWith(DEPLOY_HEADER)) continue;
       shims.push(shim);
+      // What kata-deploy set in the copy itself (the annotations it allows, forced guest pull).
+      const edits = await editsIn(ctx, copy);
+      if (edits !== null) settings.push({ shim, file: copy, values: edits });
       for (const name of await ctx.list("kata", `${base}/${shim}/config.d`)) {
         if (!KATA_DEPLOY_DROP_INS.includes(name)) continue;
         const file = `${base}/${shim}/config.d/${name}`;
@@ -194,6 +199,13 @@ async function kataDeployTraces(
   return shims.length === 0 && dropIns.length === 0
     ? null
     : { dropIns: dropIns.sort(), shims: shims.sort(), settings };
+}
+
+/** kata-deploy's edits in a shim's configuration file; null when it has none (or is unreadable). */
+export async function editsIn(ctx: DetectContext, file: string): Promise<Record<string, unknown> | null> {
+  const table = await readToml(ctx, "kata", file);
+  const edits = table === null ? {} : deployEdits(table);
+  return Object.keys(edits).length > 0 ? edits : null;
 }
 
 async function versionFile(ctx: DetectContext, prefix: string): Promise<string | null> {

@@ -1,7 +1,7 @@
 // `explain`: every decided value with the source that set it and the ones it beat, as one JSON
 // document, and a readable view rendered from it.
 import type { Decision } from "../decide/decision.js";
-import { describeSource, type Source } from "../decide/provenance.js";
+import { addsToKernelParams, describeSource, type Source } from "../decide/provenance.js";
 import { handlerName } from "../render/layout.js";
 
 export interface Explained {
@@ -173,7 +173,10 @@ export function renderExplain(values: Explained[]): string {
     lines.push(`    set by ${describeSource(v.source)}`);
     const why = whyOf(v.source);
     if (why) lines.push(`      why: ${why}`);
-    for (const b of v.beaten) lines.push(`    beat   ${show(b.value)} from ${describeSource(b.source)}`);
+    // Added to the release's parameters, not in their place: say so.
+    const after = addsToKernelParams(v.key, v.source);
+    for (const b of v.beaten)
+      lines.push(`    ${after ? "after " : "beat  "} ${show(b.value)} from ${describeSource(b.source)}`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -5,7 +5,7 @@
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Decided, Source } from "../decide/provenance.js";
-import { describeSource } from "../decide/provenance.js";
+import { addsToKernelParams, describeSource } from "../decide/provenance.js";
 import { moveInstallDir, parseKataToml, valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import {
@@ -199,9 +199,7 @@ function renderDecided(
     let value = entry.value;
     // Parameters from the environment (proxies, DEBUG; kata-deploy's, carried) add to the
     // release's kernel command line.
-    const environment =
-      entry.source.kind === "env" || (entry.source.kind === "carried" && entry.source.over === "environment");
-    if (key.endsWith(".kernel_params") && environment) {
+    if (addsToKernelParams(key, entry.source)) {
       const current = valueAt(base, key);
       value = [current, value].filter((p) => typeof p === "string" && p !== "").join(" ");
     }

@@ -24,6 +24,16 @@ export interface Installed {
 
 export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null, files: new Map() };
 
+/** kata-deploy's install at the prefix being installed, which this decision takes over. */
+export function takesOver(decision: Decision, facts: Facts): boolean {
+  return (
+    decision.shims.length > 0 &&
+    facts.kata.managedBy === "kata-deploy" &&
+    facts.kata.prefix === installDir(decision) &&
+    facts.kata.deploy !== undefined
+  );
+}
+
 export async function render(
   decision: Decision,
   facts: Facts,
@@ -36,9 +46,8 @@ export async function render(
   // aside by the install (into a version of its own, removed once ours is in place), so the plan
   // writes the prefix's files as new, and its drop-ins and imports go.
   const prefix = installDir(decision);
-  const deploy =
-    facts.kata.managedBy === "kata-deploy" && facts.kata.prefix === prefix ? facts.kata.deploy : undefined;
-  const takeover = deploy !== undefined && decision.shims.length > 0 ? { dropIns: deploy.dropIns } : null;
+  const deploy = takesOver(decision, facts) ? facts.kata.deploy : undefined;
+  const takeover = deploy !== undefined ? { dropIns: deploy.dropIns } : null;
   const read = async (path: string) => {
     if (takeover && path.startsWith(`${prefix}/`)) return null;
     // A file that is there but is no UTF-8 text of a readable size is not read as text: the

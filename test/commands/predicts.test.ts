@@ -29,6 +29,8 @@ interface Refusal {
   /** The check both name; null: the same error, said by both. */
   check: string | null;
   message: RegExp;
+  /** Not a check of the node, which `preflight` makes too (the artifacts', the render's). */
+  notPreflight?: true;
 }
 
 const source = (dir: string) => ["--artifacts", `dir:${dir}`];
@@ -46,6 +48,7 @@ const REFUSALS: Refusal[] = [
     args: [],
     check: "artifact-source",
     message: /no source to pull them from/,
+    notPreflight: true,
   },
   {
     name: "someone else's content in the prefix (another installer's /opt/kata)",
@@ -66,6 +69,7 @@ const REFUSALS: Refusal[] = [
     args: source(incomplete),
     check: "artifact-paths",
     message: /kata-containers\.img: in none of the artifacts being installed/,
+    notPreflight: true,
   },
   {
     name: "containerd's config.toml unreadable",
@@ -88,6 +92,7 @@ const REFUSALS: Refusal[] = [
     args: source(artifacts),
     check: null,
     message: /end marker \(line \d+\) has no begin marker/,
+    notPreflight: true,
   },
   {
     name: "a handler mapped to a snapshotter the node lacks",
@@ -110,25 +115,32 @@ const REFUSALS: Refusal[] = [
   },
 ];
 
-describe("plan predicts install", () => {
-  it.each(REFUSALS)("$name: plan fails first, install refuses without a trace", (r) => {
+/** The refusal, as `plan --json` or `preflight --json` says it. */
+function expectRefused(r: Refusal, result: ReturnType<typeof runCli>): void {
+  expect(result.status).toBe(1);
+  if (r.check === null) {
+    expect(result.stderr).toMatch(r.message);
+    return;
+  }
+  const checks = JSON.parse(result.stdout).checks as Array<{
+    id: string;
+    status: string;
+    severity: string;
+    message: string;
+  }>;
+  const failed = checks.find((c) => c.id === r.check);
+  expect(failed, result.stdout.slice(0, 400)).toMatchObject({ status: "fail", severity: "error" });
+  expect(failed?.message).toMatch(r.message);
+}
+
+describe("plan and preflight predict install", () => {
+  it.each(REFUSALS)("$name: plan (and preflight) fail first, install refuses without a trace", (r) => {
     const host = buildHost(r.spec());
     r.edit?.(host.root);
     const before = snapshot(host.root);
-    const plan = runCli(["plan", "--host-root", host.root, ...r.args, "--json"], { env: r.env });
-    expect(plan.status).toBe(1);
-    if (r.check !== null) {
-      const failed = (
-        JSON.parse(plan.stdout).checks as Array<{
-          id: string;
-          status: string;
-          severity: string;
-          message: string;
-        }>
-      ).find((c) => c.id === r.check);
-      expect(failed, plan.stdout.slice(0, 400)).toMatchObject({ status: "fail", severity: "error" });
-      expect(failed?.message).toMatch(r.message);
-    } else expect(plan.stderr).toMatch(r.message);
+    expectRefused(r, runCli(["plan", "--host-root", host.root, ...r.args, "--json"], { env: r.env }));
+    if (!r.notPreflight)
+      expectRefused(r, runCli(["preflight", "--host-root", host.root, ...r.args, "--json"], { env: r.env }));
     const install = runCli(["install", "--host-root", host.root, ...r.args], { env: r.env });
     expect(install.status).toBe(1);
     expect(install.stderr).toMatch(

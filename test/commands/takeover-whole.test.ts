@@ -69,21 +69,36 @@ function kataDeployNode(root: string): void {
     });
   for (const shim of SERVED) {
     const shipped = release.shims.get(shim);
+    if (!shipped) throw new Error(`the fixture release has no ${shim}`);
     const dir = path.join(root, dirOf(shim));
     fs.mkdirSync(path.join(dir, "config.d"), { recursive: true });
     // kata-deploy copies the release's file under a header, and links the release's path to it.
-    fs.writeFileSync(path.join(dir, `configuration-${shim}.toml`), `${HEADER}${shipped?.text}`);
+    // Its edits of the copy itself: ALLOWED_HYPERVISOR_ANNOTATIONS, EXPERIMENTAL_FORCE_GUEST_PULL.
+    const text =
+      shim === "qemu"
+        ? shipped.text.replace(
+            /^enable_annotations = \[(.*)\]$/m,
+            'enable_annotations = [$1, "default_vcpus"]',
+          )
+        : shim === "qemu-coco-dev"
+          ? shipped.text.replace(
+              /^experimental_force_guest_pull = false$/m,
+              "experimental_force_guest_pull = true",
+            )
+          : shipped.text;
+    if (shim === "qemu" || shim === "qemu-coco-dev") expect(text).not.toBe(shipped.text);
+    fs.writeFileSync(path.join(dir, `configuration-${shim}.toml`), `${HEADER}${text}`);
     const original = path.join(
       root,
       DEFAULTS,
-      shipped?.runtime === "rust" ? "runtime-rs" : "",
+      shipped.runtime === "rust" ? "runtime-rs" : "",
       `configuration-${shim}.toml`,
     );
     fs.rmSync(original, { force: true });
     fs.symlinkSync(`runtimes/${shim}/configuration-${shim}.toml`, original);
     // 30-kernel-params.toml: the release's parameters, then the proxy's.
-    const section = shipped?.hypervisor;
-    const base = (shipped?.config.table.hypervisor as Record<string, Record<string, unknown>>)[
+    const section = shipped.hypervisor;
+    const base = (shipped.config.table.hypervisor as Record<string, Record<string, unknown>>)[
       section as string
     ]?.kernel_params as string;
     fs.writeFileSync(
@@ -177,6 +192,15 @@ describe("a kata-deploy 4.1 node with eight shims, the chart's dropIn and a prox
     const values = parse(dropIn) as { hypervisor: { qemu: Record<string, unknown> } };
     expect(values.hypervisor.qemu.default_memory).toBe(4096);
     expect(String(values.hypervisor.qemu.kernel_params)).toContain(PROXY);
+    // And what it edited in its copies, carried as the decisions they were.
+    expect(values.hypervisor.qemu.enable_annotations).toContain("default_vcpus");
+    const coco = parse(
+      fs.readFileSync(path.join(host.root, dirOf("qemu-coco-dev"), "config.d/50-kata-install.toml"), "utf8"),
+    ) as { runtime: Record<string, unknown> };
+    expect(coco.runtime.experimental_force_guest_pull).toBe(true);
+    expect(host.cli(["explain", "qemu-coco-dev:experimental_force_guest_pull"]).stdout).toContain(
+      "set by kata-deploy's edits of configuration-qemu-coco-dev.toml, carried over by the takeover",
+    );
     const explained = host.cli(["explain", "qemu:default_memory"]);
     expect(explained.stdout).toContain(
       "set by kata-deploy's 50-user-overrides.toml, carried over by the takeover",
