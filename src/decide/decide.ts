@@ -18,7 +18,7 @@ import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, handlerSettings, qemuWrapperValues, shimConfig } from "./shim-config.js";
-import { takeoverOf } from "./takeover.js";
+import { takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
 
 export interface Flags {
   shims?: string[];
@@ -74,6 +74,7 @@ export function decide(input: DecideInput): Decision {
   };
   const dir = install.suffix.value ? `${install.prefix.value}-${install.suffix.value}` : install.prefix.value;
   const takeover = takeoverOf(input, dir);
+  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover));
 
   // 4. Shims.
   const runtime = overriddenRuntime(facts, overrides, contradiction);

@@ -15,6 +15,7 @@ export const ENGINE_CHECKS = [
   "env-mapping",
   "handler-snapshotter",
   "custom-runtime",
+  "takeover-snapshotter",
   ...RELEASE_CHECKS,
 ] as const;
 

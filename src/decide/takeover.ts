@@ -14,6 +14,8 @@ export interface Takeover {
   settings: Array<{ shim: string; file: string; values: Record<string, unknown> }>;
   /** Taken over already: what the journal keeps of it (the files are gone with kata-deploy's tree). */
   done: boolean;
+  /** The snapshotters kata-deploy set up (nydus, erofs), with the paths that say so. */
+  snapshotters?: Array<{ name: string; paths: string[] }>;
 }
 
 /**
@@ -24,7 +26,12 @@ export function takeoverOf(input: DecideInput, dir: string): Takeover | null {
   const { kata } = input.facts;
   if (kata.prefix !== dir) return null;
   if (kata.managedBy === "kata-deploy" && kata.deploy !== undefined)
-    return { shims: kata.deploy.shims, settings: kata.deploy.settings ?? [], done: false };
+    return {
+      shims: kata.deploy.shims,
+      settings: kata.deploy.settings ?? [],
+      done: false,
+      snapshotters: kata.deploy.snapshotters ?? [],
+    };
   if (kata.managedBy === "kata-install" && kata.carried !== undefined) return { ...kata.carried, done: true };
   return null;
 }
@@ -129,6 +136,24 @@ export function servedNotPinned(takeover: Takeover, pinned: string[], by: string
           `kata-deploy served ${gone.join(", ")} here; ${by} does not name ${gone.length === 1 ? "it" : "them"}: ${gone.map((s) => `kata-${s}`).join(", ")} ${gone.length === 1 ? "goes" : "go"} with the takeover`,
         ),
       ];
+}
+
+/**
+ * The snapshotters kata-deploy set up, which kata-install does not set up (yet): a takeover removes
+ * their binaries and containerd settings with kata-deploy's tree and drop-in, and the pods that pull
+ * through them stop starting. Refused, naming what would stop working; ignorable by name for an
+ * admin who has moved those pods.
+ */
+export function takeoverSnapshotterChecks(takeover: Takeover): Check[] {
+  if (takeover.done) return [];
+  return (takeover.snapshotters ?? []).map(({ name, paths }) => ({
+    id: "takeover-snapshotter",
+    severity: "error",
+    status: "fail",
+    message: `kata-deploy set up the ${name} snapshotter here (${paths.join("; ")}), which kata-install does not set up: the takeover would remove ${name === "nydus" ? "its binaries and containerd's proxy plugin for it (its systemd unit left pointing at nothing)" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
+    hint: `leave this node to kata-deploy for now; or move those pods off and take it over with --ignore-preflight-errors=takeover-snapshotter${name === "nydus" ? " (then disable the unit)" : ""}`,
+    rule: "decide",
+  }));
 }
 
 function servedCheck(message: string): Check {

@@ -5,7 +5,7 @@
 // kata-deploy's shape pointing into the prefix makes the install there kata-deploy's, with the
 // shims those handlers serve, and what it wrote into their configuration files in place.
 import type { DetectContext } from "./context.js";
-import { editsIn, type KataFacts } from "./kata.js";
+import { deploySnapshotters, editsIn, type KataFacts } from "./kata.js";
 import type { RuntimeHandler } from "./runtime/schema.js";
 
 const DEFAULTS = "share/defaults/kata-containers";
@@ -72,6 +72,7 @@ export async function withDeployHandlers(
     const edits = await editsIn(ctx, config);
     if (edits !== null) settings.push({ shim, file: config, values: edits });
   }
+  const snapshotters = kata.deploy?.snapshotters ?? (await deploySnapshotters(ctx, prefix, []));
   return {
     ...kata,
     managedBy: "kata-deploy",
@@ -79,6 +80,7 @@ export async function withDeployHandlers(
       dropIns: kata.deploy?.dropIns ?? [],
       shims: [...known, ...found.keys()].sort(),
       settings,
+      ...(snapshotters.length > 0 ? { snapshotters } : {}),
     },
   };
 }

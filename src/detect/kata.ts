@@ -6,7 +6,7 @@ import type { DetectContext } from "./context.js";
 import { deployEdits } from "./kata-deploy-edits.js";
 import { type HandlerPlacement, RUNTIME_LAYOUTS } from "./runtime/layouts.js";
 import { defineSource } from "./source.js";
-import { readToml } from "./toml.js";
+import { isTable, readToml } from "./toml.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
 /** Where kata-install keeps its journal under the prefix (the install issue). */
@@ -56,6 +56,11 @@ export const KataFacts = z.object({
           }),
         ),
       ),
+      /**
+       * Snapshotters kata-deploy set up (EXPERIMENTAL_SETUP_SNAPSHOTTER): nydus's unit and binaries,
+       * and what its containerd drop-in configures (the proxy plugin, erofs), by path.
+       */
+      snapshotters: z.optional(z.array(z.object({ name: z.string(), paths: z.array(z.string()) }))),
     }),
   ),
 });
@@ -196,9 +201,50 @@ async function kataDeployTraces(
       if (content && !content((await ctx.read("kata", `${dir}/${entry}`)) ?? "\0")) continue;
       dropIns.push(`${dir}/${entry}`);
     }
-  return shims.length === 0 && dropIns.length === 0
-    ? null
-    : { dropIns: dropIns.sort(), shims: shims.sort(), settings };
+  if (shims.length === 0 && dropIns.length === 0) return null;
+  const snapshotters = await deploySnapshotters(ctx, prefix, dropIns);
+  return {
+    dropIns: dropIns.sort(),
+    shims: shims.sort(),
+    settings,
+    ...(snapshotters.length > 0 ? { snapshotters } : {}),
+  };
+}
+
+/** kata-deploy's nydus (4.x: nydus-for-kata-tee; 3.x: nydus-snapshotter), with any suffix. */
+const NYDUS_NAMES = ["nydus-for-kata-tee", "nydus-snapshotter"];
+
+/**
+ * The snapshotters kata-deploy set up: nydus (its unit, its binaries under the prefix, its proxy
+ * plugin) and erofs (the snapshotter and differ settings in its drop-in).
+ */
+export async function deploySnapshotters(
+  ctx: DetectContext,
+  prefix: string,
+  dropIns: string[],
+): Promise<Array<{ name: string; paths: string[] }>> {
+  const suffix = /^kata-(.+)$/.exec(path.posix.basename(prefix))?.[1];
+  const nydus: string[] = [];
+  for (const base of NYDUS_NAMES) {
+    const name = suffix ? `${base}-${suffix}` : base;
+    for (const at of [`${prefix}/${base}`, `/etc/systemd/system/${name}.service`])
+      if (await ctx.exists("kata", at)) nydus.push(at);
+  }
+  const erofs: string[] = [];
+  for (const file of dropIns.filter((f) => f.endsWith(".toml"))) {
+    const table = await readToml(ctx, "kata", file);
+    const proxies = table?.proxy_plugins;
+    for (const [name, plugin] of Object.entries(isTable(proxies) ? proxies : {}))
+      if (isTable(plugin) && NYDUS_NAMES.some((n) => name.startsWith(n)))
+        nydus.push(`${file}: [proxy_plugins."${name}"]`);
+    const plugins = table?.plugins;
+    if (isTable(plugins) && isTable(plugins["io.containerd.snapshotter.v1.erofs"]))
+      erofs.push(`${file}: [plugins."io.containerd.snapshotter.v1.erofs"]`);
+  }
+  return [
+    ...(nydus.length > 0 ? [{ name: "nydus", paths: nydus }] : []),
+    ...(erofs.length > 0 ? [{ name: "erofs", paths: erofs }] : []),
+  ];
 }
 
 /** kata-deploy's edits in a shim's configuration file; null when it has none (or is unreadable). */

@@ -90,6 +90,23 @@ function kataDeploysImport(takeover: Takeover): (entry: string) => boolean {
   return (entry) => takeover.dropIns.includes(entry) || /\/kata-deploy[\w.-]*\.toml$/.test(entry);
 }
 
+/**
+ * What containerd's configuration imports to read ours: the directory (a glob, so later drop-ins
+ * need no edit of the admin's file) unless files are there that it does not read today, which a
+ * glob would make live — then our file by its path.
+ */
+function importFor(
+  dir: string,
+  own: string,
+  runtime: Facts["runtime"] | null,
+  takeover: Takeover | null,
+): string {
+  // Imported by its path already (by an earlier install): kept so.
+  if (runtime?.imports.includes(own)) return own;
+  const wouldWake = (runtime?.unimported ?? []).filter((f) => f !== own && !takeover?.dropIns.includes(f));
+  return wouldWake.length > 0 ? own : `${dir}/*.toml`;
+}
+
 /** A node kata-deploy configured: its drop-ins and imports go, its handlers become ours. */
 export interface Takeover {
   /** Its runtime drop-ins (the ones under the prefix go with it; the others are deleted). */
@@ -193,11 +210,12 @@ function renderFor(
       }
       const dir = runtime?.dropInDir ?? placement.dir;
       const v = version(placement.defaultVersion);
-      const files = [dropIn(`${dir}/${dropInName(suffix)}`, v, handlers, templates, debug)];
+      const own = `${dir}/${dropInName(suffix)}`;
+      const files = [dropIn(own, v, handlers, templates, debug)];
       const cleaned = cleanMain(
         main,
         current.get(main) ?? null,
-        (runtime?.dropInDir ?? null) === null ? `${dir}/*.toml` : null,
+        (runtime?.dropInDir ?? null) === null ? importFor(dir, own, runtime, takeover) : null,
         v,
         ours,
         takeover,

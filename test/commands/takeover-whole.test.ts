@@ -120,11 +120,14 @@ function kataDeployNode(root: string): void {
   );
 }
 
-async function nodeOf() {
+async function nodeOf(more?: (root: string) => void) {
   const spec = intelContainerd16();
   // A distro qemu the rules would use: during a takeover kata-deploy's bundled one stays.
   spec.commands = { ...spec.commands, "/usr/bin/qemu-system-x86_64": qemuScript("8.2.2") };
-  const host = await answeringHost(spec, kataDeployNode);
+  const host = await answeringHost(spec, (root) => {
+    kataDeployNode(root);
+    more?.(root);
+  });
   const cli = (args: string[], env?: Record<string, string>) =>
     runCli([...args, "--host-root", host.root, "--artifacts", `dir:${artifacts}`], env ? { env } : {});
   return { ...host, cli };
@@ -244,5 +247,40 @@ describe("a takeover cut short (the runtime does not answer in time)", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe("a kata-deploy node with its nydus snapshotter (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus)", () => {
+  it("the takeover is refused, naming what would stop working; nothing changes; the admin can take it over knowingly", async () => {
+    const unit = "etc/systemd/system/nydus-for-kata-tee.service";
+    const host = await nodeOf((root) => {
+      fs.mkdirSync(path.join(root, "opt/kata/nydus-for-kata-tee"), { recursive: true });
+      fs.writeFileSync(path.join(root, "opt/kata/nydus-for-kata-tee/containerd-nydus-grpc"), "#!/bin/sh\n");
+      fs.mkdirSync(path.join(root, path.dirname(unit)), { recursive: true });
+      fs.writeFileSync(
+        path.join(root, unit),
+        "[Service]\nExecStart=/opt/kata/nydus-for-kata-tee/containerd-nydus-grpc\n",
+      );
+      fs.appendFileSync(
+        path.join(root, DROP_IN),
+        '\n[proxy_plugins."nydus-for-kata-tee"]\ntype = "snapshot"\naddress = "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock"\n',
+      );
+    });
+    const before = snapshot(host.root);
+    const plan = host.cli(["plan", "--json"]);
+    expect(plan.status).toBe(1);
+    const check = (
+      JSON.parse(plan.stdout).checks as Array<{ id: string; status: string; message: string }>
+    ).find((c) => c.id === "takeover-snapshotter");
+    expect(check?.status).toBe("fail");
+    expect(check?.message).toContain(
+      'kata-deploy set up the nydus snapshotter here (/opt/kata/nydus-for-kata-tee; /etc/systemd/system/nydus-for-kata-tee.service; /opt/kata/containerd/config.d/kata-deploy.toml: [proxy_plugins."nydus-for-kata-tee"])',
+    );
+    const refused = host.cli(["install"]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("takeover-snapshotter");
+    expect(snapshot(host.root)).toEqual(before);
+    const knowingly = host.cli(["install", "--ignore-preflight-errors", "takeover-snapshotter"]);
+    expect(knowingly.status, knowingly.stderr).toBe(0);
   });
 });

@@ -271,6 +271,39 @@ describe("a containerd 2.x node kata-deploy installed (its drop-in under /opt/ka
   });
 });
 
+describe("a containerd 2.2 node kata-deploy installed (its drop-in in conf.d, which containerd reads)", () => {
+  it("its conf.d/kata-deploy.toml goes as kata-install's comes: kata-install's handler is the one containerd reads", async () => {
+    const spec = arm64Containerd20();
+    spec.commands = {
+      ...spec.commands,
+      "/usr/local/bin/containerd":
+        'echo "containerd github.com/containerd/containerd/v2 v2.2.0 1a43cb6a1035441f9aca8f5666a9b3ef9e70ab20"',
+    };
+    const deployed = "etc/containerd/conf.d/kata-deploy.toml";
+    const host = await nodeOf(spec, (root) => {
+      kataDeployTree(root, ["qemu"]);
+      fs.writeFileSync(
+        path.join(root, deployed),
+        `version = 3\n${deployHandler("io.containerd.cri.v1.runtime", "qemu")}`,
+      );
+    });
+    expect(JSON.parse(host.cli("facts", "--json").stdout).kata.deploy.dropIns).toEqual([`/${deployed}`]);
+    const run = host.cli("install", "--artifacts", `dir:${armArtifacts}`, "--shims", "qemu");
+    expect(run.status, run.stderr).toBe(0);
+    // containerd reads conf.d in name order, a later file's table over an earlier one's: kata-deploy's
+    // (k…) would win over kata-install's (50-…). It is gone, and only ours defines the handler.
+    expect(fs.existsSync(path.join(host.root, deployed))).toBe(false);
+    const defining = fs
+      .readdirSync(path.join(host.root, "etc/containerd/conf.d"))
+      .filter((f) => read(host.root, `etc/containerd/conf.d/${f}`).includes("runtimes.kata-qemu]"));
+    expect(defining).toEqual(["50-kata-install.toml"]);
+    const facts = JSON.parse(host.cli("facts", "--json").stdout);
+    const handlers = facts.runtime.handlers.filter((h: { name: string }) => h.name === "kata-qemu");
+    expect(handlers).toHaveLength(1);
+    expect(handlers[0].file).toBe("/etc/containerd/conf.d/50-kata-install.toml");
+  });
+});
+
 describe("a CRI-O node kata-deploy installed (99-kata-deploy, and 100-debug as its DEBUG writes it)", () => {
   let host: Awaited<ReturnType<typeof nodeOf>>;
   const dropIn = "etc/crio/crio.conf.d/99-kata-deploy";

@@ -195,6 +195,19 @@ describe("containerd 2.x: a drop-in of the main file's version, and the import",
     );
   });
 
+  it("a file in conf.d that containerd does not read today stays unread: ours is imported by its path", async () => {
+    const main =
+      '# admin comment\nversion = 3\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n';
+    // An admin's old experiment, never imported: a glob would make it live.
+    const stale = '[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "zfs"\n';
+    const host = buildHost(containerd2(main, { files: { "/etc/containerd/conf.d/old.toml": stale } })).host;
+    const { changeset } = await planOn(host);
+    expect(changeAt(changeset, "/etc/containerd/config.toml")?.after).toContain(
+      'imports = ["/etc/containerd/conf.d/50-kata-install.toml"]',
+    );
+    expect(changeAt(changeset, "/etc/containerd/conf.d/old.toml")).toBeUndefined();
+  });
+
   it("no main file: one is created that imports the drop-in", async () => {
     const { changeset } = await planOn(buildHost(containerd2(null)).host);
     expect(changeAt(changeset, "/etc/containerd/config.toml")).toMatchObject({

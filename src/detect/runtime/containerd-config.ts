@@ -23,6 +23,8 @@ export interface ContainerdConfig {
   problem: string | null;
   version: number | null;
   imports: string[];
+  /** The files its imports name (globs expanded). */
+  imported: string[];
   dropInDir: string | null;
   handlers: RuntimeHandler[];
   snapshotters: Snapshotter[];
@@ -52,6 +54,7 @@ export async function readContainerdConfig(
     problem,
     version,
     imports,
+    imported: files.slice(main === null ? 0 : 1).map(([file]) => file),
     dropInDir: dropInDirOf(configPath, imports),
     handlers: files.flatMap(([file, table]) => handlersOf(file, table)),
     snapshotters: uniqueByName(files.flatMap(([, table]) => snapshottersOf(table))),

@@ -82,6 +82,14 @@ export const runtime = defineSource({
       };
     }
     const config = await readContainerdConfig(ctx, layout.config);
+    const usual = layout.handlers.kind === "containerd" ? layout.handlers.dir : null;
+    const unimported =
+      usual === null || config.dropInDir !== null
+        ? []
+        : (await ctx.list("runtime", usual))
+            .filter((name) => name.endsWith(".toml"))
+            .map((name) => `${usual}/${name}`)
+            .filter((file) => !config.imported.includes(file));
     return {
       ...base,
       configExists: config.exists,
@@ -90,6 +98,7 @@ export const runtime = defineSource({
       imports: config.imports,
       // k0s always reads containerd.d/ through the imports line it writes itself.
       dropInDir: config.dropInDir,
+      ...(unimported.length > 0 ? { unimported } : {}),
       handlers: config.handlers,
       snapshotters: config.snapshotters,
       defaultSnapshotter: config.defaultSnapshotter,

@@ -39,6 +39,12 @@ export const RuntimeFacts = z.object({
   imports: z.array(z.string()),
   /** A directory of drop-ins that the runtime already reads (containerd `imports` glob, CRI-O's crio.conf.d). */
   dropInDir: z.nullable(z.string()),
+  /**
+   * containerd's files in its usual drop-in directory that its configuration does not import
+   * (none imported by a glob): an import of the whole directory would make them live. Optional:
+   * facts saved before it was recorded still load.
+   */
+  unimported: z.optional(z.array(z.string())),
   /** k3s/rke2/microk8s generate their containerd config from this template. */
   templatePath: z.nullable(z.string()),
   handlers: z.array(RuntimeHandler),
