@@ -97,9 +97,13 @@ export const kata = defineSource({
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
-    const ours = await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`);
-    const deploy = ours ? null : await kataDeployTraces(ctx, prefix);
-    const carried = ours ? await carriedOver(ctx, prefix) : null;
+    const journal = (await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`)) ? await readJournal(ctx, prefix) : null;
+    // A journal that records nothing installed — a takeover rolled back by a later run, a restart
+    // still owed — does not make kata-deploy's install there kata-install's.
+    const traces = journal === null || !journal.records ? await kataDeployTraces(ctx, prefix) : null;
+    const ours = journal !== null && traces === null;
+    const deploy = ours ? null : traces;
+    const carried = ours ? (journal?.carried ?? null) : null;
     return {
       installed: true,
       prefix,
@@ -259,18 +263,38 @@ async function versionFile(ctx: DetectContext, prefix: string): Promise<string |
   return text && /^\d+\.\d+/.test(text) ? text : null;
 }
 
-/** What a takeover carried over, as kata-install's journal keeps it; null when it records none. */
-async function carriedOver(ctx: DetectContext, prefix: string): Promise<KataFacts["carried"] | null> {
+/**
+ * What kata-detect needs of kata-install's journal: whether it records anything installed (or a
+ * run cut short), and what a takeover carried over. One that does not parse is taken as recording
+ * an install: install itself refuses it, by name.
+ */
+async function readJournal(
+  ctx: DetectContext,
+  prefix: string,
+): Promise<{ records: boolean; carried: KataFacts["carried"] | null }> {
   const text = await ctx.read("kata", `${prefix}/${JOURNAL_DIR}/journal.json`);
-  if (text === null) return null;
+  if (text === null) return { records: true, carried: null };
   try {
-    const carried = (JSON.parse(text) as { carried?: unknown }).carried;
-    const parsed = KataFacts.shape.carried.safeParse(carried);
-    return parsed.success && parsed.data !== undefined ? parsed.data : null;
+    const doc = JSON.parse(text) as {
+      carried?: unknown;
+      files?: Record<string, unknown>;
+      artifacts?: { version?: unknown };
+      transaction?: unknown;
+      pendingSwitch?: unknown;
+      staging?: unknown;
+    };
+    const records =
+      Object.keys(doc.files ?? {}).length > 0 ||
+      (doc.artifacts?.version ?? null) !== null ||
+      (doc.transaction ?? null) !== null ||
+      (doc.pendingSwitch ?? null) !== null ||
+      (doc.staging ?? null) !== null;
+    const parsed = KataFacts.shape.carried.safeParse(doc.carried);
+    return { records, carried: parsed.success && parsed.data !== undefined ? parsed.data : null };
   } catch {
     ctx.problem("kata", "kata-install's journal is not JSON: what a takeover carried over is not known", {
       path: `${prefix}/${JOURNAL_DIR}/journal.json`,
     });
-    return null;
+    return { records: true, carried: null };
   }
 }

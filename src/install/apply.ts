@@ -235,6 +235,8 @@ export async function recover(store: JournalStore): Promise<boolean> {
     // The runtime may have loaded the files just rolled back: it must load them again.
     if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
     journal.transaction = null;
+    // A takeover undone: kata-deploy's install is whole again, and nothing was carried over.
+    if (journal.pendingSwitch?.movedAside) delete journal.carried;
     await recoverSwitch(store, prefixOf(store), journal);
     left.version = null;
     // Nothing of ours left on the node: no journal either, and none of the directories it made.

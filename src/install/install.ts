@@ -16,7 +16,14 @@ import { crashPoint } from "./crash-point.js";
 import { type JournalStore, journalFor } from "./journal.js";
 import { RollbackFailed, rollBack } from "./rollback.js";
 import { restartRuntime } from "./runtime.js";
-import { commitSwitch, discardIfEmpty, installArtifacts, openJournal, type SwitchResult } from "./switch.js";
+import {
+  commitSwitch,
+  discardIfEmpty,
+  installArtifacts,
+  openJournal,
+  removeRetired,
+  type SwitchResult,
+} from "./switch.js";
 import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
 
 export interface InstallReport {
@@ -129,6 +136,12 @@ export async function install(
     }
   }
   if (artifacts.switched) await commitSwitch(store, prefix);
+  else {
+    // An earlier run committed its switch and was cut short before removing the version it
+    // switched from (or the tree it took over): the journal holds them as retired, ours to remove.
+    const journal = await store.load();
+    if (journal !== null) await removeRetired(store, prefix, journal);
+  }
   // A restart that an earlier run left undone (it failed, or was cut short), with nothing to
   // change now: done, and the journal no longer says it is owed.
   const owed = (await store.load())?.pendingRestart ?? null;

@@ -5,7 +5,7 @@
 // replacing it.
 import fs from "node:fs";
 import type { Check } from "../decide/decision.js";
-import { KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
+import { JOURNAL_DIR, KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
 import type { Host } from "../host/host.js";
 import { LINKS, linkTarget } from "./artifacts.js";
 import type { Journal } from "./journal.js";
@@ -55,7 +55,8 @@ export async function foreignContent(
     // admin's drop-in in a shim's config.d too, which the takeover would otherwise remove.
     const listing = await host.readDir(prefix);
     const found = (listing.ok ? listing.entries : [])
-      .filter((name) => !KATA_DEPLOY_ENTRIES.includes(name))
+      // kata-install's journal too: one left by a takeover a later run rolled back (a restart owed).
+      .filter((name) => !KATA_DEPLOY_ENTRIES.includes(name) && name !== JOURNAL_DIR)
       .map((name) => `${prefix}/${name} is neither kata-deploy's nor kata-install's`);
     const defaults = `${prefix}/share/defaults/kata-containers`;
     for (const base of [

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
+import { DEPLOY_HEADER } from "../helpers/kata-deploy.js";
 import { CONTAINERD_V2_MAIN, intelContainerd16, qemuScript } from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -23,7 +24,6 @@ afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
 
 const release = fixtureRelease("x86_64");
 const DEFAULTS = "opt/kata/share/defaults/kata-containers";
-const HEADER = "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
 /** The eight shims kata-deploy served on this node: some of them cannot run here (no GPU, no SNP). */
 const SERVED = [
   "clh",
@@ -87,7 +87,7 @@ function kataDeployNode(root: string): void {
             )
           : shipped.text;
     if (shim === "qemu" || shim === "qemu-coco-dev") expect(text).not.toBe(shipped.text);
-    fs.writeFileSync(path.join(dir, `configuration-${shim}.toml`), `${HEADER}${text}`);
+    fs.writeFileSync(path.join(dir, `configuration-${shim}.toml`), `${DEPLOY_HEADER}${text}`);
     const original = path.join(
       root,
       DEFAULTS,
