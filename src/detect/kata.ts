@@ -97,7 +97,9 @@ export const kata = defineSource({
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
-    const journal = (await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`)) ? await readJournal(ctx, prefix) : null;
+    const journal = (await ctx.exists("kata", `${prefix}/${JOURNAL_DIR}`))
+      ? await readJournal(ctx, prefix)
+      : null;
     // A journal that records nothing installed — a takeover rolled back by a later run, a restart
     // still owed — does not make kata-deploy's install there kata-install's.
     const traces = journal === null || !journal.records ? await kataDeployTraces(ctx, prefix) : null;
