@@ -67,15 +67,18 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
   }
 
   private findOwner(file: string): Ownership {
-    const owners = [
-      ...[...this.values()].filter((a) => a.matches(file)).map((a) => `artifact ${a.name}`),
-      ...this.ignored.filter((i) => i.matches(file)).map((i) => `ignore ("${i.reason.slice(0, 40)}…")`),
-    ];
-    if (owners.length > 1) return { kind: "conflict", owners };
-    const artifact = [...this.values()].find((a) => a.matches(file));
-    if (artifact) return { kind: "artifact", artifact: artifact.name };
-    const ignore = this.ignored.find((i) => i.matches(file));
-    if (ignore) return { kind: "ignored", reason: ignore.reason };
+    const artifacts = [...this.values()].filter((a) => a.matches(file));
+    const ignores = this.ignored.filter((i) => i.matches(file));
+    if (artifacts.length + ignores.length > 1)
+      return {
+        kind: "conflict",
+        owners: [
+          ...artifacts.map((a) => `artifact ${a.name}`),
+          ...ignores.map((i) => `ignore ("${i.reason.slice(0, 40)}…")`),
+        ],
+      };
+    if (artifacts[0]) return { kind: "artifact", artifact: artifacts[0].name };
+    if (ignores[0]) return { kind: "ignored", reason: ignores[0].reason };
     return { kind: "unowned" };
   }
 
@@ -137,16 +140,21 @@ export function parseArtifactCatalogue(file: string, text: string): ArtifactCata
   if (issues.length > 0 || !parsed?.success)
     throw new InputError("the artifact catalogue is invalid", issues);
   const { tokens = {}, artifact, ignore = [] } = parsed.data;
+  // Asked of every entry of every image a plan lists: literal paths looked up, the globs of one
+  // artifact tested as one expression.
   const compile = (key: string, globs: string[]) => {
-    const patterns: RegExp[] = [];
+    const literal = new Set<string>();
+    const patterns: string[] = [];
     for (const glob of globs) {
       try {
-        patterns.push(globToRegExp(glob, tokens));
+        if (/[*?[{]/.test(glob)) patterns.push(globToRegExp(glob, tokens).source.slice(1, -1));
+        else literal.add(glob);
       } catch (error) {
         issues.push({ file, key, message: `${glob}: ${(error as Error).message}` });
       }
     }
-    return (f: string) => patterns.some((p) => p.test(f));
+    const any = patterns.length === 0 ? null : new RegExp(`^(?:${patterns.join("|")})$`);
+    return (f: string) => literal.has(f) || (any?.test(f) ?? false);
   };
   const specs = Object.entries(artifact).map(([name, spec]) => ({
     name,
