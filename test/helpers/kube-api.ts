@@ -50,8 +50,16 @@ export interface FakeKube {
   close(): Promise<void>;
 }
 
+/** A Node as the kubelet keeps it: Ready, its runtime's handlers not reported (`extra` to say otherwise). */
 export function node(name: string, labels: Record<string, string> = {}, extra: Json = {}): Json {
-  return { apiVersion: "v1", kind: "Node", metadata: { name, labels, annotations: {} }, spec: {}, ...extra };
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name, labels, annotations: {} },
+    spec: {},
+    status: { conditions: [{ type: "Ready", status: "True" }] },
+    ...extra,
+  };
 }
 
 const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
