@@ -126,7 +126,8 @@ export const CHART: Spec = {
         resources: leaf("object"),
       },
     },
-    k8sDistribution: leaf("string", "k8s", ["k8s", "k3s", "rke2", "k0s", "microk8s"]),
+    // The chart takes any value: one it does not know is the default layout.
+    k8sDistribution: leaf("string", "k8s"),
     containerd: {
       children: {
         configDir: leaf("string", ""),
