@@ -117,8 +117,8 @@ describe("kata-install manifests", () => {
         'runtime_classes.node_selector_by_shim.qemu-nvidia-gpu-snp={ "example.com/cc" = "on" }',
       ]).stdout,
     );
-    const overhead = (name: string) =>
-      (classes(all).find((d) => d.metadata.name === name)?.overhead as { podFixed: object }).podFixed;
+    const rcOf = (name: string) => classes(all).find((d) => d.metadata.name === name) as Obj;
+    const overhead = (name: string) => (rcOf(name).overhead as { podFixed: object }).podFixed;
     expect(overhead("kata-qemu-nvidia-cpu")).toEqual({ memory: "320Mi", cpu: "250m" });
     expect(overhead("kata-qemu-snp-runtime-rs")).toEqual({ memory: "2048Mi", cpu: "1.0" });
     expect(overhead("kata-clh-azure")).toEqual({ memory: "130Mi", cpu: "250m" });
