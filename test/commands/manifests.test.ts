@@ -123,9 +123,7 @@ describe("kata-install manifests", () => {
     expect(overhead("kata-qemu-snp-runtime-rs")).toEqual({ memory: "2048Mi", cpu: "1.0" });
     expect(overhead("kata-clh-azure")).toEqual({ memory: "130Mi", cpu: "250m" });
     expect(overhead("kata-qemu-coco-dev-runtime-rs")).toEqual({ memory: "320Mi", cpu: "250m" });
-    const selector = (name: string) =>
-      (classes(all).find((d) => d.metadata.name === name)?.scheduling as { nodeSelector: object })
-        .nodeSelector;
+    const selector = (name: string) => (rcOf(name).scheduling as { nodeSelector: object }).nodeSelector;
     expect(selector("kata-qemu-nvidia-gpu")).toEqual({ "katacontainers.io/shim.qemu-nvidia-gpu": "true" });
     expect(selector("kata-qemu-nvidia-gpu-snp")).toEqual({
       "example.com/cc": "on",

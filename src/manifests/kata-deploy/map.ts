@@ -487,8 +487,10 @@ function mapShims(
 /** kata-monitor: its DaemonSet as the chart makes it, its settings key by key. */
 function mapMonitor(chart: ChartFile, ledger: Ledger, set: (path: string, value: unknown) => void): void {
   const value = (path: Path) => get(chart.values, path);
-  if (value(["monitor", "enabled"]) !== true)
-    return ledger.noEffect(["monitor"], "only with monitor.enabled");
+  if (value(["monitor", "enabled"]) !== true) {
+    ledger.noEffect(["monitor"], "only with monitor.enabled");
+    return;
+  }
   set("monitor.enabled", true);
   ledger.carried(["monitor", "enabled"], "monitor.enabled: the kata-monitor DaemonSet");
   const keys: Array<[Path, string]> = [
