@@ -107,7 +107,9 @@ export function readConfigFile(text: string, name: string): ConfigFile {
     if (assignment && section !== "" && !inArray) {
       const name = assignment[1] as string;
       const key = `${section}.${name}`;
-      const value = (sectionTable ??= valueAt(table, section) as Record<string, unknown> | undefined)?.[name];
+      if (sectionTable === undefined)
+        sectionTable = valueAt(table, section) as Record<string, unknown> | undefined;
+      const value = sectionTable?.[name];
       const domain =
         typeof value === "string" && listed.length >= 2 && listed.includes(value) ? listed : undefined;
       keys.set(key, { type: typeOf(value), set: true, line: i, ...(domain ? { domain } : {}) });

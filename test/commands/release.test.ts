@@ -16,7 +16,6 @@ import { pathsIn } from "../../src/release/named-paths.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { containerdServes } from "../helpers/containerd.js";
-import { catalog } from "../helpers/decide.js";
 import { arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
 import { buildRelease, buildSingleTarball, type RELEASES } from "../helpers/release.js";
 import type { NodeSpec } from "../helpers/test-host.js";
