@@ -1,7 +1,6 @@
 // The few Kubernetes API calls kata-install makes, through @kubernetes/client-node: read and
-// merge-patch this node, list nodes (paged, for large clusters), read our DaemonSet and list the
-// others. Loaded only by the commands that talk to a cluster: the client alone takes longer to load
-// than a no-op install.
+// merge-patch this node, list nodes (paged, for large clusters), read our DaemonSet. Loaded only by
+// the commands that talk to a cluster: the client alone takes longer to load than a no-op install.
 import type { MergePatch, NodeMeta } from "./node-labels.js";
 
 export interface KubeNode {

@@ -13,6 +13,11 @@ import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import {
+  deployHandler,
+  KATA_DEPLOY_HEADER,
+  kataDeployTree as kataDeployTreeOf,
+} from "../helpers/kata-deploy-node.js";
+import {
   amdSnpCrio,
   arm64Containerd20,
   CONTAINERD_V2_MAIN,
@@ -29,50 +34,9 @@ afterAll(() => {
   for (const d of [artifacts, armArtifacts]) fs.rmSync(d, { recursive: true, force: true });
 });
 
-const HEADER = "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
-
-/** /opt/kata as kata-deploy 4.1 leaves it: the release's files, and one shim's configuration copy. */
-function kataDeployTree(root: string, shims: string[], prefix = "/opt/kata"): void {
-  const dest = path.join(root, prefix);
-  for (const artifact of fs.readdirSync(artifacts))
-    fs.cpSync(path.join(artifacts, artifact, "opt/kata"), dest, { recursive: true, verbatimSymlinks: true });
-  const defaults = path.join(dest, "share/defaults/kata-containers");
-  for (const shim of shims) {
-    const dir = path.join(defaults, "runtimes", shim);
-    fs.mkdirSync(path.join(dir, "config.d"), { recursive: true });
-    fs.writeFileSync(
-      path.join(dir, `configuration-${shim}.toml`),
-      `${HEADER}[hypervisor.qemu]\npath = "/opt/kata/bin/qemu-system-x86_64"\n`,
-    );
-    // kata-deploy moves the release's file aside and leaves a link in its place.
-    fs.rmSync(path.join(defaults, `configuration-${shim}.toml`), { force: true });
-    fs.symlinkSync(
-      `runtimes/${shim}/configuration-${shim}.toml`,
-      path.join(defaults, `configuration-${shim}.toml`),
-    );
-  }
-}
-
-/** kata-deploy's handler table, as its containerd code writes one. */
-function deployHandler(
-  plugin: string,
-  shim: string,
-  configPath = `/opt/kata/share/defaults/kata-containers/runtimes/${shim}/configuration-${shim}.toml`,
-): string {
-  const table = `plugins."${plugin}".containerd.runtimes.kata-${shim}`;
-  return [
-    `[${table}]`,
-    `runtime_type = "io.containerd.kata-${shim}.v2"`,
-    `runtime_path = "/opt/kata/bin/containerd-shim-kata-v2"`,
-    "privileged_without_host_devices = true",
-    `pod_annotations = ["io.katacontainers.*"]`,
-    `container_annotations = ["io.kubernetes.container.terminationMessage*"]`,
-    "",
-    `[${table}.options]`,
-    `ConfigPath = "${configPath}"`,
-    "",
-  ].join("\n");
-}
+const HEADER = KATA_DEPLOY_HEADER;
+const kataDeployTree = (root: string, shims: string[], prefix?: string) =>
+  kataDeployTreeOf(artifacts, root, shims, prefix);
 
 const ADMIN_HANDLER = `
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu-mylab]
