@@ -141,7 +141,7 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
       // kata-install's pod starts on n1, as the DaemonSet now runs it.
       const from = kube.requests.length;
       const env = Object.fromEntries(
-        (switched.spec.template.spec.containers[0]?.env as Array<{ name: string; value?: string }>)
+        ((switched.spec.template.spec.containers[0] as Json).env as Array<{ name: string; value?: string }>)
           .filter((e) => e.value !== undefined)
           .map((e) => [e.name, e.value as string]),
       );

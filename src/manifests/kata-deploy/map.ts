@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
 import type { Values } from "../values.js";
-import { CHART_ARCHES, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
+import { CHART_ARCHES, CHART_DEFAULT_SHIM, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
 import { mapCustomRuntimes } from "./custom-runtimes.js";
 import { dropInConfig } from "./drop-in.js";
 import { type Entry, Ledger } from "./ledger.js";
@@ -469,7 +469,7 @@ function mapShims(
   }
   // The default RuntimeClass's shim: the first architecture's, the chart's defaults included, as
   // the chart has it; and made only when that shim is installed, as the chart makes it.
-  const all = merged(Object.fromEntries(arches.map((a) => [a, "qemu-runtime-rs"])), defaults) as Table;
+  const all = merged(Object.fromEntries(arches.map((a) => [a, CHART_DEFAULT_SHIM])), defaults) as Table;
   const first = arches.map((a) => String(all[a] ?? "")).find((n) => n !== "");
   if (first === undefined || get(chart.values, ["runtimeClasses", "createDefault"]) !== true) return;
   if (enabledOf(first) && served(first)) set(overlay, "runtime_classes.default_shim", first);
