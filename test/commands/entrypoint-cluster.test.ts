@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RUNTIME_LABEL } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli, runCliAsync } from "../helpers/cli.js";
-import { type Running, startEntrypoint } from "../helpers/entrypoint.js";
+import { podEnv, type Running, startEntrypoint } from "../helpers/entrypoint.js";
 import { daemonSet, node, startFakeKube } from "../helpers/kube-api.js";
 import { daemonSetOf, type Obj, objects, removeValuesFiles, valuesFile } from "../helpers/manifests.js";
 import { parseFeatureFile } from "../helpers/nfd.js";
@@ -86,16 +86,13 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
     fs.writeFileSync(overrides, cm.data["kata-install.toml"] as string);
     let run: Running | undefined;
     try {
-      run = await startEntrypoint({
-        ...env,
-        NODE_NAME: "n1",
-        POD_NAMESPACE: "kube-system",
-        KUBECONFIG: kube.kubeconfig,
-        HOST_ROOT: host.root,
-        HOST_EXEC: "root-exec",
-        ARTIFACTS: `dir:${artifacts}`, // the default registry is not reachable from a test
-        KATA_INSTALL_OVERRIDES: overrides,
-      });
+      run = await startEntrypoint(
+        podEnv(kube.kubeconfig, host.root, {
+          ...env,
+          ARTIFACTS: `dir:${artifacts}`, // the default registry is not reachable from a test
+          KATA_INSTALL_OVERRIDES: overrides,
+        }),
+      );
       const child = run.child;
       const stderr = run.stderr;
       // The drop-in's value is in Kata's configuration for qemu, under the suffix's prefix.

@@ -12,7 +12,7 @@ import { instanceLabel, RUNTIME_LABEL } from "../../src/kube/node-labels.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCliAsync } from "../helpers/cli.js";
-import { loggingSystemctl, startEntrypoint } from "../helpers/entrypoint.js";
+import { loggingSystemctl, podEnv, startEntrypoint } from "../helpers/entrypoint.js";
 import { daemonSet, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 import { amdSnpCrio, intelContainerd16 } from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
@@ -44,18 +44,15 @@ const labelPatches = (kube: FakeKube, from = 0) =>
     .filter((r) => r.method === "PATCH")
     .map((r) => (r.body as { metadata?: { labels?: Record<string, string | null> } }).metadata?.labels ?? {});
 
-function envFor(kube: FakeKube, root: string, more: Record<string, string> = {}) {
-  return {
-    NODE_NAME: "n1",
-    POD_NAMESPACE: "kube-system",
-    DAEMONSET_NAME: "kata-deploy",
-    KUBECONFIG: kube.kubeconfig,
-    HOST_ROOT: root,
-    HOST_EXEC: "root-exec",
-    ARTIFACTS: `dir:${artifacts}`,
-    HANDLER_WAIT_SECONDS: "5",
-    ...more,
-  };
+const envFor = (kube: FakeKube, root: string, more: Record<string, string> = {}) =>
+  podEnv(kube.kubeconfig, root, { ARTIFACTS: `dir:${artifacts}`, HANDLER_WAIT_SECONDS: "5", ...more });
+
+/** A test host whose systemctl writes what it is asked to, and the file it writes to. */
+async function loggingHost() {
+  const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-systemctl-")), "calls");
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": loggingSystemctl(log) };
+  return { host: await answeringHost(spec), log };
 }
 
 describe("a node that serves Kata, re-installed (a rolling update that changes its shims)", () => {
@@ -178,10 +175,7 @@ describe("cleanup and reset, as kata-deploy's", () => {
   });
 
   it("reset: labels off, then containerd and the kubelet restarted, and the node waited for until Ready", async () => {
-    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-systemctl-")), "calls");
-    const spec = intelContainerd16();
-    spec.commands = { ...spec.commands, "/usr/bin/systemctl": loggingSystemctl(log) };
-    const host = await answeringHost(spec);
+    const { host, log } = await loggingHost();
     const kube = await cluster();
     try {
       kube.nodes.set("n1", node("n1", { [RUNTIME_LABEL]: "false", [MARK]: "false" }));
@@ -202,10 +196,7 @@ describe("cleanup and reset, as kata-deploy's", () => {
   });
 
   it("reset while another install serves the node: its labels only; nothing is restarted", async () => {
-    const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-systemctl-")), "calls");
-    const spec = intelContainerd16();
-    spec.commands = { ...spec.commands, "/usr/bin/systemctl": loggingSystemctl(log) };
-    const host = await answeringHost(spec);
+    const { host, log } = await loggingHost();
     const kube = await cluster();
     try {
       const lts = "kata-deploy.katacontainers.io/lts";

@@ -17,7 +17,7 @@ import { daemonSetSelects } from "../../src/kube/selects.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { startEntrypoint } from "../helpers/entrypoint.js";
+import { podEnv, startEntrypoint } from "../helpers/entrypoint.js";
 import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
 import { type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 import { daemonSetOf, type Obj, objects } from "../helpers/manifests.js";
@@ -145,15 +145,10 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
           .filter((e) => e.value !== undefined)
           .map((e) => [e.name, e.value as string]),
       );
-      const pod = await startEntrypoint({
-        ...env,
-        NODE_NAME: "n1",
-        POD_NAMESPACE: "kube-system",
-        KUBECONFIG: kube.kubeconfig,
-        HOST_ROOT: host.root,
-        HOST_EXEC: "root-exec",
-        ARTIFACTS: `dir:${artifacts}`, // the default registry is not reachable from a test
-      });
+      // (Its artifacts from a directory: the default registry is not reachable from a test.)
+      const start = () =>
+        startEntrypoint(podEnv(kube.kubeconfig, host.root, { ...env, ARTIFACTS: `dir:${artifacts}` }));
+      const pod = await start();
       // The node taken over in place, kata-deploy's handlers kept by name: one definition each.
       expect(pod.stdout()).toMatch(/take-over \/opt\/kata: kata-deploy's install/);
       const config = fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8");
@@ -195,15 +190,7 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
       expect(pod.stderr()).toContain("SIGTERM: DaemonSet kube-system/kata-deploy still selects n1");
 
       // Going back begins with deleting the DaemonSet: its pod then cleans its node up (labels first).
-      const again = await startEntrypoint({
-        ...env,
-        NODE_NAME: "n1",
-        POD_NAMESPACE: "kube-system",
-        KUBECONFIG: kube.kubeconfig,
-        HOST_ROOT: host.root,
-        HOST_EXEC: "root-exec",
-        ARTIFACTS: `dir:${artifacts}`,
-      });
+      const again = await start();
       await kube.kubectl("delete", "daemonset", "-n", "kube-system", "kata-deploy");
       again.child.kill("SIGTERM");
       expect(await again.exited).toBe(0);

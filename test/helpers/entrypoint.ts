@@ -49,3 +49,21 @@ export function loggingSystemctl(log: string): string {
   fs.mkdirSync(path.dirname(log), { recursive: true });
   return `echo "$*" >> '${log}'\nexit 0`;
 }
+
+/** The environment the DaemonSet gives its pod on node `node`, here: the test's API server and host. */
+export function podEnv(
+  kubeconfig: string,
+  hostRoot: string,
+  more: Record<string, string> = {},
+  node = "n1",
+): Record<string, string> {
+  return {
+    NODE_NAME: node,
+    POD_NAMESPACE: "kube-system",
+    DAEMONSET_NAME: "kata-deploy",
+    KUBECONFIG: kubeconfig,
+    HOST_ROOT: hostRoot,
+    HOST_EXEC: "root-exec",
+    ...more,
+  };
+}
