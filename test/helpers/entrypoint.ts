@@ -50,7 +50,10 @@ export function loggingSystemctl(log: string): string {
   return `echo "$*" >> '${log}'\nexit 0`;
 }
 
-/** The environment the DaemonSet gives its pod on node `node`, here: the test's API server and host. */
+/**
+ * The environment the DaemonSet gives its pod on node `node` (`more`: the DaemonSet's own, its
+ * DAEMONSET_NAME included), with the test's API server and host in place of the node's.
+ */
 export function podEnv(
   kubeconfig: string,
   hostRoot: string,
@@ -58,12 +61,12 @@ export function podEnv(
   node = "n1",
 ): Record<string, string> {
   return {
-    NODE_NAME: node,
     POD_NAMESPACE: "kube-system",
     DAEMONSET_NAME: "kata-deploy",
+    ...more,
+    NODE_NAME: node,
     KUBECONFIG: kubeconfig,
     HOST_ROOT: hostRoot,
     HOST_EXEC: "root-exec",
-    ...more,
   };
 }
