@@ -408,15 +408,21 @@ Examples:
       "after",
       `
 Actions:
-  install   label the node katacontainers.io/kata-runtime=false; plan, print the plan, install it
-            (with --plan or KATA_INSTALL_PLAN: that saved plan, or refuse as install --plan does);
-            label the node =true with its mark kata-deploy.katacontainers.io/<suffix|default>=true,
+  install   claim the node (katacontainers.io/kata-runtime=false and its mark, where absent: a
+            node that serves Kata keeps its labels); plan, print the plan, install it (with --plan
+            or KATA_INSTALL_PLAN: that saved plan, or refuse as install --plan does); wait until
+            the node reports the runtime serving the handlers (else fail, not labelled); label the
+            node =true with its mark kata-deploy.katacontainers.io/<suffix|default>=true,
             katacontainers.io/shim.<shim>[-<suffix>]=true per installed shim and a summary
-            annotation; then wait. On SIGTERM it cleans up only if its DaemonSet no longer
-            selects the node (deleted, or its nodeSelector, affinity or tolerations exclude it): a
-            rolling update or a restarted pod never uninstalls Kata from under running Kata pods.
-  cleanup   uninstall, restart the runtime if its configuration changed, remove the labels.
-  reset     roll back an install that was cut short and remove the labels; what is installed stays.
+            annotation; lift the startup taints; then wait. On SIGTERM it cleans up only if its
+            DaemonSet no longer selects the node (deleted, or its nodeSelector or required affinity
+            excludes it; taints do not count): a rolling update or a restarted pod never
+            uninstalls Kata from under running Kata pods.
+  cleanup   if the DaemonSet no longer selects the node: remove the labels, then uninstall and
+            restart the runtime if its configuration changed.
+  reset     roll back an install that was cut short and remove the labels (what is installed
+            stays); unless another install holds the node, restart the runtime and (containerd,
+            CRI-O) the kubelet, and wait until the node is Ready.
 
 Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   NODE_NAME                      this node (labels are written only when it is set)
@@ -428,9 +434,13 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   KATA_INSTALL_PLAN              a saved plan to apply (as --plan); e.g. /plans/$(NODE_NAME).json
   KATA_INSTALL_OVERRIDES         the cluster's overrides file, read instead of the node's own
   CONTAINERD_CONFIG_FILE_NAME    containerd's file in /etc/containerd
-  K8S_DISTRIBUTION               k8s, k3s, rke2, k0s or microk8s: refuse a node whose runtime is another's
+  K8S_DISTRIBUTION               k3s, rke2, k0s, microk8s, or k8s/kubeadm/vanilla (any other value: the
+                                 default layout): refuse a node whose runtime is another's (CRI-O: never)
   NFD_FEATURE_FILE=true          also write the node's Kata facts for Node Feature Discovery (features.d)
-  STARTUP_TAINTS                 taints to lift once installed and labelled: key or key:effect, comma-separated
+  STARTUP_TAINTS                 taints to lift once installed and labelled: key or key:effect, by commas
+                                 or spaces
+  HANDLER_WAIT_SECONDS           how long the node may take to list the handlers written (120)
+  NODE_READY_TIMEOUT_SECONDS     reset: how long the node may take to be Ready again (300)
   HOST_ROOT, HOST_EXEC           the host mount and how host commands run
   HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
     )

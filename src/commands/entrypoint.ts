@@ -2,116 +2,41 @@
 // kata-deploy's environment, works on the host mounted at /host (host commands through chroot or
 // nsenter), labels its node through the Kubernetes API, and serves /healthz and /readyz.
 //
-//   install   label the node kata-runtime=false; plan, print the plan, apply it (or a saved plan,
-//             if it still holds); label the node with what is installed; then wait. On SIGTERM,
-//             clean up only if the DaemonSet no longer selects the node: a rolling update or a
-//             restarted pod leaves Kata in place.
-//   cleanup   uninstall and remove the labels (the admin, or a post-delete Job, asked for it).
+//   install   claim the node (kata-runtime=false where no install serves it yet); plan, print the
+//             plan, apply it (or a saved plan, if it still holds); wait until the node reports the
+//             runtime serving the handlers written; label the node with what is installed; then
+//             wait. On SIGTERM, clean up only if the DaemonSet no longer selects the node: a
+//             rolling update or a restarted pod leaves Kata in place.
+//   cleanup   if the DaemonSet no longer selects the node: remove the labels, then uninstall.
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
-//             installed: the node claims nothing until the next install has checked it again.
-import { loadCatalog } from "../decide/catalog.js";
+//             installed; restart the runtime and the kubelet unless another install holds the node.
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
-import { removeFeatureFile, writeFeatureFile } from "../entrypoint/feature-file.js";
+import { cleanup, stillSelected } from "../entrypoint/cleanup.js";
+import { writeFeatureFile } from "../entrypoint/feature-file.js";
+import { reset } from "../entrypoint/reset.js";
+import { type EntrypointOptions, installOf, type Settings, settingsFrom } from "../entrypoint/settings.js";
 import { UserError } from "../errors.js";
 import { openHost } from "../host/open.js";
-import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
-import { recover } from "../install/apply.js";
-import { journalFor } from "../install/journal.js";
-import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
-import { distributionMismatch } from "../kube/distribution.js";
+import { distributionMismatch, unknownDistribution } from "../kube/distribution.js";
 import { patchFresh } from "../kube/fresh-patch.js";
-import { cleanupPatch, type Install, installedPatch, installingPatch } from "../kube/node-labels.js";
-import { daemonSetSelects } from "../kube/selects.js";
+import { installedPatch, installingPatch } from "../kube/node-labels.js";
+import type { Selection } from "../kube/selects.js";
+import { handlersServed } from "../kube/served.js";
 import { publishedFactPaths, summarize } from "../kube/summary.js";
-import { liftStartupTaints, parseStartupTaints, type StartupTaint } from "../kube/taints.js";
-import { dataPath } from "../package-root.js";
+import { liftStartupTaints } from "../kube/taints.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
-import { installDirFromEnv } from "../render/layout.js";
+import { handlerName, installDirFromEnv } from "../render/layout.js";
 import { nfdFeatures } from "./facts.js";
-import { runInstall, runUninstall } from "./install.js";
+import { runInstall } from "./install.js";
+
+export type { EntrypointOptions } from "../entrypoint/settings.js";
 
 export const ACTIONS = ["install", "cleanup", "reset"] as const;
 export type Action = (typeof ACTIONS)[number];
-
-export interface EntrypointOptions {
-  hostRoot?: string;
-  hostExec?: StrategyName;
-  kubeconfig?: string;
-  healthPort?: string;
-  /** A saved plan (`plan --out`) to apply instead of planning afresh. */
-  plan?: string;
-}
-
-interface Settings {
-  nodeName: string | null;
-  namespace: string;
-  daemonSet: string;
-  hostRoot: string;
-  hostExec: StrategyName;
-  artifacts?: string;
-  artifactsTag?: string;
-  plan?: string;
-  healthAddress: string;
-  healthPort: number;
-  kubeconfig?: string;
-  /** Which install this is on the node (MULTI_INSTALL_SUFFIX), for its labels. */
-  suffix: string | null;
-  /** The cluster's overrides file (a ConfigMap the DaemonSet mounts), read instead of the node's. */
-  overrides?: string;
-  /** kata-deploy's k8sDistribution: the node's runtime must be that distribution's. */
-  distribution?: string;
-  /** Also write the node's Kata facts as an NFD feature file. */
-  nfdFeatureFile: boolean;
-  /** Taints to lift once the node is installed and labelled (kata-deploy's startupTaints). */
-  startupTaints: StartupTaint[];
-}
-
-/** Flags first, then kata-deploy's (and the DaemonSet's) environment, then defaults. */
-export function settingsFrom(
-  options: EntrypointOptions,
-  env: Readonly<Record<string, string | undefined>>,
-): Settings {
-  const value = (name: string) => {
-    const v = env[name]?.trim();
-    return v === undefined || v === "" ? undefined : v;
-  };
-  const hostExec = options.hostExec ?? value("HOST_EXEC") ?? "chroot";
-  if (!(STRATEGY_NAMES as readonly string[]).includes(hostExec))
-    throw new UserError(`HOST_EXEC=${hostExec}: expected one of ${STRATEGY_NAMES.join(", ")}`);
-  const portText = options.healthPort ?? value("HEALTH_PORT") ?? "8090";
-  const healthPort = Number(portText);
-  if (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535)
-    throw new UserError(`health port ${portText}: expected a port number (0 picks a free one)`);
-  const startupTaints = parseStartupTaints(value("STARTUP_TAINTS") ?? "");
-  if (typeof startupTaints === "string") throw new UserError(`STARTUP_TAINTS: ${startupTaints}`);
-  return {
-    nodeName: value("NODE_NAME") ?? null,
-    namespace: value("POD_NAMESPACE") ?? "kube-system",
-    daemonSet: value("DAEMONSET_NAME") ?? "kata-deploy",
-    hostRoot: options.hostRoot ?? value("HOST_ROOT") ?? "/host",
-    hostExec: hostExec as StrategyName,
-    artifacts: value("ARTIFACTS"),
-    artifactsTag: value("ARTIFACTS_TAG"),
-    plan: options.plan ?? value("KATA_INSTALL_PLAN"),
-    healthAddress: value("HEALTH_ADDRESS") ?? "0.0.0.0",
-    healthPort,
-    kubeconfig: options.kubeconfig ?? value("KUBECONFIG"),
-    suffix: value("MULTI_INSTALL_SUFFIX") ?? null,
-    overrides: value("KATA_INSTALL_OVERRIDES"),
-    distribution: value("K8S_DISTRIBUTION"),
-    nfdFeatureFile: /^(true|yes|1|on)$/i.test(value("NFD_FEATURE_FILE") ?? ""),
-    startupTaints,
-  };
-}
-
-/** The labels this install may set: its suffix, and every shim kata-install serves. */
-function installOf(settings: Settings): Install {
-  return { suffix: settings.suffix, shims: loadCatalog(dataPath("rules")).shimNames() };
-}
 
 /** The API client for labelling this node; null outside a cluster (no NODE_NAME), said so. */
 async function clusterFor(settings: Settings, log: (line: string) => void): Promise<KubeApi | null> {
@@ -139,6 +64,54 @@ function trapSignals(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * Claim the node before anything is written, best-effort as kata-deploy: a failed label write
+ * must not fail the install (a rare orphan against a common outage).
+ */
+async function claim(kube: KubeApi, settings: Settings, node: string, log: (line: string) => void) {
+  try {
+    const patched = await patchFresh(kube, node, (n) => installingPatch(n.meta, installOf(settings)));
+    log(
+      patched
+        ? `Node ${node}: claimed (katacontainers.io/kata-runtime=false where no install serves it yet) while installing.`
+        : `Node ${node}: already labelled: its labels stay as they are while installing.`,
+    );
+  } catch (error) {
+    log(
+      `Node ${node}: not claimed (${(error as Error).message}): should the install fail before it labels the node, a cleanup will not find it by its labels.`,
+    );
+  }
+}
+
+/**
+ * Whether the runtime serves what was written, as the node reports it: none of the handlers is a
+ * failure (the runtime ignored its configuration); some missing, a warning.
+ */
+async function served(
+  kube: KubeApi,
+  settings: Settings,
+  node: string,
+  planned: Planned,
+  runtime: string,
+  log: (line: string) => void,
+): Promise<boolean> {
+  const expected = planned.decision.shims.map((s) => handlerName(planned.decision, s.name));
+  const report = await handlersServed(kube, node, expected, settings.handlerWaitMs);
+  if (report.kind === "served") log(`Node ${node}: ${runtime} serves ${expected.join(", ")}.`);
+  else if (report.kind === "unknown")
+    log(`Node ${node}: whether ${runtime} serves ${expected.join(", ")} cannot be told (${report.why}).`);
+  else if (report.missing.length === expected.length) {
+    log(
+      `Node ${node}: the node reports none of ${expected.join(", ")} among its runtime handlers (${report.reported.join(", ") || "none"}) after ${Math.round(settings.handlerWaitMs / 1000)} s: ${runtime} does not serve the configuration written. Not labelled; check ${runtime}'s log for a configuration it refused or did not read.`,
+    );
+    return false;
+  } else
+    log(
+      `Node ${node}: ${runtime} serves Kata, but not ${report.missing.join(", ")}: the RuntimeClasses of those handlers will not run here.`,
+    );
+  return true;
+}
+
 export async function runEntrypoint(
   action: string,
   options: EntrypointOptions,
@@ -150,20 +123,7 @@ export async function runEntrypoint(
   const settings = settingsFrom(options, process.env);
   const node = settings.nodeName;
   if (action === "cleanup") return cleanup(settings, await clusterFor(settings, log), out, log);
-  if (action === "reset") {
-    const host = await openHost(settings.hostRoot, settings.hostExec);
-    const lock = await acquireLock(host);
-    try {
-      const rolledBack = await recover(journalFor(host, installDirFromEnv(process.env)));
-      log(rolledBack ? "An install cut short was rolled back." : "No install was cut short.");
-    } finally {
-      await lock.release();
-    }
-    const kube = await clusterFor(settings, log);
-    if (kube && node) await patchFresh(kube, node, (n) => cleanupPatch(n.meta, installOf(settings)));
-    if (kube) log(`Node ${node}: kata-install's labels and annotation removed.`);
-    return 0;
-  }
+  if (action === "reset") return reset(settings, await clusterFor(settings, log), log);
 
   const stopped = trapSignals();
   const { startHealth } = await import("../entrypoint/health.js");
@@ -171,6 +131,8 @@ export async function runEntrypoint(
   log(`Health: /healthz and /readyz on ${health.address}`);
   try {
     if (settings.distribution !== undefined) {
+      const unknown = unknownDistribution(settings.distribution);
+      if (unknown) log(`${unknown}.`);
       const host = await openHost(settings.hostRoot, settings.hostExec);
       const facts = await detectFacts(host, detectOptionsFromEnv(process.env));
       const mismatch = distributionMismatch(settings.distribution, facts.runtime.kind);
@@ -181,10 +143,7 @@ export async function runEntrypoint(
       }
     }
     const kube = await clusterFor(settings, log);
-    if (kube && node) {
-      await patchFresh(kube, node, (n) => installingPatch(n.meta, installOf(settings)));
-      log(`Node ${node}: katacontainers.io/kata-runtime=false while installing.`);
-    }
+    if (kube && node) await claim(kube, settings, node, log);
     health.setReady(false, "installing");
     if (settings.plan)
       log(
@@ -219,6 +178,10 @@ export async function runEntrypoint(
       publishedFactPaths(prepared.rules),
     );
     if (kube && node) {
+      if (!(await served(kube, settings, node, planned, after.runtime.kind ?? "the runtime", log))) {
+        health.setReady(false, "the runtime does not serve the handlers");
+        return 1;
+      }
       await patchFresh(kube, node, (n) => installedPatch(n.meta, installOf(settings), summary));
       log(
         `Node ${node}: katacontainers.io/kata-runtime=true, shims ${summary.shims.join(", ") || "(none)"}.`,
@@ -237,13 +200,10 @@ export async function runEntrypoint(
       log(`${signal}: no cluster to ask whether this node is still wanted: Kata stays installed.`);
       return 0;
     }
-    let verdict: ReturnType<typeof daemonSetSelects>;
+    const ds = `${settings.namespace}/${settings.daemonSet}`;
+    let verdict: Selection;
     try {
-      const [ds, current] = await Promise.all([
-        kube.getDaemonSet(settings.namespace, settings.daemonSet),
-        kube.getNode(node),
-      ]);
-      verdict = daemonSetSelects(ds, current);
+      verdict = await stillSelected(kube, settings, node);
     } catch (error) {
       log(
         `${signal}: cannot ask the API whether the DaemonSet still selects ${node} (${(error as Error).message}): Kata stays installed; run "kata-install entrypoint cleanup" to remove it.`,
@@ -252,35 +212,13 @@ export async function runEntrypoint(
     }
     if (verdict.selects) {
       log(
-        `${signal}: DaemonSet ${settings.namespace}/${settings.daemonSet} still selects ${node} (a rolling update or a restart): Kata stays installed.`,
+        `${signal}: DaemonSet ${ds} still selects ${node} (a rolling update or a restart): Kata stays installed.`,
       );
       return 0;
     }
-    log(
-      `${signal}: DaemonSet ${settings.namespace}/${settings.daemonSet} no longer selects ${node} (${verdict.why}): cleaning up.`,
-    );
-    return await cleanup(settings, kube, out, log);
+    log(`${signal}: DaemonSet ${ds} no longer selects ${node} (${verdict.why}): cleaning up.`);
+    return await cleanup(settings, kube, out, log, true);
   } finally {
     await health.close();
   }
-}
-
-async function cleanup(
-  settings: Settings,
-  kube: KubeApi | null,
-  out: (text: string) => void,
-  log: (line: string) => void,
-): Promise<number> {
-  const status = await runUninstall({ hostRoot: settings.hostRoot, hostExec: settings.hostExec }, out);
-  const node = settings.nodeName;
-  if (
-    status === 0 &&
-    (await removeFeatureFile(await openHost(settings.hostRoot, settings.hostExec), settings.suffix))
-  )
-    log("NFD: the node's Kata feature file removed.");
-  if (status === 0 && kube && node) {
-    await patchFresh(kube, node, (n) => cleanupPatch(n.meta, installOf(settings)));
-    log(`Node ${node}: kata-install's labels and annotation removed.`);
-  }
-  return status;
 }

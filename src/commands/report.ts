@@ -1,8 +1,9 @@
 // `kata-install report`: many nodes at once, from saved facts or from the cluster's annotations.
 import fs from "node:fs";
+import path from "node:path";
 import { prepare } from "../decide/prepare.js";
 import { UserError } from "../errors.js";
-import { renderOverrides, renderReport } from "../output/report.js";
+import { renderOverrides, renderPoolOverrides, renderReport } from "../output/report.js";
 import { buildReport } from "../report/report.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
 import { writeFileAtomically } from "../write-file.js";
@@ -42,16 +43,27 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
     from = `the annotations of the nodes of ${api.server}`;
   }
   const report = buildReport(loaded.nodes, loaded.skipped);
-  if (options.emitOverrides !== undefined)
+  const written: string[] = [];
+  if (options.emitOverrides !== undefined) {
+    const file = options.emitOverrides;
     writeFileAtomically(
-      options.emitOverrides,
+      file,
       renderOverrides(report.overrides, from, report.nodes.length),
       "--emit-overrides",
     );
+    written.push(file);
+    // Each pool's beside it: overrides.toml → overrides.<pool>.toml.
+    const ext = path.extname(file);
+    for (const pool of report.pools) {
+      const poolFile = `${file.slice(0, file.length - ext.length)}.${pool.id}${ext || ".toml"}`;
+      writeFileAtomically(poolFile, renderPoolOverrides(pool, from), "--emit-overrides");
+      written.push(poolFile);
+    }
+  }
   out(
     options.json
-      ? `${JSON.stringify({ ...report, decisions: loaded.decisions }, null, 2)}\n`
-      : renderReport(report),
+      ? `${JSON.stringify({ ...report, decisions: loaded.decisions, written }, null, 2)}\n`
+      : renderReport(report, written),
   );
   return report.nodes.length === 0 ? 1 : 0;
 }

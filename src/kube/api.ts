@@ -11,18 +11,29 @@ export interface KubeNode {
   resourceVersion?: string;
   meta: NodeMeta;
   taints: Array<{ key: string; value?: string; effect: string }>;
+  /**
+   * The handlers the kubelet says the runtime serves (status.runtimeHandlers); null when it does not
+   * say (the kubelet fills it in only with some feature gates, and older runtimes report none).
+   */
+  runtimeHandlers: string[] | null;
+  /** The node's Ready condition: "True", "False" or "Unknown". */
+  ready: string;
 }
 
-/** What the entrypoint needs of the DaemonSet that runs it, to know whether it still wants this node. */
+export interface NodeSelectorTerm {
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+  matchFields?: Array<{ key: string; operator: string; values?: string[] }>;
+}
+
+/** What the entrypoint needs of a DaemonSet, to know whether it still wants a node. */
 export interface DaemonSetView {
+  namespace: string;
+  name: string;
+  uid?: string;
   deleting: boolean;
   nodeSelector: Record<string, string>;
-  /** requiredDuringSchedulingIgnoredDuringExecution terms, as the API has them. */
-  nodeAffinityTerms: Array<{
-    matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
-    matchFields?: Array<{ key: string; operator: string; values?: string[] }>;
-  }>;
-  tolerations: Array<{ key?: string; operator?: string; value?: string; effect?: string }>;
+  /** requiredDuringSchedulingIgnoredDuringExecution terms, as the API has them; null without any. */
+  nodeAffinityTerms: NodeSelectorTerm[] | null;
 }
 
 export interface KubeApi {
@@ -33,6 +44,8 @@ export interface KubeApi {
   listNodes(): Promise<KubeNode[]>;
   /** Null when there is no such DaemonSet (it was deleted). */
   getDaemonSet(namespace: string, name: string): Promise<DaemonSetView | null>;
+  /** Every DaemonSet of the cluster, in all namespaces. */
+  listDaemonSets(): Promise<DaemonSetView[]>;
 }
 
 export class KubeError extends Error {}
@@ -77,7 +90,23 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
     resourceVersion: node.metadata?.resourceVersion,
     meta: { labels: node.metadata?.labels ?? {}, annotations: node.metadata?.annotations ?? {} },
     taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
+    runtimeHandlers: node.status?.runtimeHandlers
+      ? node.status.runtimeHandlers.map((h) => h.name ?? "").filter(Boolean)
+      : null,
+    ready: node.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "Unknown",
   });
+  const dsView = (ds: import("@kubernetes/client-node").V1DaemonSet): DaemonSetView => {
+    const pod = ds.spec?.template.spec;
+    const required = pod?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+    return {
+      namespace: ds.metadata?.namespace ?? "",
+      name: ds.metadata?.name ?? "",
+      uid: ds.metadata?.uid,
+      deleting: ds.metadata?.deletionTimestamp !== undefined,
+      nodeSelector: pod?.nodeSelector ?? {},
+      nodeAffinityTerms: required ? (required.nodeSelectorTerms ?? []) : null,
+    };
+  };
   return {
     server,
     async getNode(name) {
@@ -105,15 +134,19 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
         if ((error as { code?: number }).code === 404) return null;
         return call(`get daemonset ${namespace}/${name}`, () => Promise.reject(error));
       }
-      const pod = ds.spec?.template.spec;
-      return {
-        deleting: ds.metadata?.deletionTimestamp !== undefined,
-        nodeSelector: pod?.nodeSelector ?? {},
-        nodeAffinityTerms:
-          pod?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ??
-          [],
-        tolerations: pod?.tolerations ?? [],
-      };
+      return dsView(ds);
+    },
+    async listDaemonSets() {
+      const out: DaemonSetView[] = [];
+      let token: string | undefined;
+      do {
+        const page = await call("list daemonsets", () =>
+          apps.listDaemonSetForAllNamespaces({ limit: 500, _continue: token }),
+        );
+        out.push(...page.items.map(dsView));
+        token = page.metadata?._continue || undefined;
+      } while (token);
+      return out;
     },
   };
 }

@@ -1,22 +1,35 @@
-// kata-deploy's k8sDistribution (K8S_DISTRIBUTION) held against the runtime the node runs: the
-// chart picks the containerd directory by it, and its install refuses a node where the two
-// disagree; kata-install finds the runtime itself, and refuses the same way, naming both.
+// kata-deploy's k8sDistribution (K8S_DISTRIBUTION) held against the runtime the node runs, as
+// kata-deploy holds it: its chart picks the containerd directory it mounts by the value, and its
+// install refuses a node where the two disagree. The distributions that keep containerd's
+// configuration somewhere of their own are k3s, rke2, k0s and microk8s; every other value (k8s,
+// kubeadm, vanilla, ...) is the default directory, which containerd and CRI-O read. A CRI-O node is
+// never refused: /etc/crio is where it is whatever the distribution. kata-install finds the
+// runtime itself, so the value is only this check.
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 
-const RUNTIMES: Record<string, readonly RuntimeKind[]> = {
-  k8s: ["containerd", "crio"],
+const OWN_DIRECTORY: Record<string, readonly RuntimeKind[]> = {
   k3s: ["k3s"],
   rke2: ["rke2"],
   k0s: ["k0s"],
   microk8s: ["microk8s"],
 };
+const VANILLA: readonly RuntimeKind[] = ["containerd", "crio"];
+/** The values that name the default directory; any other value is read as them too, as kata-deploy does. */
+export const VANILLA_NAMES = ["k8s", "kubeadm", "vanilla"];
+export const DISTRIBUTIONS = [...VANILLA_NAMES, ...Object.keys(OWN_DIRECTORY)];
 
 /** Why the node does not run what the distribution says, or null (also when the runtime is unknown). */
 export function distributionMismatch(distribution: string, runtime: RuntimeKind | null): string | null {
-  const expected = RUNTIMES[distribution];
-  if (expected === undefined)
-    return `K8S_DISTRIBUTION=${distribution}: expected one of ${Object.keys(RUNTIMES).join(", ")}`;
-  if (runtime === null || expected.includes(runtime)) return null;
-  const fits = Object.entries(RUNTIMES).find(([, kinds]) => kinds.includes(runtime))?.[0];
+  if (runtime === null || runtime === "crio") return null;
+  const expected = OWN_DIRECTORY[distribution] ?? VANILLA;
+  if (expected.includes(runtime)) return null;
+  const fits = Object.entries(OWN_DIRECTORY).find(([, kinds]) => kinds.includes(runtime))?.[0] ?? "k8s";
   return `K8S_DISTRIBUTION=${distribution}, but this node runs ${runtime}: set k8sDistribution (k8s_distribution) to ${fits}, or leave it unset (kata-install finds the runtime itself)`;
+}
+
+/** A value that is none of the known names: read as vanilla, said so. */
+export function unknownDistribution(distribution: string): string | null {
+  return DISTRIBUTIONS.includes(distribution)
+    ? null
+    : `K8S_DISTRIBUTION=${distribution} is not one of ${DISTRIBUTIONS.join(", ")}: read as the default layout (containerd's /etc/containerd), as kata-deploy reads it`;
 }

@@ -2,8 +2,9 @@
 // reads from features.d/ (one `name=value` a line, `#` comments), each name a label NFD puts on the
 // node. The names are in kata.feature.node.kubernetes.io/, a namespace nfd-master always allows.
 // What is there: KVM, the CPU's virtualisation, the confidential-computing features usable, the
-// kernel modules Kata depends on, the container runtime, the hypervisors' and Kata's versions, and
-// the shims this node can run (kata-install's rules on its facts, nothing pinned).
+// kernel modules Kata depends on, the container runtime, the hypervisors' and Kata's versions, the
+// GPUs, the artifacts taken from the distribution, and the shims this node can run (kata-install's
+// rules on its facts, nothing pinned). `report` selects its pools of nodes by these labels.
 import type { NodeSummary } from "./summary.js";
 
 export const NFD_PREFIX = "kata.feature.node.kubernetes.io/";
@@ -15,7 +16,7 @@ export function featureFile(suffix: string | null): string {
 }
 
 /** Security facts → the names of their labels. */
-const CONFIDENTIAL: Record<string, string> = {
+export const CONFIDENTIAL: Record<string, string> = {
   sev: "sev",
   sevEs: "sev-es",
   sevSnp: "sev-snp",
@@ -49,6 +50,8 @@ export function nfdFeatureFile(summary: NodeSummary, from: string): string {
       `confidential.${CONFIDENTIAL[name] ?? name}`,
       "true",
     ]),
+    ...(summary.gpus ?? []).map((vendor): [string, string] => [`gpu.${vendor}`, "true"]),
+    ...(summary.distro ?? []).map((artifact): [string, string] => [`distro.${artifact}`, "true"]),
     ["runtime", summary.runtime.kind],
     ["runtime.version", summary.runtime.version],
     ["qemu.version", summary.qemu?.version ?? null],

@@ -3,7 +3,8 @@
 //
 // Labels kata-deploy sets are set too, with its meaning, so that pods of RuntimeClasses made by its
 // chart keep scheduling while a cluster moves to kata-install: katacontainers.io/kata-runtime
-// (shared by every install on the node: "false" while one is installing, "true" once one serves Kata)
+// (shared by every install on the node: "false" on a node claimed and not yet served, "true" once one
+// serves Kata)
 // and each install's own mark kata-deploy.katacontainers.io/<suffix|default>. kata-install adds one
 // katacontainers.io/shim.<shim>[-<suffix>] per installed shim, the name of its handler. An install
 // changes only its own mark, shim labels and annotation; the shared label goes only with the last
@@ -73,14 +74,17 @@ export function sharedLabelAfter(meta: NodeMeta, install: Install): "keep" | "de
 }
 
 /**
- * Before anything is written: this install's mark says "not finished" and it claims no shim. The
- * shared label says "false" too, unless another install serves Kata here: its pods keep landing.
+ * Before anything is written, the node is claimed as kata-deploy claims it: the shared label and
+ * this install's mark are set to "false" where they are absent, so a cleanup finds a node that is
+ * half installed. A label already there is left alone: a re-install on a node that serves Kata
+ * (a rolling update, a restarted pod) never takes it out of scheduling, and its shim labels stay
+ * until the install says what it now serves. Null: nothing to claim.
  */
-export function installingPatch(meta: NodeMeta, install: Install): MergePatch {
-  const labels: Record<string, string | null> = { [instanceLabel(install.suffix)]: PENDING };
-  if (sharedLabelAfter(meta, install) !== "keep") labels[RUNTIME_LABEL] = PENDING;
-  for (const label of ourShimLabels(meta, install)) labels[label] = null;
-  return { metadata: { labels } };
+export function installingPatch(meta: NodeMeta, install: Install): MergePatch | null {
+  const labels: Record<string, string> = {};
+  for (const key of [RUNTIME_LABEL, instanceLabel(install.suffix)])
+    if (meta.labels?.[key] === undefined) labels[key] = PENDING;
+  return Object.keys(labels).length === 0 ? null : { metadata: { labels } };
 }
 
 /** After a successful install: ready, its installed shims and no other of its own, and the summary. */
@@ -96,13 +100,18 @@ export function installedPatch(meta: NodeMeta, install: Install, summary: NodeSu
   };
 }
 
-/** After cleanup: this install's labels and annotation gone; the shared one only if nobody holds it. */
-export function cleanupPatch(meta: NodeMeta, install: Install): MergePatch {
+/**
+ * After cleanup: this install's labels and annotation gone; the shared one only if nobody holds it.
+ * `legacyHolder`: another kata-deploy without marks (an older one) still has its pod here, so the
+ * shared label is its too.
+ */
+export function cleanupPatch(meta: NodeMeta, install: Install, legacyHolder = false): MergePatch {
   const labels: Record<string, string | null> = {};
   const present = (key: string) => meta.labels?.[key] !== undefined;
   for (const label of [instanceLabel(install.suffix), ...ourShimLabels(meta, install)])
     if (present(label)) labels[label] = null;
-  const shared = sharedLabelAfter(meta, install);
+  const verdict = sharedLabelAfter(meta, install);
+  const shared = legacyHolder && verdict === "remove" ? "keep" : verdict;
   if (shared === "remove" && present(RUNTIME_LABEL)) labels[RUNTIME_LABEL] = null;
   if (shared === "demote" && meta.labels?.[RUNTIME_LABEL] !== PENDING) labels[RUNTIME_LABEL] = PENDING;
   const annotations: Record<string, string | null> = {};

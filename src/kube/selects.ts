@@ -1,20 +1,9 @@
-// Whether a DaemonSet still wants its pod on a node, as the scheduler would judge it: the pod
-// template's nodeSelector, its required node affinity, and the node's NoSchedule/NoExecute taints
-// against its tolerations. The entrypoint asks this on SIGTERM: only a node the DaemonSet no longer
-// selects is cleaned up — a rolling update or a pod restart must never uninstall Kata from under
-// running Kata pods.
-import type { DaemonSetView, KubeNode } from "./api.js";
-
-/** Tolerations the DaemonSet controller gives every daemon pod, whatever the template says. */
-const DAEMON_TOLERATED = new Set([
-  "node.kubernetes.io/not-ready",
-  "node.kubernetes.io/unreachable",
-  "node.kubernetes.io/disk-pressure",
-  "node.kubernetes.io/memory-pressure",
-  "node.kubernetes.io/pid-pressure",
-  "node.kubernetes.io/unschedulable",
-  "node.kubernetes.io/network-unavailable",
-]);
+// Whether a DaemonSet still wants its pod on a node, as kata-deploy judges it: the pod template's
+// nodeSelector and its required node affinity, nothing else. The entrypoint asks this on SIGTERM:
+// only a node the DaemonSet no longer selects is cleaned up. Taints are left out on purpose: a
+// maintenance NoSchedule taint plus a pod restart must not uninstall Kata under running Kata pods
+// (the DaemonSet controller keeps a running daemon pod on a tainted node anyway).
+import type { DaemonSetView, KubeNode, NodeSelectorTerm } from "./api.js";
 
 export type Selection = { selects: true } | { selects: false; why: string };
 
@@ -43,6 +32,18 @@ function holds(req: Requirement, value: string | undefined): boolean {
   }
 }
 
+/** A term with no requirement matches no node, as Kubernetes reads it (not every node). */
+function termMatches(term: NodeSelectorTerm, node: KubeNode): boolean {
+  const labels = node.meta.labels ?? {};
+  const expressions = term.matchExpressions ?? [];
+  const fields = term.matchFields ?? [];
+  if (expressions.length === 0 && fields.length === 0) return false;
+  return (
+    expressions.every((r) => holds(r, labels[r.key])) &&
+    fields.every((r) => holds(r, r.key === "metadata.name" ? node.name : undefined))
+  );
+}
+
 export function daemonSetSelects(ds: DaemonSetView | null, node: KubeNode): Selection {
   if (ds === null) return { selects: false, why: "the DaemonSet is gone" };
   if (ds.deleting) return { selects: false, why: "the DaemonSet is being deleted" };
@@ -53,27 +54,8 @@ export function daemonSetSelects(ds: DaemonSetView | null, node: KubeNode): Sele
         selects: false,
         why: `its nodeSelector wants ${key}=${value}, the node has ${labels[key] ?? "no such label"}`,
       };
-  if (ds.nodeAffinityTerms.length > 0) {
-    // Terms are ORed; the requirements inside a term are ANDed.
-    const anyTerm = ds.nodeAffinityTerms.some(
-      (term) =>
-        (term.matchExpressions ?? []).every((r) => holds(r, labels[r.key])) &&
-        (term.matchFields ?? []).every((r) => holds(r, r.key === "metadata.name" ? node.name : undefined)),
-    );
-    if (!anyTerm) return { selects: false, why: "no term of its required node affinity matches the node" };
-  }
-  for (const taint of node.taints) {
-    if (taint.effect !== "NoSchedule" && taint.effect !== "NoExecute") continue;
-    if (DAEMON_TOLERATED.has(taint.key)) continue;
-    const tolerated = ds.tolerations.some(
-      (t) =>
-        (t.effect === undefined || t.effect === "" || t.effect === taint.effect) &&
-        (t.operator === "Exists"
-          ? t.key === undefined || t.key === "" || t.key === taint.key
-          : t.key === taint.key && (t.value ?? "") === (taint.value ?? "")),
-    );
-    if (!tolerated)
-      return { selects: false, why: `it does not tolerate the node's taint ${taint.key}:${taint.effect}` };
-  }
+  // Terms are ORed (none: no node), the requirements inside a term ANDed.
+  if (ds.nodeAffinityTerms !== null && !ds.nodeAffinityTerms.some((term) => termMatches(term, node)))
+    return { selects: false, why: "no term of its required node affinity matches the node" };
   return { selects: true };
 }

@@ -42,8 +42,24 @@ export const NodeSummary = z.object({
    * nothing), by path: what `report` compares. Absent in summaries of an earlier kata-install.
    */
   facts: z.optional(z.record(z.string(), z.nullable(z.union([z.string(), z.number(), z.boolean()])))),
+  /** Vendors of the GPUs on the node (nvidia, amd, intel): what a GPU shim passes through. */
+  gpus: z.optional(z.array(z.string())),
+  /** Artifacts the node takes from its own distribution (qemu, virtiofsd) rather than Kata's. */
+  distro: z.optional(z.array(z.string())),
+  /** The failed errors and warnings, with what they say: `report` shows them per pool. */
+  checks: z.optional(z.array(z.object({ id: z.string(), severity: z.string(), message: z.string() }))),
 });
 export type NodeSummary = z.infer<typeof NodeSummary>;
+
+/** PCI vendor ids of GPU makers; display (0300) and 3D (0302) controllers are GPUs. */
+const GPU_VENDORS: Record<string, string> = { "10de": "nvidia", "1002": "amd", "8086": "intel" };
+
+function gpuVendors(facts: Facts): string[] {
+  const found = facts.pci.devices
+    .filter((d) => /^030[02]/.test(d.class ?? ""))
+    .map((d) => GPU_VENDORS[d.vendor ?? ""] ?? `pci-${d.vendor ?? "unknown"}`);
+  return [...new Set(found)].sort();
+}
 
 /**
  * `defaultSharedFs` gives a shim's shared_fs when nothing decided it (the templates' default); the
@@ -103,6 +119,15 @@ export function summarize(
       .map((c) => c.id)
       .sort(),
     ruled,
+    gpus: gpuVendors(facts),
+    distro: decision.artifacts
+      .filter((a) => a.from === "distro")
+      .map((a) => a.name)
+      .sort(),
+    checks: decision.checks
+      .filter((c) => c.status === "fail" && c.severity !== "info")
+      .map((c) => ({ id: c.id, severity: c.severity, message: c.message }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     ...(factPaths.length > 0
       ? { facts: Object.fromEntries(factPaths.map((p) => [p, scalarAt(facts, p)])) }
       : {}),

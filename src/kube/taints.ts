@@ -1,6 +1,7 @@
 // Startup taints (kata-deploy's startupTaints, STARTUP_TAINTS): a node is provisioned with one to
 // keep Kata pods off it until Kata is there; the install lifts it once the node is labelled, and
-// only then. An entry is a taint key (any effect) or "key:effect".
+// only then. An entry is a taint key (any effect) or "key:effect"; entries are separated by commas
+// or white space, as kata-deploy reads them, and spaces around the ':' are the entry's own.
 import type { KubeApi, KubeNode } from "./api.js";
 import { patchFresh } from "./fresh-patch.js";
 import type { MergePatch } from "./node-labels.js";
@@ -12,12 +13,12 @@ export interface StartupTaint {
   effect?: string;
 }
 
-/** "a,b:NoSchedule" → the entries; an entry that is not one is named. */
+/** "a,b:NoSchedule c : NoExecute" → the entries; an entry that is not one is named. */
 export function parseStartupTaints(text: string): StartupTaint[] | string {
   const out: StartupTaint[] = [];
   for (const entry of text
-    .split(",")
-    .map((e) => e.trim())
+    .replace(/\s*:\s*/g, ":")
+    .split(/[,\s]+/)
     .filter(Boolean)) {
     const [key, effect, extra] = entry.split(":");
     if (

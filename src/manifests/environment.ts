@@ -1,5 +1,6 @@
 import { envArch, parseEnv } from "../decide/env.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
+import { unknownDistribution } from "../kube/distribution.js";
 import { parseStartupTaints } from "../kube/taints.js";
 import type { Values } from "./values.js";
 
@@ -62,11 +63,16 @@ function keyOf(variable: string): string {
   return found ? found[0] : variable;
 }
 
-const DISTRIBUTIONS = ["k8s", "k3s", "rke2", "k0s", "microk8s"];
-
-/** Every variable as each architecture's nodes would read it, through the nodes' own reader. */
-export function checkEnvironment(env: Array<{ name: string; value: string }>, file: string): InputIssue[] {
+/**
+ * Every variable as each architecture's nodes would read it, through the nodes' own reader: what
+ * they would refuse (issues), and what they would say (notes).
+ */
+export function checkEnvironment(
+  env: Array<{ name: string; value: string }>,
+  file: string,
+): { issues: InputIssue[]; notes: InputIssue[] } {
   const issues: InputIssue[] = [];
+  const notes: InputIssue[] = [];
   const vars = Object.fromEntries(env.map((e) => [e.name, e.value]));
   const seen = new Set<string>();
   for (const arch of ARCHES) {
@@ -86,11 +92,7 @@ export function checkEnvironment(env: Array<{ name: string; value: string }>, fi
   const taints = parseStartupTaints(vars.STARTUP_TAINTS ?? "");
   if (typeof taints === "string") issues.push({ file, key: "startup_taints", message: taints });
   const distribution = vars.K8S_DISTRIBUTION;
-  if (distribution !== undefined && !DISTRIBUTIONS.includes(distribution))
-    issues.push({
-      file,
-      key: "k8s_distribution",
-      message: `"${distribution}": expected one of ${DISTRIBUTIONS.join(", ")}`,
-    });
-  return issues;
+  const unknown = distribution === undefined ? null : unknownDistribution(distribution);
+  if (unknown) notes.push({ file, key: "k8s_distribution", message: unknown });
+  return { issues, notes };
 }

@@ -1,13 +1,15 @@
 // The cluster objects kata-install needs: namespace (optional), ServiceAccount and RBAC, the
 // DaemonSet that runs `entrypoint install` on every node (and the overrides every node reads, as a
 // ConfigMap), a RuntimeClass per shim whose nodeSelector is the label kata-install puts on nodes
-// that have that shim, and, as asked, NFD's NodeFeatureRule and a verification pod.
+// that have that shim, and, as asked, kata-monitor, NFD's NodeFeatureRule and a verification pod.
+// Named as kata-deploy's chart names its objects, so that a cluster switches by one apply.
 import { parse as parseYaml } from "yaml";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import type { Templates } from "../render/templates.js";
 import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
+import { monitorDaemonSet } from "./monitor.js";
 import { nodeFeatureRule, withVirtualizationAffinity } from "./nfd.js";
 import { overridesFile } from "./overrides.js";
 import { defaultShim, runtimeClasses } from "./runtime-classes.js";
@@ -95,14 +97,18 @@ export function renderManifests(
   checkShimNames(v, catalog, file, issues);
   const overrides = overridesFile(v.overrides as Table, catalog, file, issues);
   const env = environment(v, overrides !== null);
-  issues.push(...checkEnvironment(env, file));
+  const checked = checkEnvironment(env, file);
+  issues.push(...checked.issues);
+  notes.push(...checked.notes);
   const pod = verificationPod(v, file, issues);
   const classes = issues.length === 0 ? runtimeClasses(v, catalog, notes, issues, file) : [];
   if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
 
   const suffix = suffixOf(v);
   const nfd = v.nfd as Table;
-  const name = suffix ? `${v.name}-${suffix}` : String(v.name);
+  // kata-deploy's chart's names: <name>[-<suffix>], <name>-sa[-<suffix>], -role, -rb.
+  const named = (part: string) => [String(v.name), part, suffix].filter(Boolean).join("-");
+  const name = named("");
   const affinity = nfd.virtualization_affinity
     ? withVirtualizationAffinity(v.affinity as Table)
     : (v.affinity as Table);
@@ -112,6 +118,9 @@ export function renderManifests(
     .render("k8s/kata-install.yaml.njk", {
       v,
       name,
+      sa_name: named("sa"),
+      role_name: named("role"),
+      binding_name: named("rb"),
       env,
       affinity,
       pod_labels: { ...(v.pod_labels as Table), name },
@@ -120,6 +129,7 @@ export function renderManifests(
       overrides_dir: OVERRIDES_DIR,
       runtime_classes: classes,
       node_feature_rule: nfd.node_feature_rules ? nodeFeatureRule(suffix) : null,
+      monitor: monitorDaemonSet(v, { nodeSelector: v.node_selector, tolerations: v.tolerations }),
       verification_pod: pod,
     })
     .trimStart();

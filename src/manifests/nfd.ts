@@ -55,13 +55,17 @@ export function nodeFeatureRule(suffix: string | null): Json {
   };
 }
 
-/** One node selector term per architecture: x86_64 only with VMX or SVM, the others as they are. */
+/**
+ * One node selector term per architecture, as kata-deploy's chart has them: x86_64 only with VMX or
+ * SVM, the others as they are (arm64 by either of its names, and riscv64).
+ */
 const VIRTUALIZATION_TERMS = [
-  [{ key: "feature.node.kubernetes.io/cpu-cpuid.VMX", operator: "In", values: ["true"] }, "amd64"],
-  [{ key: "feature.node.kubernetes.io/cpu-cpuid.SVM", operator: "In", values: ["true"] }, "amd64"],
-  [null, "arm64"],
-  [null, "s390x"],
-  [null, "ppc64le"],
+  [{ key: "feature.node.kubernetes.io/cpu-cpuid.VMX", operator: "In", values: ["true"] }, ["amd64"]],
+  [{ key: "feature.node.kubernetes.io/cpu-cpuid.SVM", operator: "In", values: ["true"] }, ["amd64"]],
+  [null, ["arm64", "aarch64"]],
+  [null, ["s390x"]],
+  [null, ["ppc64le"]],
+  [null, ["riscv64"]],
 ] as const;
 
 interface Term {
@@ -77,8 +81,11 @@ export function withVirtualizationAffinity(affinity: Json): Json {
   const nodeAffinity = (affinity.nodeAffinity ?? {}) as Json;
   const required = (nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution ?? {}) as Json;
   const user = (required.nodeSelectorTerms ?? []) as Term[];
-  const ours: Term[] = VIRTUALIZATION_TERMS.map(([cpu, arch]) => ({
-    matchExpressions: [...(cpu ? [cpu] : []), { key: "kubernetes.io/arch", operator: "In", values: [arch] }],
+  const ours: Term[] = VIRTUALIZATION_TERMS.map(([cpu, arches]) => ({
+    matchExpressions: [
+      ...(cpu ? [cpu] : []),
+      { key: "kubernetes.io/arch", operator: "In", values: [...arches] },
+    ],
   }));
   const terms =
     user.length === 0

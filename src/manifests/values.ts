@@ -32,9 +32,17 @@ const FREE_FORM = new Set([
   "runtime_classes.overhead_enabled_by_shim",
   "runtime_classes.node_selector_by_shim",
   "runtime_classes.custom",
+  "monitor.security_context",
+  "monitor.resources",
 ]);
 /** Free-form tables a file replaces whole: half of one and half of another is no valid object. */
-const REPLACED = new Set(["affinity", "resources", "update_strategy"]);
+const REPLACED = new Set([
+  "affinity",
+  "resources",
+  "update_strategy",
+  "monitor.security_context",
+  "monitor.resources",
+]);
 
 function kindOf(value: unknown): string {
   if (Array.isArray(value)) return "a list";

@@ -1,6 +1,7 @@
-// A cluster report as text, and its uniform configuration as an overrides file.
+// A cluster report as text, and its overrides as files: what every node shares, and each pool's.
 
 import { tomlComment, tomlKey, tomlLiteral } from "../render/toml-literal.js";
+import type { Pool, PoolKey } from "../report/pools.js";
 import type { ClusterReport, UniformOverrides } from "../report/report.js";
 
 const LIST = 8;
@@ -11,7 +12,35 @@ function names(list: string[]): string {
     : `${list.slice(0, LIST).join(", ")}, … (${list.length - LIST} more)`;
 }
 
-export function renderReport(report: ClusterReport): string {
+/** What decides a pool's plan, in words. */
+export function describePool(k: PoolKey): string {
+  return [
+    k.arch ?? "unknown architecture",
+    k.runtime ?? "no runtime",
+    k.tee.length > 0 ? `TEE ${k.tee.join(", ")}` : "no TEE",
+    k.gpus.length > 0 ? `GPU ${k.gpus.join(", ")}` : "no GPU",
+    k.distroQemu ? "the distribution's qemu" : "Kata's qemu",
+  ].join(", ");
+}
+
+function poolLines(pool: Pool, total: number): string[] {
+  const count = pool.nodes.length;
+  const lines = [
+    `  ${pool.id}: ${count === total ? "every node" : `${count} node(s)${count <= LIST ? `: ${names(pool.nodes)}` : ""}`}`,
+    `    ${describePool(pool.key)}`,
+    `    shims ${pool.overrides.shims.join(", ") || "(none)"}; default ${pool.overrides.defaultShim ?? "(none)"}`,
+  ];
+  const errors = pool.checks.filter((c) => c.severity === "error").length;
+  const warnings = pool.checks.filter((c) => c.severity === "warning").length;
+  lines.push(`    preflight: ${errors} error(s), ${warnings} warning(s)`);
+  for (const c of pool.checks)
+    lines.push(
+      `      [${c.severity.toUpperCase()}] ${c.id} on ${c.nodes.length === count ? "every node here" : names(c.nodes)}: ${c.message}`,
+    );
+  return lines;
+}
+
+export function renderReport(report: ClusterReport, written: string[] = []): string {
   const total = report.nodes.length;
   const lines = [
     `${total} node(s)${report.skipped.length > 0 ? `, ${report.skipped.length} left out` : ""}.`,
@@ -24,6 +53,8 @@ export function renderReport(report: ClusterReport): string {
   for (const [shim, count] of counts)
     lines.push(`  ${shim.padEnd(width)}  ${count === total ? "every node" : `${count} of ${total}`}`);
   if (counts.length === 0) lines.push("  (none)");
+  lines.push("", "Pools (nodes that get the same plan: architecture, runtime, TEE, GPU, distribution qemu):");
+  for (const pool of report.pools) lines.push(...poolLines(pool, total));
   lines.push("");
   if (report.disagreements.length === 0)
     lines.push("Every node agrees on every fact that changes a decision.");
@@ -37,20 +68,18 @@ export function renderReport(report: ClusterReport): string {
   const o = report.overrides;
   lines.push(
     "",
-    `The same configuration on every node (--emit-overrides FILE writes it): shims ${o.shims.join(", ") || "(none)"}, default ${o.defaultShim ?? "(none)"}, ${Object.values(o.config).reduce((n, keys) => n + Object.keys(keys).length, 0)} value(s) pinned.`,
+    `What every node shares (--emit-overrides FILE writes it, and one file per pool beside it): shims ${o.shims.join(", ") || "(none)"}, default ${o.defaultShim ?? "(none)"}.`,
   );
   for (const note of o.notes) lines.push(`  ${note}`);
+  for (const file of written) lines.push(`Written: ${file}`);
   return `${lines.join("\n")}\n`;
 }
 
-export function renderOverrides(o: UniformOverrides, from: string, nodes: number): string {
-  const lines = [
-    `# Written by \`kata-install report\` from ${nodes} node(s): ${tomlComment(from)}.`,
-    "# One configuration that every node can run. Review it; then give it to every node",
-    "# (/etc/kata-containers/kata-install.toml, or install --overrides FILE), so that no node",
-    "# configures itself differently. `kata-install report --facts-dir DIR --overrides FILE` shows",
-    "# what the nodes would decide with it.",
-  ];
+const HOW =
+  "# Review it; then give it to those nodes (/etc/kata-containers/kata-install.toml, install\n# --overrides FILE, or the [overrides] of a DaemonSet of their own: README, `kata-install\n# report`), so that no node configures itself differently. `kata-install report --facts-dir DIR\n# --overrides FILE` shows what the nodes would decide with it.";
+
+function body(o: UniformOverrides): string[] {
+  const lines: string[] = [];
   for (const note of o.notes) lines.push(`# ${tomlComment(note)}`);
   lines.push("", `shims = ${tomlLiteral(o.shims)}`);
   if (o.defaultShim) lines.push(`default_shim = ${tomlLiteral(o.defaultShim)}`);
@@ -61,5 +90,35 @@ export function renderOverrides(o: UniformOverrides, from: string, nodes: number
       lines.push(`${tomlKey(key)} = ${tomlLiteral(value)}`);
     }
   }
+  return lines;
+}
+
+/** The file for every node: what they all share. */
+export function renderOverrides(o: UniformOverrides, from: string, nodes: number): string {
+  const lines = [
+    `# Written by \`kata-install report\` from ${nodes} node(s): ${tomlComment(from)}.`,
+    "# What every node shares: the shims they can all run (and a default, if every pool has the",
+    "# same). The values their pools decide differently are in each pool's file.",
+    HOW,
+    ...body(o),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** A pool's file: its nodes, the term that selects them, and what makes them alike. */
+export function renderPoolOverrides(pool: Pool, from: string): string {
+  const lines = [
+    `# Written by \`kata-install report\` from ${tomlComment(from)}: pool ${pool.id}, ${pool.nodes.length} node(s).`,
+    `# What decides their plan: ${tomlComment(describePool(pool.key))}.`,
+    "# The nodes it applies to, as a node affinity term (nodeSelectorTerms; the kata.feature.node.",
+    "# kubernetes.io/ labels are the nodes' own, from `manifests --set nfd.feature_file=true`):",
+    ...pool.selector.matchExpressions.map(
+      (r) =>
+        `#   - {key: ${r.key}, operator: ${r.operator}${r.values ? `, values: [${r.values.map((v) => JSON.stringify(v)).join(", ")}]` : ""}}`,
+    ),
+    `# Its nodes: ${tomlComment(pool.nodes.join(", "))}.`,
+    HOW,
+    ...body(pool.overrides),
+  ];
   return `${lines.join("\n")}\n`;
 }

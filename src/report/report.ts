@@ -1,9 +1,14 @@
 // A cluster at a glance: which shims each node can run, where nodes disagree with the majority on a
-// fact that changes a decision, and an overrides file that would give every node the same
-// configuration — so that uniformity is the administrator's explicit choice, not an accident of
-// each node configuring itself.
+// fact that changes a decision, its pools (nodes that get the same plan, pools.ts), and the
+// overrides that make the nodes of each pool alike, with what all of them share — so that
+// uniformity is the administrator's explicit choice, not an accident of each node configuring
+// itself, and a GPU node's settings are not every node's.
 import { byText } from "../compare.js";
 import type { NodeSummary } from "../kube/summary.js";
+import { type Pool, poolsOf } from "./pools.js";
+import { countShims, type UniformOverrides, uniform } from "./uniform.js";
+
+export type { UniformOverrides } from "./uniform.js";
 
 export interface NodeEntry {
   name: string;
@@ -24,15 +29,9 @@ export interface ClusterReport {
   /** Shim → how many nodes can run it. */
   shimCounts: Record<string, number>;
   disagreements: Disagreement[];
+  /** What every node shares: its shims and, if every pool agrees, the default; nothing else. */
   overrides: UniformOverrides;
-}
-
-export interface UniformOverrides {
-  shims: string[];
-  defaultShim: string | null;
-  /** shim → key → the value pinned, and why. */
-  config: Record<string, Record<string, { value: unknown; note: string }>>;
-  notes: string[];
+  pools: Pool[];
 }
 
 const yesNo = (v: boolean | undefined) => (v === undefined ? "unknown" : v ? "yes" : "no");
@@ -42,23 +41,43 @@ const yesNo = (v: boolean | undefined) => (v === undefined ? "unknown" : v ? "ye
  * nothing), as every node published it under its path, and the shims that result. Read off the
  * rules, never listed by hand: a rule reading a new fact makes it compared.
  */
-function fieldsOf(nodes: NodeEntry[]): Array<[string, (s: NodeSummary) => string]> {
+function fieldsOf(nodes: NodeEntry[]): Field[] {
   const paths: string[] = [];
   for (const n of nodes)
     for (const p of Object.keys(n.summary.facts ?? {})) if (!paths.includes(p)) paths.push(p);
   // Summaries an earlier kata-install published carry no facts: compared on what they do have.
   if (paths.length === 0 || nodes.some((n) => n.summary.facts === undefined)) return LEGACY_FIELDS;
-  return [
-    ...paths.map((p): [string, (s: NodeSummary) => string] => [p, (s) => shown(s.facts?.[p])]),
-    ["shims", (s) => s.shims.join(", ") || "none"],
-  ];
+  const fields: Field[] = [];
+  for (const p of paths) {
+    const kindPath = VERSION_OF[p];
+    if (kindPath === undefined) {
+      fields.push([p, (s) => shown(s.facts?.[p])]);
+      continue;
+    }
+    // A version is compared among nodes of the same kind: containerd's 1.7 with containerd's 2.0,
+    // never with CRI-O's 1.30.
+    const kinds = [...new Set(nodes.map((n) => shown(n.summary.facts?.[kindPath])))].sort(byText);
+    for (const kind of kinds)
+      fields.push([`${p} (${kind})`, (s) => shown(s.facts?.[p]), (s) => shown(s.facts?.[kindPath]) === kind]);
+  }
+  return [...fields, ["shims", (s) => s.shims.join(", ") || "none"]];
 }
+
+/** A field: its name, a node's value, and which nodes it compares (all, by default). */
+type Field = [string, (s: NodeSummary) => string, ((s: NodeSummary) => boolean)?];
+
+/** Version facts, by the fact that says of what they are the version. */
+const VERSION_OF: Record<string, string> = {
+  "runtime.version": "runtime.kind",
+  "hypervisors.qemu.version": "hypervisors.qemu.origin",
+  "hypervisors.virtiofsd.version": "hypervisors.virtiofsd.origin",
+};
 
 const shown = (value: string | number | boolean | null | undefined) =>
   value === null || value === undefined ? "unknown" : String(value);
 
 /** What summaries without facts (an earlier kata-install's) are compared on. */
-const LEGACY_FIELDS: Array<[string, (s: NodeSummary) => string]> = [
+const LEGACY_FIELDS: Field[] = [
   ["architecture", (s) => s.arch ?? "unknown"],
   ["CPU virtualisation", (s) => s.cpu],
   ["/dev/kvm", (s) => (s.kvm ? "present" : "absent")],
@@ -75,9 +94,10 @@ const LEGACY_FIELDS: Array<[string, (s: NodeSummary) => string]> = [
 
 function disagreements(nodes: NodeEntry[]): Disagreement[] {
   const out: Disagreement[] = [];
-  for (const [field, read] of fieldsOf(nodes)) {
+  for (const [field, read, among] of fieldsOf(nodes)) {
     const byValue = new Map<string, string[]>();
     for (const n of nodes) {
+      if (among && !among(n.summary)) continue;
       const value = read(n.summary);
       const list = byValue.get(value);
       if (list) list.push(n.name);
@@ -96,72 +116,25 @@ function disagreements(nodes: NodeEntry[]): Disagreement[] {
   return out;
 }
 
-/**
- * The overrides that make every node alike: the shims every node can run, one default, and for
- * each configuration value that some nodes' facts decided differently, the value that contradicts
- * no node's facts when there is one (a value a rule chose on the nodes that needed it), else the
- * majority's, with the nodes it goes against named.
- */
-function uniform(nodes: NodeEntry[], shimCounts: Record<string, number>): UniformOverrides {
-  const total = nodes.length;
-  const notes: string[] = [];
-  const shims = Object.keys(shimCounts)
-    .filter((s) => shimCounts[s] === total)
-    .sort(byText);
-  for (const [shim, count] of Object.entries(shimCounts).sort(([a], [b]) => byText(a, b)))
-    if (count < total) notes.push(`${shim} left out: only ${count} of ${total} nodes can run it`);
-  const defaults = new Map<string, number>();
-  for (const n of nodes)
-    if (n.summary.defaultShim)
-      defaults.set(n.summary.defaultShim, (defaults.get(n.summary.defaultShim) ?? 0) + 1);
-  const rankedDefaults = [...defaults]
-    .filter(([s]) => shims.includes(s))
-    .sort(([a, x], [b, y]) => y - x || byText(a, b));
-  const defaultShim = rankedDefaults[0]?.[0] ?? shims[0] ?? null;
-
-  const config: UniformOverrides["config"] = {};
-  for (const shim of shims) {
-    const keys = new Set(nodes.flatMap((n) => Object.keys(n.summary.ruled[shim] ?? {})));
-    for (const key of [...keys].sort(byText)) {
-      const ruledBy = new Map<string, { value: unknown; nodes: string[] }>();
-      let unruled = 0;
-      for (const n of nodes) {
-        const table = n.summary.ruled[shim];
-        if (!table || !(key in table)) {
-          unruled++;
-          continue;
-        }
-        const id = JSON.stringify(table[key]);
-        const entry = ruledBy.get(id) ?? { value: table[key], nodes: [] };
-        entry.nodes.push(n.name);
-        ruledBy.set(id, entry);
-      }
-      if (ruledBy.size === 1 && unruled === 0) continue; // the same on every node already
-      const ranked = [...ruledBy.values()].sort((a, b) => b.nodes.length - a.nodes.length);
-      const chosen = ranked[0] as { value: unknown; nodes: string[] };
-      const note =
-        ranked.length === 1
-          ? `${chosen.nodes.length} node(s) decided this from their facts; ${unruled} took the default`
-          : `nodes' facts decided different values: ${ranked
-              .map((r) => `${JSON.stringify(r.value)} on ${r.nodes.length}`)
-              .join(", ")}; this goes against the facts of ${ranked
-              .slice(1)
-              .flatMap((r) => r.nodes)
-              .slice(0, 5)
-              .join(", ")}${ranked.slice(1).reduce((n, r) => n + r.nodes.length, 0) > 5 ? ", …" : ""}`;
-      config[shim] ??= {};
-      (config[shim] as Record<string, { value: unknown; note: string }>)[key] = { value: chosen.value, note };
-    }
+/** What every node shares, and only that: a value or default that differs between pools is theirs. */
+function shared(nodes: NodeEntry[], pools: Pool[]): UniformOverrides {
+  const all = uniform(nodes, false);
+  const defaults = [...new Set(pools.map((p) => p.overrides.defaultShim))];
+  if (pools.length > 1 && defaults.length > 1) {
+    all.defaultShim = null;
+    all.notes.push(
+      `no default for all: the pools' differ (${pools.map((p) => `${p.overrides.defaultShim ?? "none"} on ${p.id}`).join(", ")}); each pool's file sets its own`,
+    );
   }
-  if (shims.length === 0)
-    notes.push("no shim can run on every node: no overrides file gives them all the same shims");
-  return { shims, defaultShim, config, notes };
+  if (pools.some((p) => Object.keys(p.overrides.config).length > 0))
+    all.notes.push("values some nodes decided differently are pinned in the pools' files, not here");
+  return all;
 }
 
 export function buildReport(nodes: NodeEntry[], skipped: ClusterReport["skipped"]): ClusterReport {
   const sorted = [...nodes].sort((a, b) => byText(a.name, b.name));
-  const shimCounts: Record<string, number> = {};
-  for (const n of sorted) for (const s of n.summary.shims) shimCounts[s] = (shimCounts[s] ?? 0) + 1;
+  const shimCounts = countShims(sorted);
+  const pools = poolsOf(sorted);
   return {
     nodes: sorted.map((n) => ({
       name: n.name,
@@ -172,6 +145,7 @@ export function buildReport(nodes: NodeEntry[], skipped: ClusterReport["skipped"
     skipped,
     shimCounts,
     disagreements: disagreements(sorted),
-    overrides: uniform(sorted, shimCounts),
+    overrides: shared(sorted, pools),
+    pools,
   };
 }

@@ -3,14 +3,14 @@
 // drop-in reaches Kata's configuration, the labels carry the install's suffix beside another
 // install's, the startup taint is lifted, NFD gets the node's feature file; and a wrong
 // k8sDistribution is refused.
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { RUNTIME_LABEL } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
-import { CLI, runCli, runCliAsync } from "../helpers/cli.js";
+import { runCli, runCliAsync } from "../helpers/cli.js";
+import { podEnv, type Running, startEntrypoint } from "../helpers/entrypoint.js";
 import { daemonSet, node, startFakeKube } from "../helpers/kube-api.js";
 import { daemonSetOf, type Obj, objects, removeValuesFiles, valuesFile } from "../helpers/manifests.js";
 import { parseFeatureFile } from "../helpers/nfd.js";
@@ -84,36 +84,17 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
     // The ConfigMap, mounted where the DaemonSet mounts it (here: a directory of the test's).
     const overrides = path.join(path.dirname(kube.kubeconfig), "kata-install.toml");
     fs.writeFileSync(overrides, cm.data["kata-install.toml"] as string);
-    let child: ChildProcess | undefined;
+    let run: Running | undefined;
     try {
-      child = spawn(process.execPath, [CLI, "entrypoint", "install"], {
-        env: {
-          ...process.env,
+      run = await startEntrypoint(
+        podEnv(kube.kubeconfig, host.root, {
           ...env,
-          NODE_NAME: "n1",
-          POD_NAMESPACE: "kube-system",
-          KUBECONFIG: kube.kubeconfig,
-          HOST_ROOT: host.root,
-          HOST_EXEC: "root-exec",
-          HEALTH_ADDRESS: "127.0.0.1",
-          HEALTH_PORT: "0",
           ARTIFACTS: `dir:${artifacts}`, // the default registry is not reachable from a test
           KATA_INSTALL_OVERRIDES: overrides,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stderr = "";
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not installed in 30 s:\n${stderr}`)), 30_000);
-        child?.stderr?.on("data", (c: Buffer) => {
-          stderr += c.toString();
-          if (stderr.includes("Waiting for SIGTERM")) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        child?.on("exit", (code) => reject(new Error(`exited ${code}:\n${stderr}`)));
-      });
+        }),
+      );
+      const child = run.child;
+      const stderr = run.stderr;
       // The drop-in's value is in Kata's configuration for qemu, under the suffix's prefix.
       expect(filesWith(path.join(host.root, "opt/kata-lts"), "default_memory = 4096").length).toBeGreaterThan(
         0,
@@ -132,19 +113,18 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
         ),
       );
       expect(features["kata.feature.node.kubernetes.io/kvm"]).toBe("true");
-      expect(stderr).toContain(
+      expect(stderr()).toContain(
         "NFD: the node's Kata features in /etc/kubernetes/node-feature-discovery/features.d/kata-install-lts.",
       );
 
       // The startup taint is lifted once the node is labelled; the other stays.
       expect((kube.nodes.get("n1") as { spec: { taints: unknown[] } }).spec.taints).toEqual([taints[1]]);
-      expect(stderr).toContain("Node n1: startup taint(s) kata-lts:NoSchedule lifted.");
+      expect(stderr()).toContain("Node n1: startup taint(s) kata-lts:NoSchedule lifted.");
 
       // Deselected: SIGTERM cleans up this install only; the other's labels and the shared label stay.
       kube.daemonsets.delete(`kube-system/${ds.metadata.name}`);
       child.kill("SIGTERM");
-      const code = await new Promise<number | null>((resolve) => child?.on("exit", resolve));
-      expect(code, stderr).toBe(0);
+      expect(await run.exited, stderr()).toBe(0);
       expect(
         (kube.nodes.get("n1") as { metadata: { labels: Record<string, string> } }).metadata.labels,
       ).toEqual(theirs);
@@ -154,7 +134,7 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
         ),
       ).toBe(false);
     } finally {
-      child?.kill("SIGKILL");
+      run?.child.kill("SIGKILL");
       server.close();
       await kube.close();
     }

@@ -1,13 +1,13 @@
 // The container's entrypoint, run as the DaemonSet runs it: kata-deploy's environment, the host at
 // HOST_ROOT, a Kubernetes API (a small in-test server) for the node's labels and the DaemonSet.
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instanceLabel, RUNTIME_LABEL, SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
-import { CLI, runCliAsync } from "../helpers/cli.js";
+import { runCliAsync } from "../helpers/cli.js";
+import { type Running, startEntrypoint } from "../helpers/entrypoint.js";
 import { daemonSet, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
@@ -17,14 +17,6 @@ const INSTANCE_MARK = instanceLabel(null);
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
 afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
-
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  health: string;
-  exited: Promise<number | null>;
-}
 
 describe("kata-install entrypoint install, in a cluster", () => {
   let kube: FakeKube;
@@ -50,50 +42,18 @@ describe("kata-install entrypoint install, in a cluster", () => {
   });
 
   /** Start the entrypoint and wait until it says it is installed (or exits). */
-  async function start(kubeconfig = kube.kubeconfig): Promise<Running> {
-    const child = spawn(process.execPath, [CLI, "entrypoint", "install"], {
-      env: {
-        ...process.env,
-        NODE_NAME: "n1",
-        POD_NAMESPACE: "kube-system",
-        DAEMONSET_NAME: "kata-deploy",
-        KUBECONFIG: kubeconfig,
-        HOST_ROOT: host.root,
-        HOST_EXEC: "root-exec",
-        ARTIFACTS: `dir:${artifacts}`,
-        HEALTH_ADDRESS: "127.0.0.1",
-        HEALTH_PORT: "0",
-        SHIMS_X86_64: "qemu clh",
-        DEFAULT_SHIM_X86_64: "qemu",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  const start = (kubeconfig = kube.kubeconfig): Promise<Running> =>
+    startEntrypoint({
+      NODE_NAME: "n1",
+      POD_NAMESPACE: "kube-system",
+      DAEMONSET_NAME: "kata-deploy",
+      KUBECONFIG: kubeconfig,
+      HOST_ROOT: host.root,
+      HOST_EXEC: "root-exec",
+      ARTIFACTS: `dir:${artifacts}`,
+      SHIMS_X86_64: "qemu clh",
+      DEFAULT_SHIM_X86_64: "qemu",
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`no "Waiting for SIGTERM" in 30 s:\n${stderr}`)),
-        30_000,
-      );
-      child.stderr?.on("data", (c: Buffer) => {
-        stderr += c.toString();
-        if (stderr.includes("Waiting for SIGTERM")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      exited.then((code) => {
-        clearTimeout(timer);
-        reject(new Error(`exited ${code} before it was installed:\n${stderr}`));
-      });
-    });
-    const health = /Health: \/healthz and \/readyz on (\S+)/.exec(stderr)?.[1] as string;
-    return { child, stdout: () => stdout, stderr: () => stderr, health, exited };
-  }
   /** Node n1's metadata, as the API server holds it now. */
   const meta = () =>
     (

@@ -9,6 +9,7 @@ import {
   kubectlApply,
   type Obj,
   objects,
+  type PodSpec,
   removeValuesFiles,
   validateAll,
   valuesFile,
@@ -76,10 +77,99 @@ describe("kata-install manifests", () => {
     expect(find("RuntimeClass", "kata-qemu-tdx")).toMatchObject({
       overhead: { podFixed: { memory: "2048Mi", cpu: "1.0" } },
     });
-    for (const rc of classes(docs))
-      expect(Object.keys((rc.scheduling as { nodeSelector: object }).nodeSelector)).toEqual([
-        `katacontainers.io/shim.${(rc.handler as string).slice("kata-".length)}`,
-      ]);
+    // Each selects its shim's nodes; the NVIDIA GPU shims also the GPU operator's label, as
+    // kata-deploy's chart has them by default: not in confidential mode for the plain GPU shim, in it
+    // (and on an SEV-SNP node) for the SNP one.
+    const gpu: Record<string, Record<string, string>> = {
+      "qemu-nvidia-gpu": { "nvidia.com/cc.ready.state": "false" },
+      "qemu-nvidia-gpu-runtime-rs": { "nvidia.com/cc.ready.state": "false" },
+      "qemu-nvidia-gpu-snp": {
+        "nvidia.com/cc.ready.state": "true",
+        "amd.feature.node.kubernetes.io/snp": "true",
+      },
+      "qemu-nvidia-gpu-tdx": {
+        "nvidia.com/cc.ready.state": "true",
+        "intel.feature.node.kubernetes.io/tdx": "true",
+      },
+    };
+    expect(names).toEqual(expect.arrayContaining(["kata-qemu-nvidia-gpu", "kata-qemu-nvidia-gpu-snp"]));
+    for (const rc of classes(docs)) {
+      const shim = (rc.handler as string).slice("kata-".length);
+      expect((rc.scheduling as { nodeSelector: object }).nodeSelector, shim).toEqual({
+        ...gpu[shim],
+        [`katacontainers.io/shim.${shim}`]: "true",
+      });
+    }
+    expect(find("RuntimeClass", "kata-qemu-nvidia-gpu")).toMatchObject({
+      overhead: { podFixed: { memory: "10240Mi", cpu: "1.0" } },
+    });
+  });
+
+  it("every overhead as kata-deploy's chart sets it, and a shim's selector replaced or emptied by the values", () => {
+    const all = objects(
+      runCli([
+        "manifests",
+        "--set",
+        'runtime_classes.shims=["qemu-nvidia-cpu", "qemu-snp-runtime-rs", "clh-azure", "qemu-coco-dev-runtime-rs", "qemu-nvidia-gpu", "qemu-nvidia-gpu-snp"]',
+        "--set",
+        "runtime_classes.node_selector_by_shim.qemu-nvidia-gpu={}",
+        "--set",
+        'runtime_classes.node_selector_by_shim.qemu-nvidia-gpu-snp={ "example.com/cc" = "on" }',
+      ]).stdout,
+    );
+    const rcOf = (name: string) => classes(all).find((d) => d.metadata.name === name) as Obj;
+    const overhead = (name: string) => (rcOf(name).overhead as { podFixed: object }).podFixed;
+    expect(overhead("kata-qemu-nvidia-cpu")).toEqual({ memory: "320Mi", cpu: "250m" });
+    expect(overhead("kata-qemu-snp-runtime-rs")).toEqual({ memory: "2048Mi", cpu: "1.0" });
+    expect(overhead("kata-clh-azure")).toEqual({ memory: "130Mi", cpu: "250m" });
+    expect(overhead("kata-qemu-coco-dev-runtime-rs")).toEqual({ memory: "320Mi", cpu: "250m" });
+    const selector = (name: string) => (rcOf(name).scheduling as { nodeSelector: object }).nodeSelector;
+    expect(selector("kata-qemu-nvidia-gpu")).toEqual({ "katacontainers.io/shim.qemu-nvidia-gpu": "true" });
+    expect(selector("kata-qemu-nvidia-gpu-snp")).toEqual({
+      "example.com/cc": "on",
+      "katacontainers.io/shim.qemu-nvidia-gpu-snp": "true",
+    });
+  });
+
+  it("kata-monitor, as kata-deploy's chart deploys it: the release's image, the runtime's socket of the distribution", () => {
+    const run = runCli(["manifests", "--set", "monitor.enabled=true", "--set", "k8s_distribution=rke2"]);
+    expect(run.status, run.stderr).toBe(0);
+    const out = objects(run.stdout);
+    validateAll(out);
+    const monitor = out.find((d) => d.kind === "DaemonSet" && d.metadata.name === "kata-monitor") as Obj & {
+      spec: { selector: object; template: { spec: PodSpec } };
+    };
+    expect(monitor.spec.selector).toEqual({
+      matchLabels: { "app.kubernetes.io/name": "kata-monitor", "app.kubernetes.io/instance": "kata-deploy" },
+    });
+    const container = monitor.spec.template.spec.containers[0];
+    expect(container).toMatchObject({
+      image: "quay.io/kata-containers/kata-monitor:4.1.0",
+      args: [
+        "-listen-address=0.0.0.0:8090",
+        "-log-level=info",
+        "-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock",
+      ],
+      volumeMounts: [
+        { name: "containerd-sock", mountPath: "/run/k3s/containerd", readOnly: true },
+        { name: "sbs", mountPath: "/run/vc/sbs/", readOnly: true },
+      ],
+    });
+    expect(monitor.spec.template.spec.tolerations).toEqual([]);
+    // Off by default, as in the chart.
+    expect(docs.filter((d) => d.metadata.name === "kata-monitor")).toEqual([]);
+  });
+
+  it("K8S_DISTRIBUTION: kubeadm is the default layout, taken as it is; a value no one knows is read so too, and said", () => {
+    const kubeadm = runCli(["manifests", "--set", "k8s_distribution=kubeadm"]);
+    expect(kubeadm.status, kubeadm.stderr).toBe(0);
+    expect(kubeadm.stderr).toBe("");
+    expect(daemonSetOf(objects(kubeadm.stdout)).env.K8S_DISTRIBUTION).toBe("kubeadm");
+    const other = runCli(["manifests", "--set", "k8s_distribution=openshift"]);
+    expect(other.status).toBe(0);
+    expect(other.stderr).toContain(
+      "manifests: values: k8s_distribution: K8S_DISTRIBUTION=openshift is not one of k8s, kubeadm, vanilla, k3s, rke2, k0s, microk8s: read as the default layout",
+    );
   });
 
   it("only the shims being installed get one: shims = [qemu], one RuntimeClass; with debug, its -debug one too", () => {
@@ -124,8 +214,26 @@ describe("kata-install manifests", () => {
     });
     // Nothing pinned: every node decides its own shims.
     expect(Object.keys(env)).not.toContain("SHIMS");
-    expect(pod.terminationGracePeriodSeconds).toBe(300);
-    expect(pod.serviceAccountName).toBe("kata-deploy");
+    // kata-deploy's chart's: 600 s to clean up (a k3s server restarts whole), no toleration (Kata
+    // stays off tainted control planes), its objects' names.
+    expect(pod.terminationGracePeriodSeconds).toBe(600);
+    expect(pod.tolerations).toEqual([]);
+    expect(pod.serviceAccountName).toBe("kata-deploy-sa");
+    expect(find("ClusterRole").metadata.name).toBe("kata-deploy-role");
+    expect(find("ClusterRole").rules).toContainEqual({
+      apiGroups: ["apps"],
+      resources: ["daemonsets"],
+      verbs: ["get", "list"],
+    });
+    expect(find("ClusterRoleBinding")).toMatchObject({
+      metadata: { name: "kata-deploy-rb" },
+      roleRef: { name: "kata-deploy-role" },
+      subjects: [{ kind: "ServiceAccount", name: "kata-deploy-sa", namespace: "kube-system" }],
+    });
+    for (const d of docs.filter((o) => o.kind !== "RuntimeClass"))
+      expect((d.metadata as { labels?: object }).labels, d.kind).toMatchObject({
+        "app.kubernetes.io/managed-by": "kata-install",
+      });
     expect(pod.priorityClassName).toBe("system-node-critical");
     expect(container.readinessProbe).toEqual({
       httpGet: { path: "/readyz", port: "health" },
@@ -181,6 +289,13 @@ describe("kata-install manifests", () => {
     expect(out[0]).toMatchObject({ kind: "Namespace", metadata: { name: "kata-system" } });
     const { ds, pod, container, env } = daemonSetOf(out);
     expect(ds.metadata.name).toBe("kata-deploy-lts"); // two installs, two DaemonSets
+    // And, as kata-deploy's chart names a second install's, its ServiceAccount and RBAC.
+    expect(
+      out
+        .filter((d) => d.kind.startsWith("Cluster") || d.kind === "ServiceAccount")
+        .map((d) => d.metadata.name),
+    ).toEqual(["kata-deploy-sa-lts", "kata-deploy-role-lts", "kata-deploy-rb-lts"]);
+    expect(pod.serviceAccountName).toBe("kata-deploy-sa-lts");
     expect(container.image).toBe("registry.example/kata-install:1.0");
     expect(pod.nodeSelector).toEqual({ pool: "vm", kata: "yes" });
     expect(pod.imagePullSecrets).toEqual([{ name: "regcred" }]);
@@ -323,12 +438,21 @@ describe("kata-install manifests", () => {
         nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: unknown[] } };
       }
     ).nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
-    expect(terms[0]).toEqual({
-      matchExpressions: [
-        { key: "feature.node.kubernetes.io/cpu-cpuid.VMX", operator: "In", values: ["true"] },
-        { key: "kubernetes.io/arch", operator: "In", values: ["amd64"] },
-      ],
+    // As kata-deploy's chart has them: x86_64 by VMX or SVM, arm64 by either name, s390x, ppc64le, riscv64.
+    const arch = (values: string[]) => ({ key: "kubernetes.io/arch", operator: "In", values });
+    const cpuid = (flag: string) => ({
+      key: `feature.node.kubernetes.io/cpu-cpuid.${flag}`,
+      operator: "In",
+      values: ["true"],
     });
+    expect(terms).toEqual([
+      { matchExpressions: [cpuid("VMX"), arch(["amd64"])] },
+      { matchExpressions: [cpuid("SVM"), arch(["amd64"])] },
+      { matchExpressions: [arch(["arm64", "aarch64"])] },
+      { matchExpressions: [arch(["s390x"])] },
+      { matchExpressions: [arch(["ppc64le"])] },
+      { matchExpressions: [arch(["riscv64"])] },
+    ]);
   });
 
   it("a verification pod, applied in its namespace", () => {
@@ -379,7 +503,7 @@ describe("kata-install manifests", () => {
     expect(bad.stderr).toContain("--set noequals: expected KEY=VALUE");
   });
 
-  it("what the nodes would refuse is refused here: an unknown shim, a bad mapping, a distribution, a suffix that collides", () => {
+  it("what the nodes would refuse is refused here: an unknown shim, a bad mapping, a suffix that collides", () => {
     const bad = runCli([
       "manifests",
       "--set",
@@ -387,17 +511,12 @@ describe("kata-install manifests", () => {
       "--set",
       "arch.x86_64.pull_type_mapping=qemu:sideways",
       "--set",
-      "k8s_distribution=openshift",
-      "--set",
       "multi_install_suffix=tdx",
     ]);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('shims: unknown shim "nope" (known: clh,');
     expect(bad.stderr).toContain(
       'arch.x86_64.pull_type_mapping: "sideways" for qemu: expected one of guest-pull, default',
-    );
-    expect(bad.stderr).toContain(
-      'k8s_distribution: "openshift": expected one of k8s, k3s, rke2, k0s, microk8s',
     );
     expect(bad.stderr).toContain(
       'multi_install_suffix: "tdx" makes qemu\'s handler kata-qemu-tdx, which is the handler of the shim qemu-tdx',

@@ -7,6 +7,7 @@ import { SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
 import { runCli, runCliAsync } from "../helpers/cli.js";
 import { containerd2, factsDir, withoutVirtiofs } from "../helpers/cluster.js";
 import { node, startFakeKube } from "../helpers/kube-api.js";
+import { amdSnpCrio, arm64Containerd20, gpuDistroQemuK3s, intelContainerd16 } from "../helpers/nodes.js";
 import { SUMMARY } from "../helpers/summary.js";
 
 const made: string[] = [];
@@ -43,13 +44,16 @@ describe("kata-install report --facts-dir", async () => {
     );
     // Compared on the facts the rules read, by path (the noise of each node is in none of them);
     // the host kernel's virtio-fs is still shown where nodes differ, though it changes no shim.
-    expect(Object.keys(fields).sort()).toEqual(["kernel.modules.virtiofs.state", "runtime.version"]);
+    expect(Object.keys(fields).sort()).toEqual([
+      "kernel.modules.virtiofs.state",
+      "runtime.version (containerd)",
+    ]);
     expect(fields["kernel.modules.virtiofs.state"]).toEqual({
       field: "kernel.modules.virtiofs.state",
       majority: { value: "available", nodes: 28 },
       others: [{ value: "missing", nodes: ["n0003", "n0017"] }],
     });
-    expect(fields["runtime.version"].others).toEqual([{ value: "2.0.4", nodes: ["n0020"] }]);
+    expect(fields["runtime.version (containerd)"].others).toEqual([{ value: "2.0.4", nodes: ["n0020"] }]);
     const n3 = doc.nodes.find((n: { name: string }) => n.name === "n0003");
     expect(n3.shims).toContain("clh");
     expect(doc.shimCounts.clh).toBe(30);
@@ -57,11 +61,17 @@ describe("kata-install report --facts-dir", async () => {
 
   it("emits an overrides file that, given to every node, makes them decide alike", () => {
     const file = path.join(dir, "..", `${path.basename(dir)}-uniform.toml`);
-    made.push(file);
+    made.push(file, file.replace(/\.toml$/, ".x86_64-containerd.toml"));
     const run = report("--emit-overrides", file);
     expect(run.status, run.stderr).toBe(0);
+    // One pool (every node an Intel containerd node): its file beside the one for every node.
+    expect(run.stdout).toContain(
+      `Written: ${file}\nWritten: ${file.replace(/\.toml$/, ".x86_64-containerd.toml")}\n`,
+    );
     const text = fs.readFileSync(file, "utf8");
     expect(text).toContain('shims = ["clh", "clh-runtime-rs", "dragonball", "qemu", "qemu-runtime-rs"]');
+    // kata-deploy 4.1's default, which every node can run (the nodes themselves would pick qemu).
+    expect(text).toContain('default_shim = "qemu-runtime-rs"');
     // The node without the host kernel's virtiofs pins nothing on the others (it used to pin 9p).
     expect(text).not.toContain("virtio-9p");
     expect(text).not.toContain("[config.qemu]");
@@ -86,6 +96,64 @@ describe("kata-install report --facts-dir", async () => {
     expect(runCli(["report", "--facts-dir", "/nonexistent"]).stderr).toContain(
       "--facts-dir /nonexistent: not a directory",
     );
+  });
+});
+
+describe("kata-install report --facts-dir, a mixed fleet", async () => {
+  // Intel nodes on containerd 1.6 (one on 2.0), AMD SEV-SNP nodes on CRI-O, NVIDIA GPU nodes on k3s,
+  // aarch64 nodes on containerd 2.0.
+  const dir = await factsDir(12, { 6: [containerd2] }, [
+    intelContainerd16,
+    amdSnpCrio,
+    gpuDistroQemuK3s,
+    arm64Containerd20,
+  ]);
+  made.push(dir);
+
+  it("a pool per kind of plan, each with its shims, its nodes' preflight errors, and its file with the term that selects it", () => {
+    const file = path.join(dir, "..", `${path.basename(dir)}-pools.toml`);
+    const run = runCli(["report", "--facts-dir", dir, "--emit-overrides", file]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      "  x86_64-k3s-gpu-nvidia: 3 node(s): n0002, n0006, n0010\n    x86_64, k3s, no TEE, GPU nvidia, Kata's qemu\n",
+    );
+    // The GPU nodes' refusal, in the human output, under their pool.
+    expect(run.stdout).toMatch(
+      /x86_64-k3s-gpu-nvidia[\s\S]*?preflight: 1 error\(s\), 0 warning\(s\)\n {6}\[ERROR\] runtime-drop-in-dir on every node here: /,
+    );
+    // Versions compared within their kind: containerd's, never with CRI-O's or k3s's.
+    expect(run.stdout).toContain("  runtime.version (containerd): ");
+    expect(run.stdout).not.toMatch(/^ {2}runtime\.version: /m);
+    const poolFiles = fs
+      .readdirSync(path.dirname(file))
+      .filter((f) => f.startsWith(path.basename(file, ".toml")) && f !== path.basename(file));
+    made.push(file, ...poolFiles.map((f) => path.join(path.dirname(file), f)));
+    expect(poolFiles.sort()).toEqual(
+      [
+        "aarch64-containerd",
+        "x86_64-containerd",
+        "x86_64-crio-sev-sev-es-sev-snp",
+        "x86_64-k3s-gpu-nvidia",
+      ].map((p) => `${path.basename(file, ".toml")}.${p}.toml`),
+    );
+    const snp = fs.readFileSync(file.replace(/\.toml$/, ".x86_64-crio-sev-sev-es-sev-snp.toml"), "utf8");
+    expect(snp).toContain('"qemu-snp"');
+    expect(snp).toContain(
+      '#   - {key: kata.feature.node.kubernetes.io/confidential.sev-snp, operator: In, values: ["true"]}',
+    );
+    expect(snp).toContain(
+      '#   - {key: kata.feature.node.kubernetes.io/runtime, operator: In, values: ["crio"]}',
+    );
+    // What every node shares does not take the SNP or GPU shims from their pools.
+    const all = fs.readFileSync(file, "utf8");
+    expect(all).not.toContain('qemu-snp"');
+    expect(all).toContain("# qemu-nvidia-gpu left out: only 3 of 12 nodes can run it");
+    // The same, as JSON: the pools, their checks by severity.
+    const doc = JSON.parse(runCli(["report", "--facts-dir", dir, "--json"]).stdout);
+    const gpu = doc.pools.find((p: { id: string }) => p.id === "x86_64-k3s-gpu-nvidia");
+    expect(gpu.checks.map((c: { severity: string; id: string }) => [c.severity, c.id])).toEqual([
+      ["error", "runtime-drop-in-dir"],
+    ]);
   });
 });
 

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { deployHandler, kataDeployTree } from "../helpers/kata-deploy.js";
+import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
 import { CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot, type TreeSnapshot } from "../helpers/tree.js";

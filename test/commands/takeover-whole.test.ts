@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { DEPLOY_HEADER } from "../helpers/kata-deploy.js";
+import { KATA_DEPLOY_HEADER } from "../helpers/kata-deploy-node.js";
 import { CONTAINERD_V2_MAIN, intelContainerd16, qemuScript } from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -87,7 +87,7 @@ function kataDeployNode(root: string): void {
             )
           : shipped.text;
     if (shim === "qemu" || shim === "qemu-coco-dev") expect(text).not.toBe(shipped.text);
-    fs.writeFileSync(path.join(dir, `configuration-${shim}.toml`), `${DEPLOY_HEADER}${text}`);
+    fs.writeFileSync(path.join(dir, `configuration-${shim}.toml`), `${KATA_DEPLOY_HEADER}${text}`);
     const original = path.join(
       root,
       DEFAULTS,

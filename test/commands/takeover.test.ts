@@ -12,7 +12,11 @@ import { dig } from "../../src/detect/toml.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { DEPLOY_HEADER, deployHandler, kataDeployTree as treeFrom } from "../helpers/kata-deploy.js";
+import {
+  deployHandler,
+  KATA_DEPLOY_HEADER,
+  kataDeployTree as kataDeployTreeOf,
+} from "../helpers/kata-deploy-node.js";
 import {
   amdSnpCrio,
   arm64Containerd20,
@@ -29,8 +33,10 @@ const armArtifacts = artifactDir("3.9.0", "aarch64");
 afterAll(() => {
   for (const d of [artifacts, armArtifacts]) fs.rmSync(d, { recursive: true, force: true });
 });
+
+const HEADER = KATA_DEPLOY_HEADER;
 const kataDeployTree = (root: string, shims: string[], prefix?: string) =>
-  treeFrom(artifacts, root, shims, prefix);
+  kataDeployTreeOf(artifacts, root, shims, prefix);
 
 const ADMIN_HANDLER = `
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu-mylab]
@@ -147,7 +153,7 @@ describe("a containerd 1.7 node kata-deploy installed with DEBUG (debug handlers
       // Its debug variant: the shim's configuration copied, with its drop-ins.
       const dir = path.join(root, debugDir);
       fs.mkdirSync(path.join(dir, "config.d"), { recursive: true });
-      fs.writeFileSync(path.join(dir, "configuration-qemu.toml"), `${DEPLOY_HEADER}[hypervisor.qemu]\n`);
+      fs.writeFileSync(path.join(dir, "configuration-qemu.toml"), `${HEADER}[hypervisor.qemu]\n`);
       fs.writeFileSync(path.join(dir, "config.d/20-debug.toml"), "[runtime]\nenable_debug = true\n");
       // containerd 1.x: kata-deploy writes into config.toml itself, [debug] level included.
       adminOnly = `${CONTAINERD_V2_MAIN}${ADMIN_HANDLER}`;

@@ -16,7 +16,8 @@ export async function answeringHost(
   spec: NodeSpec = intelContainerd16(),
   edit?: (root: string) => void,
 ): Promise<AnsweringHost> {
-  spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
+  // A test's own systemctl (one that logs what it is asked) wins.
+  spec.commands = { "/usr/bin/systemctl": "exit 0", ...spec.commands };
   const host = buildHost(spec);
   edit?.(host.root);
   const socket = path.join(host.root, (spec.sockets ?? ["/run/containerd/containerd.sock"])[0] as string);

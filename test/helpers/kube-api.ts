@@ -1,8 +1,11 @@
-// A small Kubernetes API server for tests (no real one can run here): nodes (get, list with
-// pages, merge-patch as RFC 7386 says: null removes a key), DaemonSets (get), the creation of the
-// objects `manifests` prints (namespaced ones only in a namespace that exists, names unique), and
-// the discovery documents kubectl reads before it acts — enough for @kubernetes/client-node and
-// for the real kubectl to be pointed at it. Every request is recorded.
+// A small Kubernetes API server for tests (no real one can run here): objects of the kinds
+// kata-install and kubectl touch, kept by their API path, got, listed (in pages), created,
+// replaced, patched (JSON merge, JSON patch and strategic merge patch, as the API applies each) and
+// deleted; and the discovery documents kubectl reads before it acts — enough for
+// @kubernetes/client-node and for the real kubectl to be pointed at it. It refuses what the real one
+// refuses: a stale resourceVersion (409), a label key or value Kubernetes does not take and an
+// immutable field changed (422), a name taken (409), a namespace that does not exist (404). Every
+// request is recorded.
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -10,10 +13,24 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { jsonPatch, mergePatch, PatchError, strategicMergePatch } from "./kube-patch.js";
+import { immutableChanged, invalid } from "./kube-validate.js";
+
+export { mergePatch } from "./kube-patch.js";
 
 const run = promisify(execFile);
 
 type Json = Record<string, unknown>;
+
+/** A view of the server's objects of one kind, keyed as the tests name them. */
+export interface ObjectView {
+  get(key: string): Json | undefined;
+  set(key: string, object: Json): void;
+  delete(key: string): boolean;
+  has(key: string): boolean;
+  keys(): string[];
+  values(): Json[];
+}
 
 export interface FakeKube {
   url: string;
@@ -21,27 +38,28 @@ export interface FakeKube {
   kubeconfig: string;
   /** The real kubectl against this server (asynchronously: the server runs in this process). */
   kubectl(...args: string[]): Promise<string>;
-  nodes: Map<string, Json>;
-  daemonsets: Map<string, Json>;
-  /** Objects created through the API (kubectl apply), by their API path. */
-  created: Map<string, Json>;
+  /** Every object, by its API path. */
+  objects: Map<string, Json>;
+  /** Nodes by name. */
+  nodes: ObjectView;
+  /** DaemonSets by namespace/name. */
+  daemonsets: ObjectView;
+  /** Objects created through the API (kubectl apply), by their API path, as they are now. */
+  created: ObjectView;
   requests: Array<{ method: string; path: string; contentType?: string; body?: unknown }>;
   close(): Promise<void>;
 }
 
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
-  const out: Json =
-    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as Json) } : {};
-  for (const [key, value] of Object.entries(patch as Json)) {
-    if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key], value);
-  }
-  return out;
-}
-
+/** A Node as the kubelet keeps it: Ready, its runtime's handlers not reported (`extra` to say otherwise). */
 export function node(name: string, labels: Record<string, string> = {}, extra: Json = {}): Json {
-  return { apiVersion: "v1", kind: "Node", metadata: { name, labels, annotations: {} }, spec: {}, ...extra };
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name, labels, annotations: {} },
+    spec: {},
+    status: { conditions: [{ type: "Ready", status: "True" }] },
+    ...extra,
+  };
 }
 
 const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
@@ -50,9 +68,11 @@ const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
     ["namespaces", "Namespace", false],
     ["serviceaccounts", "ServiceAccount", true],
     ["configmaps", "ConfigMap", true],
+    ["secrets", "Secret", true],
     ["pods", "Pod", true],
   ],
   "/apis/apps/v1": [["daemonsets", "DaemonSet", true]],
+  "/apis/batch/v1": [["jobs", "Job", true]],
   "/apis/rbac.authorization.k8s.io/v1": [
     ["clusterroles", "ClusterRole", false],
     ["clusterrolebindings", "ClusterRoleBinding", false],
@@ -63,15 +83,36 @@ const RESOURCES: Record<string, Array<[string, string, boolean]>> = {
   "/apis/nfd.k8s-sigs.io/v1alpha1": [["nodefeaturerules", "NodeFeatureRule", false]],
 };
 
-/** A collection path kubectl creates into: its group path, namespace (or null) and resource. */
-function collection(p: string): { group: string; namespace: string | null; resource: string } | null {
-  const m = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)$/.exec(p);
+interface Target {
+  group: string;
+  namespace: string | null;
+  resource: string;
+  kind: string;
+  /** Null: the collection. */
+  name: string | null;
+}
+
+/** What an API path names: an object or a collection, of a known resource. */
+function parse(p: string): Target | null {
+  const m = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)\/(.+)$/.exec(p);
   if (!m) return null;
   const group = m[1] as string;
-  const found = RESOURCES[group]?.find(([name]) => name === m[3]);
-  if (!found || found[2] !== (m[2] !== undefined)) return null;
-  return { group, namespace: m[2] ?? null, resource: m[3] as string };
+  const parts = (m[2] as string).split("/").map(decodeURIComponent);
+  let namespace: string | null = null;
+  if (parts[0] === "namespaces" && parts.length >= 3) {
+    namespace = parts[1] as string;
+    parts.splice(0, 2);
+  }
+  if (parts.length > 2) return null;
+  const found = RESOURCES[group]?.find(([name]) => name === parts[0]);
+  if (!found) return null;
+  // A namespaced resource is listed across namespaces, never created outside one.
+  if (!found[2] && namespace !== null) return null;
+  return { group, namespace, resource: found[0], kind: found[1], name: parts[1] ?? null };
 }
+
+const pathOf = (t: Target, name: string) =>
+  `${t.group}${t.namespace !== null ? `/namespaces/${t.namespace}` : ""}/${t.resource}/${name}`;
 
 function discovery(p: string): Json | null {
   if (p === "/api") return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [] };
@@ -101,99 +142,159 @@ function discovery(p: string): Json | null {
   };
 }
 
+const status = (code: number, reason: string, message: string) => ({
+  status: code,
+  body: { kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message },
+});
+
+function view(
+  objects: Map<string, Json>,
+  pathFor: (key: string) => string,
+  keyOf: (p: string) => string | null,
+) {
+  return {
+    get: (key: string) => objects.get(pathFor(key)),
+    set: (key: string, object: Json) => void objects.set(pathFor(key), object),
+    delete: (key: string) => objects.delete(pathFor(key)),
+    has: (key: string) => objects.has(pathFor(key)),
+    keys: () => [...objects.keys()].map(keyOf).filter((k): k is string => k !== null),
+    values: () => [...objects.entries()].filter(([p]) => keyOf(p) !== null).map(([, o]) => o),
+  };
+}
+
 export async function startFakeKube(): Promise<FakeKube> {
-  const nodes = new Map<string, Json>();
-  const daemonsets = new Map<string, Json>();
-  const created = new Map<string, Json>();
-  const namespaceExists = (ns: string) =>
-    ["default", "kube-system"].includes(ns) || created.has(`/api/v1/namespaces/${ns}`);
+  const objects = new Map<string, Json>();
+  const createdPaths = new Set<string>();
   const requests: FakeKube["requests"] = [];
   let version = 1;
-  const notFound = (kind: string, name: string) => ({
-    status: 404,
-    body: {
-      kind: "Status",
-      apiVersion: "v1",
-      status: "Failure",
-      message: `${kind} "${name}" not found`,
-      reason: "NotFound",
-      code: 404,
+  let uids = 0;
+  const namespaceExists = (ns: string) =>
+    ["default", "kube-system"].includes(ns) || objects.has(`/api/v1/namespaces/${ns}`);
+  const nodes = view(
+    objects,
+    (name) => `/api/v1/nodes/${name}`,
+    (p) => /^\/api\/v1\/nodes\/([^/]+)$/.exec(p)?.[1] ?? null,
+  );
+  const daemonsets = view(
+    objects,
+    (key) => {
+      const [ns, name] = key.split("/");
+      return `/apis/apps/v1/namespaces/${ns}/daemonsets/${name}`;
     },
-  });
-  const handle = (method: string, url: URL, body: string): { status: number; body: Json } => {
+    (p) => {
+      const m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/daemonsets\/([^/]+)$/.exec(p);
+      return m ? `${m[1]}/${m[2]}` : null;
+    },
+  );
+  const created = view(
+    objects,
+    (p) => p,
+    (p) => (createdPaths.has(p) ? p : null),
+  );
+
+  /** The object as stored after a write: its resourceVersion moved on, checked as the API checks it. */
+  const store = (t: Target, where: string, next: Json, before: Json | undefined) => {
+    const problem = invalid(t.kind, next) ?? (before ? immutableChanged(t.kind, before, next) : null);
+    if (problem) return status(422, "Invalid", problem);
+    const meta = (next.metadata ?? {}) as Json;
+    next.metadata = {
+      ...meta,
+      resourceVersion: String(++version),
+      uid: (before?.metadata as Json | undefined)?.uid ?? meta.uid ?? `uid-${++uids}`,
+    };
+    objects.set(where, next);
+    return { status: before ? 200 : 201, body: next };
+  };
+  const conflict = (t: Target, name: string) =>
+    status(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${t.resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    );
+
+  const handle = (method: string, url: URL, body: string, contentType: string) => {
     const p = url.pathname;
     const found = discovery(p);
     if (method === "GET" && found) return { status: 200, body: found };
-    const nodeMatch = /^\/api\/v1\/nodes\/([^/]+)$/.exec(p);
-    if (nodeMatch) {
-      const name = decodeURIComponent(nodeMatch[1] as string);
-      const current = nodes.get(name);
-      if (!current) return notFound("nodes", name);
-      if (method === "GET") return { status: 200, body: current };
-      if (method === "PATCH") {
-        const patch = JSON.parse(body) as { metadata?: { resourceVersion?: string } };
-        // A resourceVersion in the patch is a precondition, as the API server takes it.
-        const wanted = patch.metadata?.resourceVersion;
-        if (wanted !== undefined && wanted !== (current.metadata as Json).resourceVersion)
-          return {
-            status: 409,
-            body: {
-              kind: "Status",
-              status: "Failure",
-              code: 409,
-              reason: "Conflict",
-              message: "the object has been modified",
-            },
-          };
-        const patched = mergePatch(current, patch) as Json;
-        (patched.metadata as Json).resourceVersion = String(++version);
-        nodes.set(name, patched);
-        return { status: 200, body: patched };
-      }
+    const t = parse(p);
+    if (!t) {
+      if (method === "GET") return status(404, "NotFound", `the server could not find ${p}`);
+      return status(405, "MethodNotAllowed", "not supported");
     }
-    if (p === "/api/v1/nodes" && method === "GET") {
-      const all = [...nodes.keys()].sort();
-      const limit = Number(url.searchParams.get("limit") ?? 0) || all.length;
-      const start = Number(url.searchParams.get("continue") ?? 0);
-      const items = all.slice(start, start + limit).map((n) => nodes.get(n));
-      const next = start + limit < all.length ? String(start + limit) : undefined;
-      return {
-        status: 200,
-        body: {
-          kind: "NodeList",
-          apiVersion: "v1",
-          metadata: { resourceVersion: String(version), ...(next ? { continue: next } : {}) },
-          items,
-        },
-      };
-    }
-    const dsMatch = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/daemonsets\/([^/]+)$/.exec(p);
-    if (dsMatch && method === "GET") {
-      const key = `${dsMatch[1]}/${dsMatch[2]}`;
-      const ds = daemonsets.get(key);
-      return ds ? { status: 200, body: ds } : notFound("daemonsets.apps", dsMatch[2] as string);
-    }
-    const stored = created.get(p);
-    if (method === "GET" && stored) return { status: 200, body: stored };
-    const into = method === "POST" ? collection(p) : null;
-    if (into) {
-      const object = JSON.parse(body) as Json;
-      const meta = (object.metadata ?? {}) as Json;
-      if (into.namespace !== null && !namespaceExists(into.namespace))
-        return notFound("namespaces", into.namespace);
-      const where = `${p}/${meta.name}`;
-      if (created.has(where))
+    if (t.name === null) {
+      if (method === "GET") {
+        const prefix = `${t.group}${t.namespace !== null ? `/namespaces/${t.namespace}` : ""}`;
+        const all = [...objects.keys()]
+          .filter((k) => {
+            const o = parse(k);
+            return o?.resource === t.resource && o.group === t.group && k.startsWith(prefix);
+          })
+          .sort();
+        const limit = Number(url.searchParams.get("limit") ?? 0) || all.length;
+        const start = Number(url.searchParams.get("continue") ?? 0);
+        const next = start + limit < all.length ? String(start + limit) : undefined;
         return {
-          status: 409,
-          body: { kind: "Status", status: "Failure", code: 409, reason: "AlreadyExists" },
+          status: 200,
+          body: {
+            kind: `${t.kind}List`,
+            apiVersion: "v1",
+            metadata: { resourceVersion: String(version), ...(next ? { continue: next } : {}) },
+            items: all.slice(start, start + limit).map((k) => objects.get(k)),
+          },
         };
-      const stamped = { ...object, metadata: { ...meta, resourceVersion: String(++version) } };
-      created.set(where, stamped);
-      return { status: 201, body: stamped };
+      }
+      if (method === "POST") {
+        const object = JSON.parse(body) as Json;
+        const name = String((object.metadata as Json | undefined)?.name ?? "");
+        if (t.namespace !== null && !namespaceExists(t.namespace))
+          return status(404, "NotFound", `namespaces "${t.namespace}" not found`);
+        const where = pathOf(t, name);
+        if (objects.has(where)) return status(409, "AlreadyExists", `${t.resource} "${name}" already exists`);
+        const answer = store(t, where, { ...object }, undefined);
+        if (answer.status === 201) createdPaths.add(where);
+        return answer;
+      }
+      return status(405, "MethodNotAllowed", "not supported");
     }
-    // Anything else kubectl may look up (apply reads each object first): absent.
-    if (method === "GET") return notFound("object", path.posix.basename(p));
-    return { status: 405, body: { kind: "Status", status: "Failure", code: 405, message: "not supported" } };
+    const where = pathOf(t, t.name);
+    const current = objects.get(where);
+    if (!current) return status(404, "NotFound", `${t.resource} "${t.name}" not found`);
+    const currentVersion = (current.metadata as Json | undefined)?.resourceVersion;
+    if (method === "GET") return { status: 200, body: current };
+    if (method === "DELETE") {
+      objects.delete(where);
+      createdPaths.delete(where);
+      return { status: 200, body: current };
+    }
+    if (method === "PUT") {
+      const next = JSON.parse(body) as Json;
+      const wanted = (next.metadata as Json | undefined)?.resourceVersion;
+      if (wanted !== undefined && wanted !== currentVersion) return conflict(t, t.name);
+      return store(t, where, next, current);
+    }
+    if (method === "PATCH") {
+      const patch = JSON.parse(body) as unknown;
+      let next: Json;
+      try {
+        if (contentType.startsWith("application/json-patch+json"))
+          next = jsonPatch(current, patch as Array<{ op: string; path: string }>) as Json;
+        else {
+          // A resourceVersion in the patch is a precondition, as the API server takes it.
+          const wanted = ((patch as Json).metadata as Json | undefined)?.resourceVersion;
+          if (wanted !== undefined && wanted !== currentVersion) return conflict(t, t.name);
+          if (contentType.startsWith("application/merge-patch+json"))
+            next = mergePatch(current, patch) as Json;
+          else if (contentType.startsWith("application/strategic-merge-patch+json"))
+            next = strategicMergePatch(current, patch) as Json;
+          else return status(415, "UnsupportedMediaType", `the tests' server does not take ${contentType}`);
+        }
+      } catch (error) {
+        if (error instanceof PatchError) return status(error.code, "Invalid", error.message);
+        throw error;
+      }
+      return store(t, where, next, current);
+    }
+    return status(405, "MethodNotAllowed", "not supported");
   };
   const server = http.createServer((req, res) => {
     let body = "";
@@ -202,13 +303,20 @@ export async function startFakeKube(): Promise<FakeKube> {
     });
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://localhost");
+      const contentType = req.headers["content-type"] ?? "";
+      let parsed: unknown;
+      try {
+        parsed = body ? JSON.parse(body) : undefined;
+      } catch {
+        parsed = body;
+      }
       requests.push({
         method: req.method ?? "",
         path: url.pathname,
         contentType: req.headers["content-type"],
-        ...(body ? { body: JSON.parse(body) } : {}),
+        ...(parsed !== undefined ? { body: parsed } : {}),
       });
-      const answer = handle(req.method ?? "GET", url, body);
+      const answer = handle(req.method ?? "GET", url, body, contentType);
       res.writeHead(answer.status, { "Content-Type": "application/json" });
       res.end(JSON.stringify(answer.body));
     });
@@ -244,6 +352,7 @@ current-context: test
           encoding: "utf8",
         })
       ).stdout,
+    objects,
     nodes,
     daemonsets,
     created,

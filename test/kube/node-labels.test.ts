@@ -14,6 +14,7 @@ import {
   SUMMARY_ANNOTATION,
 } from "../../src/kube/node-labels.js";
 import { NodeSummary } from "../../src/kube/summary.js";
+import { CHART_SHIMS } from "../../src/manifests/kata-deploy/chart.js";
 import { changeAfterFirstRead, type FakeKube, mergePatch, node, startFakeKube } from "../helpers/kube-api.js";
 import { SUMMARY } from "../helpers/summary.js";
 
@@ -30,11 +31,16 @@ describe("node labels through the Kubernetes API", () => {
   afterAll(() => kube.close());
   const kubectl = (...args: string[]) => kube.kubectl(...args);
 
-  it("while installing: kata-runtime=false, no shim claimed, the admin's labels kept", async () => {
+  it("a fresh node is claimed: kata-runtime=false and the mark false, the admin's labels kept", async () => {
     const api = await kubeApi(kube.kubeconfig);
     const before = await api.getNode("n1");
-    const after = await api.patchNode("n1", installingPatch(before.meta, DEFAULT));
-    expect(after.meta.labels).toEqual({ team: "infra", [RUNTIME_LABEL]: "false", [MARK]: "false" });
+    const after = await api.patchNode("n1", installingPatch(before.meta, DEFAULT) as MergePatch);
+    expect(after.meta.labels).toEqual({
+      team: "infra",
+      "katacontainers.io/shim.fc": "true",
+      [RUNTIME_LABEL]: "false",
+      [MARK]: "false",
+    });
     const patch = kube.requests.filter((r) => r.method === "PATCH");
     expect(patch.at(-1)?.contentType).toBe("application/merge-patch+json");
   });
@@ -95,6 +101,23 @@ describe("node labels through the Kubernetes API", () => {
     expect(lists() - before).toBe(3);
   });
 
+  it("the API refuses what Kubernetes refuses (a label value it does not take); every shim label of every chart shim, with a suffix, it takes", async () => {
+    kube.nodes.set("n3", node("n3"));
+    const api = await kubeApi(kube.kubeconfig);
+    await expect(
+      api.patchNode("n3", { metadata: { labels: { [RUNTIME_LABEL]: "true, really" } } }),
+    ).rejects.toThrow(
+      /patch node n3: HTTP 422: Node "n3" is invalid: metadata.labels: Invalid value: "true, really"/,
+    );
+    const all: Install = { suffix: "lts", shims: [...CHART_SHIMS] };
+    const patched = await api.patchNode(
+      "n3",
+      installedPatch((await api.getNode("n3")).meta, all, { ...SUMMARY, shims: [...CHART_SHIMS] }),
+    );
+    expect(Object.keys(patched.meta.labels ?? {})).toHaveLength(CHART_SHIMS.length + 2);
+    kube.nodes.delete("n3");
+  });
+
   it("an unknown node is named in the error", async () => {
     await expect((await kubeApi(kube.kubeconfig)).getNode("nope")).rejects.toThrow(
       /get node nope: HTTP 404: nodes "nope" not found/,
@@ -127,14 +150,24 @@ describe("two installs on one node (MULTI_INSTALL_SUFFIX), and a node kata-deplo
     ]);
   });
 
+  it("a re-install on a node that serves Kata claims nothing: no label is taken out of scheduling first", () => {
+    const meta = installed({ labels: { team: "infra" } }, DEFAULT, ["qemu", "clh"]);
+    // A rolling update or a restarted pod: kata-runtime, the mark and the shim labels stay "true".
+    expect(installingPatch(meta, DEFAULT)).toBeNull();
+    // A node claimed but never finished keeps its "false" as it is: still nothing to write.
+    const claimed = { labels: { [RUNTIME_LABEL]: "false", [MARK]: "false" } };
+    expect(installingPatch(claimed, DEFAULT)).toBeNull();
+  });
+
   it("an install never removes the other's labels, and the shared one stays while the other serves", () => {
     let meta = installed(installed({ labels: {} }, DEFAULT, ["qemu"]), LTS, ["clh"]);
-    // lts re-installs: the default install still serves, so the shared label stays "true".
-    const reinstalling = apply(meta, installingPatch(meta, LTS));
-    expect(reinstalling.labels?.[RUNTIME_LABEL]).toBe("true");
-    expect(reinstalling.labels?.["kata-deploy.katacontainers.io/lts"]).toBe("false");
-    expect(reinstalling.labels?.["katacontainers.io/shim.clh-lts"]).toBeUndefined();
-    expect(reinstalling.labels?.["katacontainers.io/shim.qemu"]).toBe("true");
+    // lts re-installs: both serve, nothing is claimed anew.
+    expect(installingPatch(meta, LTS)).toBeNull();
+    // A third install claims its own mark only: the shared label stays "true".
+    const dev = apply(meta, installingPatch(meta, { suffix: "dev", shims: SHIMS }) as MergePatch);
+    expect(dev.labels?.[RUNTIME_LABEL]).toBe("true");
+    expect(dev.labels?.["kata-deploy.katacontainers.io/dev"]).toBe("false");
+    expect(dev.labels?.["katacontainers.io/shim.qemu"]).toBe("true");
     // The default install is cleaned up: lts's labels and the shared label stay.
     meta = apply(meta, cleanupPatch(meta, DEFAULT));
     expect(meta.labels).toEqual({

@@ -1,5 +1,6 @@
 // Whether the DaemonSet still wants its pod on the node: what decides, on SIGTERM, between leaving
-// Kata in place (a restart, a rolling update) and cleaning up (the node was deselected).
+// Kata in place (a restart, a rolling update, a maintenance taint) and cleaning up (the node was
+// deselected). As kata-deploy decides it: the nodeSelector and the required node affinity only.
 import { describe, expect, it } from "vitest";
 import type { DaemonSetView, KubeNode } from "../../src/kube/api.js";
 import { daemonSetSelects } from "../../src/kube/selects.js";
@@ -8,12 +9,15 @@ const node = (labels: Record<string, string>, taints: KubeNode["taints"] = []): 
   name: "n1",
   meta: { labels },
   taints,
+  runtimeHandlers: null,
+  ready: "True",
 });
 const ds = (view: Partial<DaemonSetView> = {}): DaemonSetView => ({
+  namespace: "kube-system",
+  name: "kata-deploy",
   deleting: false,
   nodeSelector: {},
-  nodeAffinityTerms: [],
-  tolerations: [],
+  nodeAffinityTerms: null,
   ...view,
 });
 
@@ -63,27 +67,26 @@ describe("does the DaemonSet still select the node", () => {
     ).toBe(false);
   });
 
-  it("taints: NoSchedule and NoExecute must be tolerated; PreferNoSchedule and the node-condition taints do not count", () => {
-    const tainted = node({}, [{ key: "dedicated", value: "db", effect: "NoSchedule" }]);
-    expect(daemonSetSelects(ds(), tainted)).toEqual({
+  it("a required affinity that matches nothing selects no node: an empty term, or no terms at all", () => {
+    // As Kubernetes reads them (and kata-deploy): `every` over nothing would hand it every node.
+    expect(daemonSetSelects(ds({ nodeAffinityTerms: [{}] }), node({ pool: "kata" }))).toEqual({
       selects: false,
-      why: "it does not tolerate the node's taint dedicated:NoSchedule",
+      why: "no term of its required node affinity matches the node",
     });
+    expect(daemonSetSelects(ds({ nodeAffinityTerms: [] }), node({ pool: "kata" })).selects).toBe(false);
     expect(
-      daemonSetSelects(ds({ tolerations: [{ key: "dedicated", operator: "Equal", value: "db" }] }), tainted)
-        .selects,
+      daemonSetSelects(
+        ds({ nodeAffinityTerms: [{}, { matchExpressions: [{ key: "pool", operator: "Exists" }] }] }),
+        node({ pool: "kata" }),
+      ).selects,
     ).toBe(true);
-    expect(
-      daemonSetSelects(ds({ tolerations: [{ key: "dedicated", operator: "Equal", value: "web" }] }), tainted)
-        .selects,
-    ).toBe(false);
-    expect(daemonSetSelects(ds({ tolerations: [{ operator: "Exists" }] }), tainted).selects).toBe(true);
-    expect(daemonSetSelects(ds(), node({}, [{ key: "soft", effect: "PreferNoSchedule" }])).selects).toBe(
-      true,
-    );
-    expect(
-      daemonSetSelects(ds(), node({}, [{ key: "node.kubernetes.io/not-ready", effect: "NoExecute" }]))
-        .selects,
-    ).toBe(true);
+  });
+
+  it("taints decide nothing: a maintenance NoSchedule or NoExecute taint leaves the node selected", () => {
+    const tainted = node({ pool: "kata" }, [
+      { key: "maintenance", effect: "NoSchedule" },
+      { key: "dedicated", value: "db", effect: "NoExecute" },
+    ]);
+    expect(daemonSetSelects(ds({ nodeSelector: { pool: "kata" } }), tainted)).toEqual({ selects: true });
   });
 });

@@ -6,8 +6,18 @@ import { liftStartupTaints, liftTaintsPatch, parseStartupTaints } from "../../sr
 import { changeAfterFirstRead, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 
 describe("startup taints", () => {
-  it("entries: a key (any effect) or key:effect; anything else is named", () => {
+  it("entries: a key (any effect) or key:effect, by commas or spaces, spaces around ':' allowed; anything else is named", () => {
     expect(parseStartupTaints("a, b:NoSchedule")).toEqual([{ key: "a" }, { key: "b", effect: "NoSchedule" }]);
+    // As kata-deploy splits STARTUP_TAINTS (commas, spaces, tabs, newlines) and trims around ':'.
+    expect(parseStartupTaints("kata.io/not-ready : NoSchedule  gpu\tx:NoExecute\n")).toEqual([
+      { key: "kata.io/not-ready", effect: "NoSchedule" },
+      { key: "gpu" },
+      { key: "x", effect: "NoExecute" },
+    ]);
+    expect(parseStartupTaints(" , ")).toEqual([]);
+    expect(parseStartupTaints("a:")).toBe(
+      '"a:": expected a taint key, or key:effect with an effect of NoSchedule, PreferNoSchedule, NoExecute',
+    );
     expect(parseStartupTaints("b:Sometimes")).toBe(
       '"b:Sometimes": expected a taint key, or key:effect with an effect of NoSchedule, PreferNoSchedule, NoExecute',
     );
@@ -18,6 +28,8 @@ describe("startup taints", () => {
       name: "n1",
       resourceVersion: "7",
       meta: {},
+      runtimeHandlers: null,
+      ready: "True",
       taints: [
         { key: "kata", effect: "NoSchedule" },
         { key: "kata", effect: "NoExecute" },

@@ -21,6 +21,12 @@ import { readmeFields } from "../helpers/schema-fields.js";
 afterAll(removeValuesFiles);
 const FIXTURES = path.resolve("test/fixtures/kata-deploy");
 const fixture = (name: string) => path.join(FIXTURES, name);
+/** A chart example file with its job mode turned into the DaemonSet, as its README tells a user to. */
+const asDaemonSet = (name: string) =>
+  valuesFile(
+    fs.readFileSync(fixture(name), "utf8").replace("deploymentMode: job", "deploymentMode: daemonset"),
+    name,
+  );
 
 /** `manifests -f FILE`: the objects, and what stderr said of each key not carried. */
 function manifests(file: string, ...more: string[]) {
@@ -43,7 +49,12 @@ function explained(file: string): Map<string, [string, string]> {
   );
 }
 
-type View = ReturnType<typeof daemonSetOf> & { docs: Obj[]; rc: (name: string) => Obj | undefined };
+type MonitorView = Obj & { container: { image: string; args: string[]; [key: string]: unknown } };
+type View = ReturnType<typeof daemonSetOf> & {
+  docs: Obj[];
+  rc: (name: string) => Obj | undefined;
+  monitor: () => MonitorView | undefined;
+};
 
 describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
   const run = manifests(fixture("every-key.values.yaml"));
@@ -51,6 +62,12 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
     ...daemonSetOf(run.docs),
     docs: run.docs,
     rc: (name) => run.docs.find((d) => d.kind === "RuntimeClass" && d.metadata.name === name),
+    monitor: () => {
+      const ds = run.docs.find((d) => d.kind === "DaemonSet" && d.metadata.name === "kata-monitor") as
+        | (Obj & { spec: { template: { spec: { containers: MonitorView["container"][] } } } })
+        | undefined;
+      return ds && { ...ds, container: ds.spec.template.spec.containers[0] as MonitorView["container"] };
+    },
   };
   /** The effect each carried key must have. */
   const EFFECTS: Record<string, (v: View) => void> = {
@@ -59,6 +76,28 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
     imagePullSecrets: (v) => expect(v.pod.imagePullSecrets).toEqual([{ name: "regcred" }]),
     "image.tag": (v) => expect(v.env.ARTIFACTS_TAG).toBe("4.0.1"),
     k8sDistribution: (v) => expect(v.env.K8S_DISTRIBUTION).toBe("k3s"),
+    "monitor.enabled": (v) => expect(v.monitor()?.metadata).toMatchObject({ name: "kata-monitor" }),
+    "monitor.image.reference": (v) =>
+      expect(v.monitor()?.container.image).toBe("registry.example/kata-monitor:4.0.1"),
+    "monitor.image.tag": (v) => expect(v.monitor()?.container.image).toMatch(/:4\.0\.1$/),
+    "monitor.listenAddress": (v) =>
+      expect(v.monitor()?.container.args).toContain("-listen-address=0.0.0.0:9090"),
+    "monitor.runtimeEndpoint": (v) => {
+      expect(v.monitor()?.container.args).toContain(
+        "-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock",
+      );
+      expect(v.monitor()?.container.volumeMounts).toContainEqual({
+        name: "containerd-sock",
+        mountPath: "/run/k3s/containerd",
+        readOnly: true,
+      });
+    },
+    "monitor.logLevel": (v) => expect(v.monitor()?.container.args).toContain("-log-level=warn"),
+    "monitor.port": (v) => expect(v.monitor()?.container.ports).toEqual([{ containerPort: 9090 }]),
+    "monitor.securityContext": (v) =>
+      expect(v.monitor()?.container.securityContext).toEqual({ privileged: false, runAsUser: 0 }),
+    "monitor.resources": (v) =>
+      expect(v.monitor()?.container.resources).toEqual({ requests: { cpu: "100m" } }),
     "containerd.configFileName": (v) => expect(v.env.CONTAINERD_CONFIG_FILE_NAME).toBe("config-v3.toml"),
     nodeSelector: (v) => expect(v.pod.nodeSelector).toEqual({ kata: "yes" }),
     tolerations: (v) =>
@@ -171,7 +210,7 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
 
   it("reads, with nothing refused, and the objects are valid", () => {
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stderr).toContain("59 key(s) carried, 0 not carried");
+    expect(run.stderr).toContain("68 key(s) carried, 0 not carried");
     validateAll(run.docs);
   });
 
@@ -256,8 +295,20 @@ describe("the chart's own values files read", () => {
     expect(run.stderr).not.toMatch(/not carried: kata-install does not serve/);
   });
 
-  it("try-kata-nvidia-gpu: the GPU shims with their gpu-operator selectors; job mode and erofs refused", () => {
-    const run = manifests(fixture("try-kata-nvidia-gpu.values.yaml"));
+  it("job mode is refused, naming what to do: no DaemonSet (a long-running pod with a token) in its place", () => {
+    for (const name of ["try-kata-nvidia-gpu.values.yaml", "try-kata-nvidia-cpu.values.yaml"]) {
+      const run = manifests(fixture(name));
+      expect(run.status).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(
+        `${name}:6: deploymentMode: job: kata-install has no job mode (per-node Jobs without a service-account token); it runs a DaemonSet`,
+      );
+      expect(run.stderr).toContain("Set deploymentMode: daemonset to take that DaemonSet");
+    }
+  });
+
+  it("try-kata-nvidia-gpu (as a DaemonSet): the GPU shims with their gpu-operator selectors; erofs not carried", () => {
+    const run = manifests(asDaemonSet("try-kata-nvidia-gpu.values.yaml"));
     expect(run.status, run.stderr).toBe(0);
     validateAll(run.docs);
     const gpu = run.docs.find((d) => d.metadata.name === "kata-qemu-nvidia-gpu-snp") as Obj;
@@ -270,16 +321,13 @@ describe("the chart's own values files read", () => {
     });
     expect(gpu.overhead).toEqual({ podFixed: { memory: "10240Mi", cpu: "1.0" } });
     expect(run.stderr).toMatch(
-      /try-kata-nvidia-gpu\.values\.yaml:6: deploymentMode: not carried: kata-install runs as a DaemonSet/,
-    );
-    expect(run.stderr).toMatch(
       /:10: snapshotter\.erofsSnapshotterMode, snapshotter\.erofsDmverity: not carried/,
     );
     expect(run.stderr).toMatch(/:14: containerd\.userDropIn: not carried/);
   });
 
   it("try-kata-nvidia-cpu: the release's NVIDIA CPU shims go to the nodes, each with its RuntimeClass", () => {
-    const run = manifests(fixture("try-kata-nvidia-cpu.values.yaml"));
+    const run = manifests(asDaemonSet("try-kata-nvidia-cpu.values.yaml"));
     expect(run.status, run.stderr).toBe(0);
     validateAll(run.docs);
     expect(daemonSetOf(run.docs).env.SHIMS_X86_64).toBe("qemu-nvidia-cpu qemu-nvidia-cpu-runtime-rs");
@@ -291,8 +339,13 @@ describe("the chart's own values files read", () => {
   });
 
   it("each try-kata file: the real kubectl creates every object", async () => {
-    for (const name of ["try-kata-tee.values.yaml", "try-kata-nvidia-gpu.values.yaml", "values.yaml"]) {
-      const run = manifests(fixture(name));
+    for (const file of [
+      fixture("try-kata-tee.values.yaml"),
+      asDaemonSet("try-kata-nvidia-gpu.values.yaml"),
+      fixture("values.yaml"),
+    ]) {
+      const run = manifests(file);
+      const name = path.basename(file);
       const { created } = await kubectlApply(run.stdout);
       expect(created.length, name).toBe(run.docs.length);
     }

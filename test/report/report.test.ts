@@ -58,7 +58,7 @@ describe("a cluster report", () => {
     expect(report.nodes.map((n) => n.name)).toEqual(["a", "b"]);
   });
 
-  it("a value one kind of node decided from its facts is pinned for all: it contradicts no node", () => {
+  it("a value one kind of node decided from its facts is pinned for its pool: it contradicts no node", () => {
     const report = buildReport(
       [
         nodeWith("a", {}),
@@ -67,7 +67,7 @@ describe("a cluster report", () => {
       ],
       [],
     );
-    expect(report.overrides.config).toEqual({
+    expect(report.pools[0]?.overrides.config).toEqual({
       qemu: {
         "hypervisor.qemu.shared_fs": {
           value: "virtio-9p",
@@ -75,6 +75,8 @@ describe("a cluster report", () => {
         },
       },
     });
+    // Not in what every node shares: that is the pools' files' to say.
+    expect(report.overrides.config).toEqual({});
   });
 
   it("values that facts decided differently on different nodes: the majority's, naming the nodes it goes against", () => {
@@ -83,7 +85,7 @@ describe("a cluster report", () => {
       [nodeWith("a", ruled("2048")), nodeWith("b", ruled("2048")), nodeWith("c", ruled("4096"))],
       [],
     );
-    expect(report.overrides.config.qemu?.["hypervisor.qemu.default_memory"]).toEqual({
+    expect(report.pools[0]?.overrides.config.qemu?.["hypervisor.qemu.default_memory"]).toEqual({
       value: "2048",
       note: 'nodes\' facts decided different values: "2048" on 2, "4096" on 1; this goes against the facts of c',
     });

@@ -49,6 +49,9 @@ const probe = (initialDelay: boolean, period: number, failure: number): Spec => 
   },
 });
 
+/** The default shim of kata-deploy 4.1's chart, on every architecture. */
+export const CHART_DEFAULT_SHIM = "qemu-runtime-rs";
+
 export const CHART_ARCHES = {
   amd64: "x86_64",
   arm64: "aarch64",
@@ -126,7 +129,8 @@ export const CHART: Spec = {
         resources: leaf("object"),
       },
     },
-    k8sDistribution: leaf("string", "k8s", ["k8s", "k3s", "rke2", "k0s", "microk8s"]),
+    // The chart takes any value: one it does not know is the default layout.
+    k8sDistribution: leaf("string", "k8s"),
     containerd: {
       children: {
         configDir: leaf("string", ""),
@@ -166,7 +170,7 @@ export const CHART: Spec = {
     shims: { children: { disableAll: leaf("bool", false) }, each: SHIM },
     defaultShim: {
       children: Object.fromEntries(
-        Object.keys(CHART_ARCHES).map((a) => [a, leaf("string", "qemu-runtime-rs")]),
+        Object.keys(CHART_ARCHES).map((a) => [a, leaf("string", CHART_DEFAULT_SHIM)]),
       ),
     },
     runtimeClasses: {

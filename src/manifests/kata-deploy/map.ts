@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
 import type { Values } from "../values.js";
-import { CHART_ARCHES, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
+import { CHART_ARCHES, CHART_DEFAULT_SHIM, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
 import { mapCustomRuntimes } from "./custom-runtimes.js";
 import { dropInConfig } from "./drop-in.js";
 import { type Entry, Ledger } from "./ledger.js";
@@ -72,14 +72,19 @@ export function mapChartValues(
   };
   const defaultOf = (path: Path, dflt: unknown) => has(path) && isDeepStrictEqual(value(path), dflt);
 
-  // The deployment: a DaemonSet.
+  // The deployment: a DaemonSet. Job mode is refused, not turned into one: a cluster chose it to
+  // have no long-running privileged pod holding a token, which a DaemonSet is.
   const mode = value(["deploymentMode"]) ?? "daemonset";
   if (mode === "job") {
-    ledger.notCarried(
-      ["deploymentMode"],
-      "kata-install runs as a DaemonSet (its pod cleans a node up once the DaemonSet no longer selects it): kata-deploy's job mode, its dispatcher and per-node Jobs have no counterpart; the DaemonSet installs the same nodes (nodeSelector, affinity, tolerations)",
-    );
-    ledger.notCarried(["job"], "job mode only (deploymentMode: job is not carried)");
+    ledger.notCarried(["deploymentMode"], "refused");
+    ledger.notCarried(["job"], "job mode only (deploymentMode: job is refused)");
+    issues.push({
+      file: chart.file,
+      line: chart.lineOf(["deploymentMode"]),
+      key: "deploymentMode",
+      message:
+        'job: kata-install has no job mode (per-node Jobs without a service-account token); it runs a DaemonSet whose pods keep a token that reads nodes and DaemonSets and patches nodes, and clean their node up when it is deselected. Set deploymentMode: daemonset to take that DaemonSet (README, "Job mode"), or run `kata-install install` on the nodes yourself',
+    });
   } else {
     ledger.carried(["deploymentMode"], "the DaemonSet");
     ledger.noEffect(["job"], "only with deploymentMode: job");
@@ -116,9 +121,7 @@ export function mapChartValues(
       );
   }
 
-  if (value(["monitor", "enabled"]) === true)
-    ledger.notCarried(["monitor"], "kata-install does not deploy kata-monitor: deploy it on its own");
-  else ledger.noEffect(["monitor"], "only with monitor.enabled");
+  mapMonitor(chart, ledger, (path, v) => set(overlay, path, v));
 
   // The container runtime: found on the node by kata-install itself.
   const configDir = String(value(["containerd", "configDir"]) ?? "");
@@ -145,9 +148,7 @@ export function mapChartValues(
 
   // Where the DaemonSet runs, and its pod.
   direct(["nodeSelector"], "node_selector");
-  // Not in the file: the chart's default, no toleration (Kata stays off tainted control planes).
-  if (has(["tolerations"])) direct(["tolerations"], "tolerations");
-  else overlay.tolerations = [];
+  direct(["tolerations"], "tolerations");
   direct(["startupTaints"], "startup_taints");
   direct(["podLabels"], "pod_labels", (labels) => {
     const { name: _ignored, ...rest } = labels as Table; // the chart ignores "name" too
@@ -468,7 +469,7 @@ function mapShims(
   }
   // The default RuntimeClass's shim: the first architecture's, the chart's defaults included, as
   // the chart has it; and made only when that shim is installed, as the chart makes it.
-  const all = merged(Object.fromEntries(arches.map((a) => [a, "qemu-runtime-rs"])), defaults) as Table;
+  const all = merged(Object.fromEntries(arches.map((a) => [a, CHART_DEFAULT_SHIM])), defaults) as Table;
   const first = arches.map((a) => String(all[a] ?? "")).find((n) => n !== "");
   if (first === undefined || get(chart.values, ["runtimeClasses", "createDefault"]) !== true) return;
   if (enabledOf(first) && served(first)) set(overlay, "runtime_classes.default_shim", first);
@@ -481,4 +482,42 @@ function mapShims(
       message: `no default RuntimeClass: its shim ${first} is not installed${served(first) ? "" : " (kata-install does not serve it)"}`,
     });
   }
+}
+
+/** kata-monitor: its DaemonSet as the chart makes it, its settings key by key. */
+function mapMonitor(chart: ChartFile, ledger: Ledger, set: (path: string, value: unknown) => void): void {
+  const value = (path: Path) => get(chart.values, path);
+  if (value(["monitor", "enabled"]) !== true) {
+    ledger.noEffect(["monitor"], "only with monitor.enabled");
+    return;
+  }
+  set("monitor.enabled", true);
+  ledger.carried(["monitor", "enabled"], "monitor.enabled: the kata-monitor DaemonSet");
+  const keys: Array<[Path, string]> = [
+    [["monitor", "image", "reference"], "monitor.image"],
+    [["monitor", "image", "tag"], "monitor.tag"],
+    [["monitor", "listenAddress"], "monitor.listen_address"],
+    [["monitor", "runtimeEndpoint"], "monitor.runtime_endpoint"],
+    [["monitor", "port"], "monitor.port"],
+    [["monitor", "securityContext"], "monitor.security_context"],
+    [["monitor", "resources"], "monitor.resources"],
+  ];
+  for (const [path, target] of keys)
+    if (ledger.under(path).length > 0) {
+      set(target, value(path));
+      ledger.carried(path, target);
+    }
+  // The chart's endpoint, when not given: containerd.runtimeSocket, else k8sDistribution's.
+  const socket = String(value(["containerd", "runtimeSocket"]) ?? "");
+  if (String(value(["monitor", "runtimeEndpoint"]) ?? "") === "" && socket !== "") {
+    set("monitor.runtime_endpoint", socket);
+    ledger.carried(
+      ["containerd", "runtimeSocket"],
+      "monitor.runtime_endpoint (kata-monitor's; kata-install finds the runtime's socket on each node)",
+    );
+  }
+  // Its log level: its own, else the chart's logLevel, else debug's.
+  const level = String(value(["monitor", "logLevel"]) ?? "") || String(value(["logLevel"]) ?? "");
+  if (level !== "") set("monitor.log_level", level);
+  ledger.carried(["monitor", "logLevel"], "monitor.log_level");
 }

@@ -1,13 +1,12 @@
-// Nodes as kata-deploy leaves them, for the takeover tests: its /opt/kata and its handler tables.
+// A node as kata-deploy 4.1 leaves it: its /opt/kata (the release's files, each shim's configuration
+// copied under runtimes/<shim>/ and linked from where the release had it) and its handler tables.
 import fs from "node:fs";
 import path from "node:path";
 
-export const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
+export const KATA_DEPLOY_HEADER =
+  "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
 
-/**
- * /opt/kata as kata-deploy 4.1 leaves it: the release's files (from an artifact directory), and
- * each shim's configuration copy, linked from the release's path.
- */
+/** /opt/kata from the artifacts' files (artifactDir), with kata-deploy's copy of each shim's configuration. */
 export function kataDeployTree(artifacts: string, root: string, shims: string[], prefix = "/opt/kata"): void {
   const dest = path.join(root, prefix);
   for (const artifact of fs.readdirSync(artifacts))
@@ -18,7 +17,7 @@ export function kataDeployTree(artifacts: string, root: string, shims: string[],
     fs.mkdirSync(path.join(dir, "config.d"), { recursive: true });
     fs.writeFileSync(
       path.join(dir, `configuration-${shim}.toml`),
-      `${DEPLOY_HEADER}[hypervisor.qemu]\npath = "/opt/kata/bin/qemu-system-x86_64"\n`,
+      `${KATA_DEPLOY_HEADER}[hypervisor.qemu]\npath = "/opt/kata/bin/qemu-system-x86_64"\n`,
     );
     // kata-deploy moves the release's file aside and leaves a link in its place.
     fs.rmSync(path.join(defaults, `configuration-${shim}.toml`), { force: true });

@@ -1,0 +1,130 @@
+// A cluster's pools: nodes grouped by what decides their plan — architecture, container runtime,
+// the confidential computing they can do, their GPUs, and whether their qemu is the distribution's
+// — each with the overrides that make its nodes alike, the node affinity term that selects it (by
+// kubernetes.io/arch and the labels the nodes' NFD feature files give, nfd.feature_file), and the
+// preflight errors and warnings its nodes have.
+import { byText } from "../compare.js";
+import { CONFIDENTIAL, NFD_PREFIX } from "../kube/nfd-features.js";
+import type { NodeSummary } from "../kube/summary.js";
+import type { NodeEntry } from "./report.js";
+import { type UniformOverrides, uniform } from "./uniform.js";
+
+export interface PoolKey {
+  arch: string | null;
+  runtime: string | null;
+  /** Confidential computing usable, as the summary names it (sevSnp, tdx, ...). */
+  tee: string[];
+  gpus: string[];
+  distroQemu: boolean;
+}
+
+export interface Requirement {
+  key: string;
+  operator: "In" | "DoesNotExist";
+  values?: string[];
+}
+
+export interface PoolCheck {
+  id: string;
+  severity: string;
+  message: string;
+  nodes: string[];
+}
+
+export interface Pool {
+  /** A name for files: x86_64-containerd-sev-snp-gpu-nvidia. */
+  id: string;
+  key: PoolKey;
+  nodes: string[];
+  /** A node affinity term that selects this pool's nodes and no other pool's. */
+  selector: { matchExpressions: Requirement[] };
+  checks: PoolCheck[];
+  overrides: UniformOverrides;
+}
+
+/** Kubernetes' name of an architecture (kubernetes.io/arch). */
+const KUBE_ARCH: Record<string, string> = { x86_64: "amd64", aarch64: "arm64" };
+
+function keyOf(s: NodeSummary): PoolKey {
+  return {
+    arch: s.arch,
+    runtime: s.runtime.kind,
+    tee: [...s.confidential].sort(),
+    gpus: [...(s.gpus ?? [])].sort(),
+    distroQemu: (s.distro ?? []).includes("qemu"),
+  };
+}
+
+function idOf(k: PoolKey): string {
+  return [
+    k.arch ?? "unknown-arch",
+    k.runtime ?? "no-runtime",
+    ...k.tee.map((t) => CONFIDENTIAL[t] ?? t),
+    ...k.gpus.map((g) => `gpu-${g}`),
+    ...(k.distroQemu ? ["distro-qemu"] : []),
+  ].join("-");
+}
+
+/** What each node of the pool failed, errors first: one line per check and message, with its nodes. */
+function checksOf(nodes: NodeEntry[]): PoolCheck[] {
+  const byCheck = new Map<string, PoolCheck>();
+  for (const n of nodes) {
+    // Summaries of an earlier kata-install say only which checks failed.
+    const checks =
+      n.summary.checks ??
+      n.summary.failed.map((id) => ({ id, severity: "unknown", message: "(not published)" }));
+    for (const c of checks) {
+      const id = `${c.severity} ${c.id} ${c.message}`;
+      const entry = byCheck.get(id) ?? { ...c, nodes: [] };
+      entry.nodes.push(n.name);
+      byCheck.set(id, entry);
+    }
+  }
+  const rank = (s: string) => ["error", "warning"].indexOf(s) + 1 || 3;
+  return [...byCheck.values()].sort((a, b) => rank(a.severity) - rank(b.severity) || byText(a.id, b.id));
+}
+
+/**
+ * The term that selects one pool: its architecture always; each other dimension only where the
+ * pools differ in it (a label In, or its absence).
+ */
+function selectorOf(key: PoolKey, all: PoolKey[]): Requirement[] {
+  const out: Requirement[] = [];
+  if (key.arch)
+    out.push({ key: "kubernetes.io/arch", operator: "In", values: [KUBE_ARCH[key.arch] ?? key.arch] });
+  if (new Set(all.map((k) => k.runtime)).size > 1 && key.runtime)
+    out.push({ key: `${NFD_PREFIX}runtime`, operator: "In", values: [key.runtime] });
+  const flag = (name: string, on: boolean): Requirement =>
+    on
+      ? { key: `${NFD_PREFIX}${name}`, operator: "In", values: ["true"] }
+      : { key: `${NFD_PREFIX}${name}`, operator: "DoesNotExist" };
+  for (const tee of [...new Set(all.flatMap((k) => k.tee))].sort())
+    if (!all.every((k) => k.tee.includes(tee)))
+      out.push(flag(`confidential.${CONFIDENTIAL[tee] ?? tee}`, key.tee.includes(tee)));
+  for (const gpu of [...new Set(all.flatMap((k) => k.gpus))].sort())
+    if (!all.every((k) => k.gpus.includes(gpu))) out.push(flag(`gpu.${gpu}`, key.gpus.includes(gpu)));
+  if (new Set(all.map((k) => k.distroQemu)).size > 1) out.push(flag("distro.qemu", key.distroQemu));
+  return out;
+}
+
+export function poolsOf(nodes: NodeEntry[]): Pool[] {
+  const groups = new Map<string, { key: PoolKey; nodes: NodeEntry[] }>();
+  for (const n of nodes) {
+    const key = keyOf(n.summary);
+    const id = idOf(key);
+    const group = groups.get(id) ?? { key, nodes: [] };
+    group.nodes.push(n);
+    groups.set(id, group);
+  }
+  const keys = [...groups.values()].map((g) => g.key);
+  return [...groups.entries()]
+    .sort(([a, x], [b, y]) => y.nodes.length - x.nodes.length || byText(a, b))
+    .map(([id, g]) => ({
+      id,
+      key: g.key,
+      nodes: g.nodes.map((n) => n.name),
+      selector: { matchExpressions: selectorOf(g.key, keys) },
+      checks: checksOf(g.nodes),
+      overrides: uniform(g.nodes),
+    }));
+}

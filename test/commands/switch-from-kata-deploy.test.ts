@@ -1,0 +1,206 @@
+// Switching a cluster from kata-deploy, as the README's "Switching a cluster from kata-deploy" says,
+// against the tests' API server with kata-deploy's Helm release already there and a node it
+// installed: Helm lets go of its objects (kept, no hook run); kubectl apply learns what the chart
+// wrote; then one `kubectl apply` of `manifests` turns kata-deploy's DaemonSet into kata-install's,
+// whole (nothing of the chart's pod left). The rollout SIGTERMs kata-deploy's pod, which asks
+// whether its DaemonSet still selects the node: it does, so it leaves Kata in place; kata-install's
+// pod takes the node over in place, and not one label the chart's RuntimeClasses select goes, or
+// turns false, on the way. A second apply hands the RuntimeClasses over. Going back starts with
+// deleting the DaemonSet: each pod then cleans its node up.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, stringify } from "yaml";
+import { kubeApi } from "../../src/kube/api.js";
+import { instanceLabel, RUNTIME_LABEL } from "../../src/kube/node-labels.js";
+import { daemonSetSelects } from "../../src/kube/selects.js";
+import { answeringHost } from "../helpers/answering.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import { podEnv, startEntrypoint } from "../helpers/entrypoint.js";
+import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
+import { type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
+import { daemonSetOf, type Obj, objects } from "../helpers/manifests.js";
+import { CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import { removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir();
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+
+const RELEASE = path.resolve("test/fixtures/kata-deploy/helm-release");
+const VALUES = path.join(RELEASE, "values.yaml");
+const MANIFEST = path.join(RELEASE, "manifest.yaml");
+const MARK = instanceLabel(null);
+const DS = "/apis/apps/v1/namespaces/kube-system/daemonsets/kata-deploy";
+
+type Json = Record<string, unknown>;
+type DaemonSetObj = Obj & { spec: { template: { metadata: Json; spec: Json & { containers: Json[] } } } };
+
+/** The chart's objects as Helm creates them: with the ownership metadata Helm adds to each. */
+function asHelmCreatesThem(dir: string): string {
+  const docs = parseAllDocuments(fs.readFileSync(MANIFEST, "utf8")).map((d) => d.toJS() as Obj);
+  for (const doc of docs) {
+    const meta = doc.metadata as Json & { labels?: Json; annotations?: Json };
+    meta.labels = { ...meta.labels, "app.kubernetes.io/managed-by": "Helm" };
+    meta.annotations = {
+      ...meta.annotations,
+      "meta.helm.sh/release-name": "kata-deploy",
+      "meta.helm.sh/release-namespace": "kube-system",
+    };
+  }
+  const file = path.join(dir, "helm-created.yaml");
+  fs.writeFileSync(file, docs.map((d) => stringify(d)).join("---\n"));
+  return file;
+}
+
+/** `kata-install manifests -f values.yaml [--set ...]`, written where kubectl reads it. */
+function manifestsFile(dir: string, name: string, ...set: string[]): { file: string; docs: Obj[] } {
+  const run = runCli(["manifests", "-f", VALUES, ...set.flatMap((s) => ["--set", s])]);
+  expect(run.status, run.stderr).toBe(0);
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, run.stdout);
+  return { file, docs: objects(run.stdout) };
+}
+
+const labelsOf = (kube: FakeKube) =>
+  (kube.nodes.get("n1") as { metadata: { labels: Record<string, string> } }).metadata.labels;
+const live = (kube: FakeKube, p: string) => kube.objects.get(p) as Json;
+
+describe("switching a cluster from kata-deploy to kata-install", () => {
+  it("one apply turns the DaemonSet into kata-install's; its pod takes the node over without a label lost; the RuntimeClasses follow", async () => {
+    // A node kata-deploy installed (qemu and clh, containerd 1.6: its handlers in config.toml).
+    const host = await answeringHost(intelContainerd16(), (root) => {
+      kataDeployTree(artifacts, root, ["qemu", "clh"]);
+      const config = path.join(root, "etc/containerd/config.toml");
+      fs.writeFileSync(
+        config,
+        `${CONTAINERD_V2_MAIN}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}\n${deployHandler("io.containerd.grpc.v1.cri", "clh")}`,
+      );
+      fs.writeFileSync(`${config}.bak`, CONTAINERD_V2_MAIN);
+    });
+    const kube = await startFakeKube();
+    const dir = path.dirname(kube.kubeconfig);
+    try {
+      // ... labelled by kata-deploy, its runtime serving its handlers; kata-deploy's Helm release.
+      kube.nodes.set(
+        "n1",
+        node(
+          "n1",
+          { team: "infra", [RUNTIME_LABEL]: "true", [MARK]: "true" },
+          {
+            status: {
+              conditions: [{ type: "Ready", status: "True" }],
+              runtimeHandlers: [{ name: "runc" }, { name: "kata-qemu" }, { name: "kata-clh" }],
+            },
+          },
+        ),
+      );
+      await kube.kubectl("create", "--validate=false", "-f", asHelmCreatesThem(dir));
+      const chartPod = (live(kube, DS) as DaemonSetObj).spec.template.spec;
+      expect(chartPod.containers.map((c) => c.name)).toEqual(["kube-kata"]);
+
+      // 1. Helm lets go of its objects (helm uninstall --no-hooks keeps those marked keep: all).
+      await kube.kubectl("annotate", "--overwrite", "-f", MANIFEST, "helm.sh/resource-policy=keep");
+      // 2. kubectl apply learns what the chart wrote, so that what kata-install does not write goes.
+      await kube.kubectl("apply", "set-last-applied", "--create-annotation", "-f", MANIFEST);
+      // 3. The switch: one apply, the RuntimeClasses left as the chart made them for now.
+      const phase1 = manifestsFile(dir, "switch.yaml", "runtime_classes.create=false");
+      await kube.kubectl("apply", "--validate=false", "-f", phase1.file);
+
+      // The DaemonSet is kata-install's, whole: nothing of the chart's pod is left in it.
+      const ours = daemonSetOf(phase1.docs).ds as DaemonSetObj;
+      const switched = live(kube, DS) as DaemonSetObj;
+      expect(switched.spec.template.spec.containers).toEqual(ours.spec.template.spec.containers);
+      expect(switched.spec.template.spec.volumes).toEqual(ours.spec.template.spec.volumes);
+      expect(switched.spec.template.spec.serviceAccountName).toBe("kata-deploy-sa");
+      expect(switched.spec.template.spec.terminationGracePeriodSeconds).toBe(600);
+      expect((switched.metadata as unknown as { labels: Json }).labels).toMatchObject({
+        "app.kubernetes.io/managed-by": "kata-install",
+      });
+      // Its ServiceAccount and RBAC are the chart's objects, with kata-install's rules.
+      expect(
+        (live(kube, "/apis/rbac.authorization.k8s.io/v1/clusterroles/kata-deploy-role") as { rules: unknown })
+          .rules,
+      ).toEqual((phase1.docs.find((d) => d.kind === "ClusterRole") as Obj & { rules: unknown }).rules);
+      // The chart's RuntimeClasses, untouched: they select kata-runtime=true and the mark.
+      const rc = (name: string) =>
+        live(kube, `/apis/node.k8s.io/v1/runtimeclasses/${name}`) as Obj & {
+          scheduling: { nodeSelector: Record<string, string> };
+        };
+      expect(rc("kata-qemu").scheduling.nodeSelector).toEqual({ [RUNTIME_LABEL]: "true", [MARK]: "true" });
+
+      // The rollout SIGTERMs kata-deploy's pod on n1. It cleans up only if its DaemonSet (kata-deploy,
+      // in its namespace) no longer selects the node, by nodeSelector and required affinity — the
+      // rule selects.ts holds as kata-deploy's own: the DaemonSet is kata-install's now, and selects it.
+      const api = await kubeApi(kube.kubeconfig);
+      expect(
+        daemonSetSelects(await api.getDaemonSet("kube-system", "kata-deploy"), await api.getNode("n1")),
+      ).toEqual({ selects: true });
+
+      // kata-install's pod starts on n1, as the DaemonSet now runs it.
+      const from = kube.requests.length;
+      const env = Object.fromEntries(
+        ((switched.spec.template.spec.containers[0] as Json).env as Array<{ name: string; value?: string }>)
+          .filter((e) => e.value !== undefined)
+          .map((e) => [e.name, e.value as string]),
+      );
+      // (Its artifacts from a directory: the default registry is not reachable from a test.)
+      const start = () =>
+        startEntrypoint(podEnv(kube.kubeconfig, host.root, { ...env, ARTIFACTS: `dir:${artifacts}` }));
+      const pod = await start();
+      // The node taken over in place, kata-deploy's handlers kept by name: one definition each.
+      expect(pod.stdout()).toMatch(/take-over \/opt\/kata: kata-deploy's install/);
+      const config = fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8");
+      expect(config.match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
+      expect(config.match(/runtimes\.kata-clh\]/g)).toHaveLength(1);
+      expect(fs.readlinkSync(path.join(host.root, "opt/kata/bin"))).toBe("current/bin");
+      // Not one write took the node out of the chart's RuntimeClasses on the way.
+      for (const r of kube.requests.slice(from).filter((q) => q.method === "PATCH")) {
+        const labels = (r.body as { metadata?: { labels?: Json } }).metadata?.labels ?? {};
+        for (const key of [RUNTIME_LABEL, MARK]) expect([undefined, "true"], key).toContain(labels[key]);
+      }
+      expect(labelsOf(kube)).toEqual({
+        team: "infra",
+        [RUNTIME_LABEL]: "true",
+        [MARK]: "true",
+        "katacontainers.io/shim.clh": "true",
+        "katacontainers.io/shim.qemu": "true",
+      });
+      for (const name of ["kata-qemu", "kata-clh"])
+        for (const [k, v] of Object.entries(rc(name).scheduling.nodeSelector))
+          expect(labelsOf(kube)[k]).toBe(v);
+
+      // 4. The RuntimeClasses handed over: they select the shim labels every switched node has; the
+      // DaemonSet is as it was (no second rollout).
+      const template = JSON.stringify(live(kube, DS).spec);
+      const phase2 = manifestsFile(dir, "all.yaml");
+      await kube.kubectl("apply", "--validate=false", "-f", phase2.file);
+      expect(JSON.stringify(live(kube, DS).spec)).toBe(template);
+      expect(rc("kata-qemu").scheduling.nodeSelector).toEqual({ "katacontainers.io/shim.qemu": "true" });
+      expect(rc("kata-clh").scheduling.nodeSelector).toEqual({ "katacontainers.io/shim.clh": "true" });
+      expect(rc("kata-qemu").metadata).toMatchObject({
+        labels: { "app.kubernetes.io/managed-by": "kata-install", "kata-deploy/instance": "default" },
+      });
+      expect(labelsOf(kube)["katacontainers.io/shim.qemu"]).toBe("true");
+
+      // A restart of kata-install's pod leaves everything in place.
+      pod.child.kill("SIGTERM");
+      expect(await pod.exited).toBe(0);
+      expect(pod.stderr()).toContain("SIGTERM: DaemonSet kube-system/kata-deploy still selects n1");
+
+      // Going back begins with deleting the DaemonSet: its pod then cleans its node up (labels first).
+      const again = await start();
+      await kube.kubectl("delete", "daemonset", "-n", "kube-system", "kata-deploy");
+      again.child.kill("SIGTERM");
+      expect(await again.exited).toBe(0);
+      expect(again.stderr()).toContain("no longer selects n1 (the DaemonSet is gone): cleaning up.");
+      expect(labelsOf(kube)).toEqual({ team: "infra" });
+      expect(fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8")).toBe(
+        `${CONTAINERD_V2_MAIN}\n`,
+      );
+    } finally {
+      await kube.close();
+    }
+  });
+});
