@@ -9,7 +9,7 @@ import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Parser, type ReadEntry } from "tar";
 import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
-import { ArtifactError } from "./artifact-error.js";
+import { ArtifactError, absentAsNull } from "./artifact-error.js";
 import { type ArtifactSource, type FileSink, linkInside } from "./artifacts.js";
 import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, parseListing } from "./listing.js";
 
@@ -150,7 +150,7 @@ export function imageSource(
     async images() {
       // The release's image list rides in its meta image (written by `artifacts split`): a
       // registry cannot be asked which repositories it has. Without it, the catalogue's names.
-      const meta = await resolve("meta").catch(() => null);
+      const meta = await resolve("meta").catch(absentAsNull);
       const annotated = meta?.manifest.annotations?.[IMAGES_ANNOTATION];
       if (annotated !== undefined) {
         const names = json<unknown>(Buffer.from(annotated), "meta's image list");
@@ -159,14 +159,14 @@ export function imageSource(
         return [...new Set(["meta", ...(names as string[])])].sort();
       }
       const found: string[] = [];
-      for (const name of catalogue.keys()) if (await resolve(name).catch(() => null)) found.push(name);
+      for (const name of catalogue.keys()) if (await resolve(name).catch(absentAsNull)) found.push(name);
       return found;
     },
     /** Compressed layer bytes per image: what a pull of it moves. */
     async sizes(artifacts) {
       const out = new Map<string, number>();
       for (const artifact of artifacts) {
-        const found = await resolve(artifact).catch(() => null); // not in this release
+        const found = await resolve(artifact).catch(absentAsNull); // not in this release
         if (found)
           out.set(
             artifact,

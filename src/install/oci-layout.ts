@@ -5,7 +5,7 @@ import path from "node:path";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { notRegular } from "../host/host.js";
 import { readInput, readInputText } from "../input-file.js";
-import { ArtifactError } from "./artifact-error.js";
+import { ArtifactError, ImageAbsent } from "./artifact-error.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { fileStream, hashFileOnWorker, WORKER_THRESHOLD } from "./blob-file.js";
 import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
@@ -14,19 +14,36 @@ const REF_NAME = "org.opencontainers.image.ref.name";
 
 const RELEASE_FILE = "kata-release.json";
 
-function releasePins(dir: string): Record<string, string> {
-  try {
-    const read = readInputText(path.join(dir, RELEASE_FILE), MAX_MANIFEST_BYTES);
-    if (!read.ok) return {};
-    const release = JSON.parse(read.text) as {
-      artifacts?: Record<string, { digest?: string }>;
-    };
-    return Object.fromEntries(
-      Object.entries(release.artifacts ?? {}).map(([name, a]) => [name, a.digest ?? ""]),
-    );
-  } catch {
-    return {};
+/**
+ * The digests the release file beside the layout pins, by image; none without the file. One that
+ * is there but cannot be read is an error: taking it for none would turn the pinning off unsaid.
+ */
+function releasePins(dir: string, where: string): Record<string, string> {
+  const file = path.join(dir, RELEASE_FILE);
+  const read = readInputText(file, MAX_MANIFEST_BYTES);
+  if (!read.ok) {
+    if (read.missing) return {};
+    throw new ArtifactError(`${where}: ${RELEASE_FILE} ${read.reason}: its digest pins cannot be read`);
   }
+  let release: unknown;
+  try {
+    release = JSON.parse(read.text);
+  } catch (error) {
+    throw new ArtifactError(
+      `${where}: ${RELEASE_FILE} is not JSON (${(error as Error).message}): its digest pins cannot be read`,
+    );
+  }
+  const artifacts = (release as { artifacts?: unknown } | null)?.artifacts ?? {};
+  if (typeof artifacts !== "object" || artifacts === null || Array.isArray(artifacts))
+    throw new ArtifactError(`${where}: ${RELEASE_FILE}: "artifacts" is not an object of images`);
+  const pins: Record<string, string> = {};
+  for (const [name, a] of Object.entries(artifacts)) {
+    const digest = (a as { digest?: unknown } | null)?.digest;
+    if (typeof digest !== "string" || !/^sha256:[0-9a-f]{64}$/.test(digest))
+      throw new ArtifactError(`${where}: ${RELEASE_FILE}: artifacts.${name}.digest is not a sha256 digest`);
+    pins[name] = digest;
+  }
+  return pins;
 }
 
 export function ociLayoutSource(
@@ -73,9 +90,9 @@ export function ociLayoutSource(
           `${where}: index.json tags ${tagged.length} images "${artifact}" (${tagged.map((m) => m.digest.slice(0, 19)).join(", ")}): ambiguous`,
         );
       const descriptor = tagged[0];
-      if (!descriptor) throw new ArtifactError(`${where}: no image tagged "${artifact}"`);
+      if (!descriptor) throw new ImageAbsent(`${where}: no image tagged "${artifact}"`);
       // A release manifest beside the layout (written by `artifacts split`) pins each image.
-      pins ??= releasePins(dir);
+      pins ??= releasePins(dir, where);
       const pinned = pins[artifact];
       if (pinned !== undefined && pinned !== descriptor.digest) {
         throw new ArtifactError(

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
+import { ImageAbsent } from "./artifact-error.js";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
 import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
 
@@ -93,7 +94,10 @@ export function registrySource(
     }
     if (!response.ok) {
       const detail = response.status === 404 ? "not found" : `HTTP ${response.status}`;
-      throw new ArtifactError(`${where}: ${what}: ${url}: ${detail}`);
+      // A tag the registry does not have: that image is not in this release.
+      const absent =
+        response.status === 404 && url.includes("/manifests/") && !url.includes("/manifests/sha256:");
+      throw new (absent ? ImageAbsent : ArtifactError)(`${where}: ${what}: ${url}: ${detail}`);
     }
     return response;
   }

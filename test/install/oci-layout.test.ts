@@ -139,6 +139,34 @@ describe("artifacts from an OCI layout", () => {
     expect(sizes.get("qemu")).toBe(manifest.layers.reduce((n: number, l: { size: number }) => n + l.size, 0));
   });
 
+  it("an image whose manifest cannot be read is an error, not an image the release lacks", async () => {
+    const broken = copyLayout();
+    const index = JSON.parse(fs.readFileSync(path.join(broken, "index.json"), "utf8"));
+    const qemu = index.manifests.find(
+      (m: { annotations: Record<string, string> }) =>
+        m.annotations["org.opencontainers.image.ref.name"] === "qemu",
+    );
+    fs.rmSync(path.join(broken, "blobs/sha256", qemu.digest.slice(7)));
+    await expect(ociLayoutSource(broken, catalogue, "x86_64").sizes(["qemu", "base"])).rejects.toThrow(
+      /qemu: blob sha256:[0-9a-f]{64} is missing/,
+    );
+  });
+
+  it("a release file beside the layout that cannot be read is an error, not digest pinning turned off", async () => {
+    for (const [text, message] of [
+      ["{ not json", /kata-release\.json is not JSON .*: its digest pins cannot be read/],
+      [
+        '{"artifacts": {"qemu": {"digest": "sha256:abc"}}}',
+        /kata-release\.json: artifacts\.qemu\.digest is not a sha256 digest/,
+      ],
+      ['{"artifacts": []}', /kata-release\.json: "artifacts" is not an object of images/],
+    ] as const) {
+      const broken = copyLayout();
+      fs.writeFileSync(path.join(broken, "kata-release.json"), text);
+      await expectRefusedWithoutTrace(broken, message);
+    }
+  });
+
   it("a blob that does not match its digest is refused, and nothing is written", async () => {
     const broken = copyLayout();
     const index = JSON.parse(fs.readFileSync(path.join(broken, "index.json"), "utf8"));
