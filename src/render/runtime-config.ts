@@ -13,6 +13,7 @@ import { UserError } from "../errors.js";
 import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
 import type { RenderedFile } from "./kata-config.js";
 import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
+import { isKataDeployImportName } from "./stale-imports.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
@@ -85,9 +86,19 @@ function handlersContext(version: number, handlers: Handler[], debugLevel: boole
   };
 }
 
-/** An import of kata-deploy's: one of the drop-ins found, or one named as kata-deploy names them (its file gone already). */
-function kataDeploysImport(takeover: Takeover): (entry: string) => boolean {
-  return (entry) => takeover.dropIns.includes(entry) || /\/kata-deploy[\w.-]*\.toml$/.test(entry);
+/**
+ * The imports that go: on a takeover, kata-deploy's (one of the drop-ins found, or one named as
+ * kata-deploy names them); always, one of kata-deploy's whose file is gone (containerd would not
+ * start on it). Null when none does.
+ */
+function importsDropped(
+  takeover: Takeover | null,
+  gone: ReadonlySet<string>,
+): ((entry: string) => boolean) | null {
+  if (takeover === null && gone.size === 0) return null;
+  return (entry) =>
+    gone.has(entry) ||
+    (takeover !== null && (takeover.dropIns.includes(entry) || isKataDeployImportName(entry)));
 }
 
 /** A node kata-deploy configured: its drop-ins and imports go, its handlers become ours. */
@@ -103,8 +114,18 @@ export function renderRuntimeConfig(
   templates: Templates,
   current: ReadonlyMap<string, string | null>,
   takeover: Takeover | null = null,
+  /** kata-deploy's imports (as written) whose file is gone: see stale-imports.ts. */
+  gone: ReadonlySet<string> = new Set(),
 ): RuntimeRender {
-  const rendered = renderFor(decision, facts, catalog, templates, current, takeover);
+  const rendered = renderFor(
+    decision,
+    facts,
+    catalog,
+    templates,
+    current,
+    takeover,
+    importsDropped(takeover, gone),
+  );
   if (takeover === null || decision.shims.length === 0) return rendered;
   // kata-deploy's drop-ins outside the prefix go in the same transaction that writes ours (the
   // one under the prefix goes with its tree): never two definitions of one handler.
@@ -129,6 +150,7 @@ function renderFor(
   templates: Templates,
   current: ReadonlyMap<string, string | null>,
   takeover: Takeover | null,
+  dropImport: ((entry: string) => boolean) | null,
 ): RuntimeRender {
   const handlers = handlersFor(decision, catalog);
   const suffix = decision.install.suffix.value;
@@ -186,7 +208,16 @@ function renderFor(
       if (decision.containerdInPlace.value) {
         return {
           files: [
-            editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix, debug, takeover),
+            editInPlace(
+              main,
+              current.get(main) ?? null,
+              handlers,
+              ours,
+              templates,
+              suffix,
+              debug,
+              dropImport,
+            ),
           ],
           onChange,
         };
@@ -200,7 +231,7 @@ function renderFor(
         (runtime?.dropInDir ?? null) === null ? `${dir}/*.toml` : null,
         v,
         ours,
-        takeover,
+        dropImport,
       );
       if (cleaned) files.push(cleaned);
       return { files, onChange };
@@ -239,7 +270,16 @@ function renderFor(
       const template = runtime?.templatePath ?? (layout.templates[0] as string);
       return {
         files: [
-          editInPlace(template, current.get(template) ?? null, handlers, ours, templates, suffix, debug),
+          editInPlace(
+            template,
+            current.get(template) ?? null,
+            handlers,
+            ours,
+            templates,
+            suffix,
+            debug,
+            dropImport,
+          ),
         ],
         onChange,
       };
@@ -313,7 +353,7 @@ function editInPlace(
   templates: Templates,
   suffix: string,
   debug: boolean,
-  takeover: Takeover | null = null,
+  dropImport: ((entry: string) => boolean) | null = null,
 ): RenderedFile {
   const name = "containerd/handlers.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
@@ -322,9 +362,10 @@ function editInPlace(
   const parsedBefore = parseAdmin(path, before);
   // No `version` line: schema 1, which containerd 1.x still reads (with short plugin names).
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 1;
-  // A takeover: kata-deploy's imports go with the drop-ins they name (containerd refuses to start
-  // on an import of a file that is gone).
-  const cleaned = removeTables(takeover ? removeImports(before, kataDeploysImport(takeover)) : before, ours);
+  // kata-deploy's imports go with the drop-ins they name (a takeover), or because their file is
+  // gone: containerd refuses to start on an import of a missing file.
+  const withoutImports = dropImport ? removeImports(before, dropImport) : before;
+  const cleaned = removeTables(withoutImports, ours);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
@@ -345,7 +386,7 @@ function editInPlace(
   // Without a [debug] table of the admin's, one there is ours (an earlier block's, or this one's).
   checkUntouched(parsedBefore, after, name, ours, [
     ...(adminsDebug ? [] : ["debug"]),
-    ...(takeover ? ["imports"] : []),
+    ...(withoutImports !== before ? ["imports"] : []),
   ]);
   return {
     path,
@@ -358,9 +399,12 @@ function editInPlace(
     reason:
       text === null
         ? "containerd's configuration, with the Kata handlers"
-        : "the Kata handlers, added to containerd's own configuration",
+        : `the Kata handlers, added to containerd's own configuration${withoutImports !== before ? IMPORTS_GONE : ""}`,
   };
 }
+
+/** Said of a file whose kata-deploy imports go. */
+const IMPORTS_GONE = "; kata-deploy's imports out (containerd does not start on an import of a missing file)";
 
 /** containerd 2.x's main file: our old handlers out, and the import of the drop-in directory in. */
 function cleanMain(
@@ -369,7 +413,7 @@ function cleanMain(
   importGlob: string | null,
   version: number,
   ours: (tablePath: string[]) => boolean,
-  takeover: Takeover | null,
+  dropImport: ((entry: string) => boolean) | null,
 ): RenderedFile | null {
   if (text === null) {
     if (importGlob === null) return null;
@@ -383,8 +427,10 @@ function cleanMain(
     };
   }
   const parsedBefore = parseAdmin(path, text);
-  // kata-deploy's imports of its drop-ins go (one would dangle once /opt/kata is ours: its #13141).
-  const cleanedBase = removeTables(takeover ? removeImports(text, kataDeploysImport(takeover)) : text, ours);
+  // kata-deploy's imports of its drop-ins go (one would dangle once /opt/kata is ours: its #13141),
+  // and any whose file is gone already.
+  const withoutImports = dropImport ? removeImports(text, dropImport) : text;
+  const cleanedBase = removeTables(withoutImports, ours);
   let after = cleanedBase;
   if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
   if (after === text) return null;
@@ -397,7 +443,7 @@ function cleanMain(
     mode: 0o644,
     ...(cleanedBase !== text ? { restore: cleanedBase } : {}),
     template: "(import line)",
-    reason: "containerd's configuration: imports the Kata handlers' drop-in",
+    reason: `containerd's configuration: imports the Kata handlers' drop-in${withoutImports !== text ? IMPORTS_GONE : ""}`,
   };
 }
 

@@ -460,3 +460,71 @@ describe("kata-deploy's other per-node settings", () => {
     );
   });
 });
+
+describe("kata-deploy's import of a drop-in that is gone", () => {
+  const STALE = "/opt/kata/containerd/config.d/kata-deploy.toml";
+  /** The real containerd's error for a file, or null when it loads. */
+  const loadError = (file: string): string | null => {
+    try {
+      dump(file);
+      return null;
+    } catch (error) {
+      return String((error as { stderr?: string }).stderr ?? error);
+    }
+  };
+
+  it("containerd 1.x: taken out of config.toml as the handlers go in; the real containerd loads the result, not the original", async () => {
+    const spec = intelContainerd16();
+    const admins = writeOut("stale/admins-import.toml", "# the admin's own import, which stays\n");
+    const original = `imports = [${JSON.stringify(admins)}, "${STALE}"]\n${spec.files?.["/etc/containerd/config.toml"]}`;
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
+    const { facts, changeset } = await planOn(buildHost(spec).host);
+    expect(facts.kata.managedBy).not.toBe("kata-deploy"); // no takeover: kata-deploy's tree is gone
+    expect(loadError(writeOut("stale/original.toml", original))).toMatch(
+      /kata-deploy\.toml: no such file or directory/,
+    );
+    const edited = changeAt(changeset, "/etc/containerd/config.toml");
+    expect(edited?.after).toContain(`imports = [${JSON.stringify(admins)}]\n`);
+    expect(edited?.after).not.toContain("kata-deploy.toml");
+    expect(edited?.reason).toMatch(/kata-deploy's imports out/);
+    expect(loadError(writeOut("stale/after.toml", edited?.after as string))).toBeNull();
+    expect(
+      runtimesOf(dump(writeOut("stale/after.toml", edited?.after as string)))["kata-qemu"],
+    ).toBeDefined();
+    // Uninstall gives the file back without it: restoring it would stop containerd again.
+    expect(edited?.restore).toBe(original.replace(`, "${STALE}"`, ""));
+  });
+
+  it("containerd 2.x: taken out of the main file, also when nothing else there changes", async () => {
+    const main = `version = 2\nimports = ["/etc/containerd/conf.d/*.toml", "${STALE}"]\n`;
+    const { changeset } = await planOn(buildHost(containerd2(main)).host);
+    const edited = changeAt(changeset, "/etc/containerd/config.toml");
+    expect(edited?.after).toBe('version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n');
+    expect(loadError(writeOut("stale2/main.toml", main))).toMatch(/no such file or directory/);
+    expect(loadError(writeOut("stale2/after.toml", edited?.after as string))).toBeNull();
+    expect(changeset.actions.map((a) => a.kind)).toContain("restart-runtime");
+  });
+
+  it("with no shim to install, and for kata-deploy's user drop-in and suffixed names too", async () => {
+    const spec = containerd2(
+      `version = 2\nimports = ["/opt/kata-ci/containerd/config.d/kata-deploy-ci.toml", "/opt/kata/containerd/config.d/zz-kata-deploy-user.toml"]\n`,
+    );
+    spec.kvmDevice = false;
+    const { decision, changeset } = await planOn(buildHost(spec).host);
+    expect(decision.shims).toEqual([]);
+    const after = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(parse(after).imports ?? []).not.toContainEqual(expect.stringContaining("kata-deploy"));
+    expect(after).not.toContain("kata-deploy");
+  });
+
+  it("one whose file is there stays: that is another install's (only a takeover makes it kata-install's)", async () => {
+    const spec = containerd2(
+      `version = 2\nimports = ["/etc/containerd/conf.d/*.toml", "/opt/other/kata-deploy.toml"]\n`,
+      {
+        files: { "/opt/other/kata-deploy.toml": "version = 2\n" },
+      },
+    );
+    const { changeset } = await planOn(buildHost(spec).host);
+    expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined();
+  });
+});
