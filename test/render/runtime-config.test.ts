@@ -528,3 +528,52 @@ describe("kata-deploy's import of a drop-in that is gone", () => {
     expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined();
   });
 });
+
+describe("the erofs snapshotter: built into containerd from 2.2", () => {
+  const onContainerd = (version: string, files: Record<string, string> = {}) => {
+    const spec = containerd2('version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n', { files });
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/containerd": `echo "containerd containerd.io ${version} 0123abcd"`,
+    };
+    return buildHost(spec).host;
+  };
+  const env = { SHIMS: "qemu-runtime-rs qemu", SNAPSHOTTER_HANDLER_MAPPING: "qemu-runtime-rs:erofs" };
+
+  it("containerd 2.2: a mapping to erofs is taken without an erofs table in the node's configuration", async () => {
+    const { facts, decision, changeset } = await planOn(onContainerd("2.2.0"), { env });
+    expect(facts.runtime.snapshotters).toEqual([]);
+    expect(decision.checks.find((c) => c.id === "handler-snapshotter")).toBeUndefined();
+    const dropIn = parse(changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml")?.after as string);
+    expect(
+      dig(dropIn, [
+        "plugins",
+        "io.containerd.cri.v1.runtime",
+        "containerd",
+        "runtimes",
+        "kata-qemu-runtime-rs",
+      ]),
+    ).toMatchObject({ snapshotter: "erofs" });
+    expect(dig(dropIn, ["plugins", "io.containerd.cri.v1.images", "runtime_platforms"])).toEqual({
+      "kata-qemu-runtime-rs": { snapshotter: "erofs" },
+    });
+  });
+
+  it("containerd 2.1: refused unless the node configures erofs; configured, taken", async () => {
+    const refused = await planOn(onContainerd("2.1.5"), { env });
+    expect(refused.decision.checks.find((c) => c.id === "handler-snapshotter")).toMatchObject({
+      severity: "error",
+      message:
+        'SNAPSHOTTER_HANDLER_MAPPING maps qemu-runtime-rs to the snapshotter "erofs", which is not configured on this node',
+      hint: "configure it in containerd (configured here: native, overlayfs), or map the handler to one of those",
+    });
+    const configured = await planOn(
+      onContainerd("2.1.5", {
+        "/etc/containerd/conf.d/10-erofs.toml":
+          'version = 3\n[plugins."io.containerd.snapshotter.v1.erofs"]\n  default_size = "10G"\n',
+      }),
+      { env },
+    );
+    expect(configured.decision.checks.find((c) => c.id === "handler-snapshotter")).toBeUndefined();
+  });
+});
