@@ -26,7 +26,7 @@ export interface RuntimeAction {
 
 export interface RuntimeRender {
   files: RenderedFile[];
-  /** What to do once these files changed; none for runtimes that reload on their own (k0s). */
+  /** What to do once these files changed; none for a runtime that reloads on its own. */
   onChange?: RuntimeAction;
 }
 

@@ -9,7 +9,7 @@ import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
 import { dig } from "../../src/detect/toml.js";
 import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
-import { catalog } from "../helpers/decide.js";
+import { catalog, releaseFor } from "../helpers/decide.js";
 import { intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
@@ -219,13 +219,29 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     expect(changeset.actions.find((a) => a.kind === "restart-runtime")?.target).toBe("k3s");
   });
 
-  it("k0s: containerd.d/, and no restart", async () => {
+  it("k0s: containerd.d/, then its worker restarted (k0s merges CRI drop-ins only when the worker starts)", async () => {
     const spec = intelContainerd16();
     spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
     spec.files = { "/etc/k0s/containerd.toml": 'version = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n' };
-    const { changeset } = await planOn(buildHost(spec).host);
-    expect(changeAt(changeset, "/etc/k0s/containerd.d/50-kata-install.toml")?.action).toBe("create");
-    expect(changeset.actions.filter((a) => a.kind !== "pull-artifact")).toEqual([]);
+    const { decision, changeset } = await planOn(buildHost(spec).host);
+    const dropIn = changeAt(changeset, "/etc/k0s/containerd.d/50-kata-install.toml");
+    expect(dropIn?.action).toBe("create");
+    expect(Object.keys(runtimesOf(dump(writeOut("k0s/kata.toml", dropIn?.after as string))))).toContain(
+      "kata-qemu",
+    );
+    expect(changeset.actions.filter((a) => a.kind !== "pull-artifact")).toEqual([
+      {
+        kind: "restart-runtime",
+        target: "k0s",
+        reason:
+          "k0s merges containerd.d's runtime handlers into containerd's configuration only when its worker starts",
+      },
+    ]);
+    expect(decision.checks.find((c) => c.id === "runtime-restart")).toMatchObject({
+      status: "fail",
+      severity: "info",
+      rule: "k0s-restarted",
+    });
   });
 
   it("microk8s: its containerd template, edited in place", async () => {
@@ -415,15 +431,33 @@ describe("kata-deploy's other per-node settings", () => {
     expect(admins.crio.storage_option).toBeUndefined();
   });
 
-  it("k0s: the Go shims get k0s's kubelet directory, the Rust ones do not (as kata-deploy)", async () => {
+  it("k0s: every shim whose configuration has kubelet_root_dir gets k0s's, through the decision", async () => {
     const spec = intelContainerd16();
     spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
     spec.files = { "/etc/k0s/containerd.toml": 'version = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n' };
-    const { decision } = await planOn(buildHost(spec).host, { env: { SHIMS: "qemu qemu-runtime-rs" } });
-    expect(decision.config.qemu?.["runtime.kubelet_root_dir"]).toMatchObject({
-      value: "/var/lib/k0s/kubelet",
-      source: { kind: "rule", name: "k0s-kubelet-root" },
+    const release = releaseFor("x86_64");
+    const shims = ["qemu", "clh", "qemu-nvidia-cpu", "qemu-nvidia-gpu-runtime-rs", "qemu-runtime-rs"];
+    const { decision, changeset } = await planOn(buildHost(spec).host, {
+      flags: { shims, ignorePreflightErrors: ["all"] },
     });
+    for (const shim of shims) {
+      const has = release.shims.get(shim)?.config.keys.has("runtime.kubelet_root_dir");
+      const decided = decision.config[shim]?.["runtime.kubelet_root_dir"];
+      if (!has) {
+        expect(decided, shim).toBeUndefined();
+        continue;
+      }
+      expect(decided, shim).toMatchObject({
+        value: "/var/lib/k0s/kubelet",
+        source: { kind: "rule", name: "k0s-kubelet-root" },
+      });
+      // Rendered into the shim's config.d drop-in, which Kata reads over the release's file.
+      const dir = `/opt/kata/share/defaults/kata-containers/${release.shims.get(shim)?.runtime === "rust" ? "runtime-rs/" : ""}runtimes/${shim}`;
+      const dropIn = parse(changeAt(changeset, `${dir}/config.d/50-kata-install.toml`)?.after as string);
+      expect(dig(dropIn, ["runtime", "kubelet_root_dir"]), shim).toBe("/var/lib/k0s/kubelet");
+    }
+    // The Rust NVIDIA shims have the key in 4.1.0 (kata-deploy leaves every Rust shim out); qemu-runtime-rs has not.
+    expect(decision.config["qemu-nvidia-gpu-runtime-rs"]?.["runtime.kubelet_root_dir"]).toBeDefined();
     expect(decision.config["qemu-runtime-rs"]?.["runtime.kubelet_root_dir"]).toBeUndefined();
   });
 
