@@ -19,6 +19,7 @@ import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, handlerSettings, qemuWrapperValues, shimConfig } from "./shim-config.js";
 import { takeoverOf } from "./takeover.js";
+import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";
 
 export interface Flags {
   shims?: string[];
@@ -33,6 +34,8 @@ export interface DecideInput {
   overrides: Overrides;
   env: EnvSettings;
   flags: Flags;
+  /** The admin's containerd drop-in, read before deciding (user-drop-in.ts); none when absent. */
+  userDropIn?: UserDropIn | null;
 }
 
 export function decide(input: DecideInput): Decision {
@@ -124,11 +127,15 @@ export function decide(input: DecideInput): Decision {
   debug.offer(false, { kind: "default", name: "no debug handlers" });
   if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
 
+  const inPlace = containerdInPlace(matched);
+  const userDropIn = input.userDropIn ?? null;
+  warnings.push(...userDropInChecks(userDropIn, runtime.value, inPlace.value));
+
   const allChecks = applyIgnores([...checks, ...warnings], overrides, flags);
   return {
     arch,
     runtime,
-    containerdInPlace: containerdInPlace(matched),
+    containerdInPlace: inPlace,
     checks: allChecks,
     shims,
     dropped,
@@ -139,6 +146,10 @@ export function decide(input: DecideInput): Decision {
     handlers,
     customRuntimes,
     install: { ...install, debug: debug.resolve() as Decided<boolean> },
+    userDropIn:
+      userDropIn === null
+        ? null
+        : { file: userDropIn.file, text: userDropIn.text, source: { kind: "env", name: userDropIn.name } },
     release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),

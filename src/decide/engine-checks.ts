@@ -15,6 +15,7 @@ export const ENGINE_CHECKS = [
   "env-mapping",
   "handler-snapshotter",
   "custom-runtime",
+  "containerd-user-drop-in",
   ...RELEASE_CHECKS,
 ] as const;
 

@@ -6,6 +6,7 @@
 import { parse } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
+import { USER_DROP_IN_VARIABLE } from "../decide/user-drop-in.js";
 import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
@@ -34,6 +35,33 @@ export interface RuntimeRender {
 function dropInName(suffix: string, ext = "toml"): string {
   return suffix ? `50-kata-install-${suffix}.${ext}` : `50-kata-install.${ext}`;
 }
+/**
+ * The admin's own containerd drop-in (CONTAINERD_USER_DROP_IN_SOURCE_FILE), beside ours: its name
+ * sorts after every 50-kata-install*.toml, so containerd loads it after them and its settings win
+ * (kata-deploy's is zz-kata-deploy-user.toml).
+ */
+export function userDropInName(suffix: string): string {
+  return suffix ? `zz-kata-install-${suffix}-user.toml` : "zz-kata-install-user.toml";
+}
+
+/** The admin's drop-in copied byte for byte into `dir`; none (an earlier one goes) without it or without a shim. */
+function userDropInFile(decision: Decision, dir: string, installing: boolean): RenderedFile {
+  const dropIn = decision.userDropIn;
+  const content = dropIn !== null && installing ? dropIn.text : null;
+  return {
+    path: `${dir}/${userDropInName(decision.install.suffix.value)}`,
+    content,
+    mode: 0o644,
+    template: "(copied)",
+    reason:
+      content === null
+        ? dropIn === null
+          ? `no containerd drop-in of the admin's (${USER_DROP_IN_VARIABLE} is not set)`
+          : "no Kata shim is to be installed"
+        : `the admin's containerd drop-in, ${dropIn?.file} (${USER_DROP_IN_VARIABLE}), loaded after kata-install's`,
+  };
+}
+
 const NEW_CONTAINERD_CONFIG = `version = 2
 
 [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -224,7 +252,10 @@ function renderFor(
       }
       const dir = runtime?.dropInDir ?? placement.dir;
       const v = version(placement.defaultVersion);
-      const files = [dropIn(`${dir}/${dropInName(suffix)}`, v, handlers, templates, debug)];
+      const files = [
+        dropIn(`${dir}/${dropInName(suffix)}`, v, handlers, templates, debug),
+        userDropInFile(decision, dir, handlers.length > 0),
+      ];
       const cleaned = cleanMain(
         main,
         current.get(main) ?? null,
@@ -249,6 +280,7 @@ function renderFor(
             templates,
             debug,
           ),
+          userDropInFile(decision, dir, handlers.length > 0),
         ],
         onChange,
       };
@@ -263,6 +295,7 @@ function renderFor(
             templates,
             debug,
           ),
+          userDropInFile(decision, placement.dir, handlers.length > 0),
         ],
         onChange,
       };

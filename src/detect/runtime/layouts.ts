@@ -73,7 +73,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
       verb: "restart",
       target: "k0s",
       units: ["k0sworker", "k0scontroller"],
-      reason: "k0s merges containerd.d's runtime handlers into containerd's configuration only when its worker starts",
+      reason:
+        "k0s merges containerd.d's runtime handlers into containerd's configuration only when its worker starts",
     },
   },
   k3s: {
