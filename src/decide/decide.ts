@@ -11,13 +11,14 @@ import type { Catalog, ShimSpec } from "./catalog.js";
 import type { Check, Decision } from "./decision.js";
 import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.js";
 import type { EnvSettings } from "./env.js";
+import { handlerSettings } from "./handler-settings.js";
 import { evaluate } from "./match.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, Ladder, overridesSource, ruleSource } from "./provenance.js";
 import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
-import { customRuntimesFor, handlerSettings, qemuWrapperValues, shimConfig } from "./shim-config.js";
+import { customRuntimesFor, qemuWrapperValues, shimConfig } from "./shim-config.js";
 import { takeoverOf } from "./takeover.js";
 import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";
 
@@ -120,7 +121,7 @@ export function decide(input: DecideInput): Decision {
   for (const shim of shims)
     qemuWrapperValues(input, catalog.shims.get(shim.name) as ShimSpec, config[shim.name] ?? {}, dir, moved);
 
-  const handlers = handlerSettings(input, shims);
+  const handlers = handlerSettings(input, shims, warnings);
   const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
 
   const debug = new Ladder<boolean>();

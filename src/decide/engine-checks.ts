@@ -16,6 +16,7 @@ export const ENGINE_CHECKS = [
   "handler-snapshotter",
   "custom-runtime",
   "containerd-user-drop-in",
+  "guest-pull-default",
   ...RELEASE_CHECKS,
 ] as const;
 
@@ -52,6 +53,12 @@ export function snapshotterChecks(input: DecideInput, selected: Set<string>): Ch
   // [who, { value, name }]: kata-deploy's mapping for a shim, or a custom runtime's own snapshotter.
   const mapped: Array<[string, { value: string; name: string }]> = [
     ...Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim)),
+    ...Object.entries(overrides.handlers)
+      .filter(([shim, spec]) => selected.has(shim) && spec.snapshotter)
+      .map(([shim, spec]): [string, { value: string; name: string }] => [
+        shim,
+        { value: spec.snapshotter as string, name: `handlers.${shim}.snapshotter` },
+      ]),
     ...Object.entries(overrides.customRuntimes)
       .filter(([, spec]) => spec.snapshotter !== undefined && selected.has(spec.base))
       .map(([handler, spec]): [string, { value: string; name: string }] => [

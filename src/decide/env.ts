@@ -23,6 +23,13 @@ export interface EnvSettings {
   agentNoProxy: Record<string, FromEnv<string>>;
   snapshotters: Record<string, FromEnv<string>>;
   pullTypes: Record<string, FromEnv<string>>;
+  /**
+   * The variable each mapping came from, when set: a set mapping is the whole mapping (kata-deploy's
+   * chart renders every shim's into it), so a shim it does not name gets no snapshotter or pull type
+   * of its own — not the chart's default for it (see handler-settings.ts).
+   */
+  snapshotterMapping?: string;
+  pullTypeMapping?: string;
   forceGuestPull: Record<string, FromEnv<boolean>>;
   prefix?: FromEnv<string>;
   suffix?: FromEnv<string>;
@@ -39,7 +46,7 @@ const pullTypeProblem = (value: string): string | null =>
   PULL_TYPES.includes(value) ? null : `expected one of ${PULL_TYPES.join(", ")}`;
 
 /** A snapshotter is named as containerd names its plugins (nydus, overlayfs, devmapper, erofs). */
-const snapshotterProblem = (value: string): string | null =>
+export const snapshotterProblem = (value: string): string | null =>
   /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(value)
     ? null
     : 'is no snapshotter name (letters, digits, "_", "." and "-", as containerd names its plugins)';
@@ -143,6 +150,8 @@ export function parseEnv(
   ] as const) {
     const mapping = pick(base);
     if (!mapping) continue;
+    if (base === "SNAPSHOTTER_HANDLER_MAPPING") settings.snapshotterMapping = mapping.name;
+    else settings.pullTypeMapping = mapping.name;
     for (const pair of mapping.value
       .split(",")
       .map((p) => p.trim())
