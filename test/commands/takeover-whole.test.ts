@@ -83,7 +83,7 @@ function kataDeployNode(root: string): void {
     fs.symlinkSync(`runtimes/${shim}/configuration-${shim}.toml`, original);
     // 30-kernel-params.toml: the release's parameters, then the proxy's.
     const section = shipped?.hypervisor;
-    const base = (shipped?.config.table.hypervisor as Record<string, Record<string, unknown>>)[
+    const base = ((shipped?.config.table.hypervisor ?? {}) as Record<string, Record<string, unknown>>)[
       section as string
     ]?.kernel_params as string;
     fs.writeFileSync(
