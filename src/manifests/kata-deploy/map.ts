@@ -138,10 +138,9 @@ export function mapChartValues(
   };
   dropped(["containerd", "runtimeSocket"], "kata-install finds containerd's socket on the node");
   direct(["containerd", "configFileName"], "containerd_config_file_name");
-  dropped(
-    ["containerd", "userDropIn"],
-    "kata-install writes only Kata's handlers into containerd's configuration: put your own containerd drop-in on the nodes",
-  );
+  if (String(value(["containerd", "userDropIn"]) ?? "").trim() === "")
+    ledger.noEffect(["containerd", "userDropIn"], "empty");
+  else direct(["containerd", "userDropIn"], "containerd_user_drop_in");
 
   // Where the DaemonSet runs, and its pod.
   direct(["nodeSelector"], "node_selector");
