@@ -83,6 +83,7 @@ export interface ValueLimits {
 
 const ShimsFile = z.strictObject({
   default_shim: z.string(),
+  guest_pull: z.optional(z.array(z.string())),
   host_part: z.record(z.string(), HostPart),
   shim: z.record(z.string(), ShimSpec),
   unserved: z.optional(z.record(z.string(), z.string())),
@@ -110,6 +111,8 @@ export class Catalog {
     readonly defaultShim: string | null = null,
     /** Values Kata accepts, by key name (rules/config-values.toml), where the release lists none. */
     readonly valueLimits: ValueLimits = { oneOf: {}, atLeast: {} },
+    /** Shims whose images kata-deploy's chart pulls inside the guest by default (shims.toml guest_pull). */
+    readonly guestPull: ReadonlySet<string> = new Set(),
     /** The release being installed; null until it is read (or when there is none to read). */
     readonly release: Release | null = null,
   ) {
@@ -146,6 +149,7 @@ export class Catalog {
       this.hostParts,
       this.defaultShim,
       this.valueLimits,
+      this.guestPull,
       release,
     );
   }
@@ -259,6 +263,7 @@ export function loadCatalog(dir: string): Catalog {
   let unserved: Record<string, string> = {};
   let hostParts: Record<string, HostPart> = {};
   let defaultShim: string | null = null;
+  let guestPull: string[] = [];
   if (shimsText !== null) {
     const parsed = parseToml(shimsFile, shimsText, issues);
     if (parsed !== undefined) {
@@ -268,6 +273,7 @@ export function loadCatalog(dir: string): Catalog {
         unserved = result.data.unserved ?? {};
         hostParts = result.data.host_part;
         defaultShim = result.data.default_shim;
+        guestPull = result.data.guest_pull ?? [];
       } else {
         const lines = new TomlLines(shimsText);
         for (const issue of result.error.issues) {
@@ -317,6 +323,11 @@ export function loadCatalog(dir: string): Catalog {
   }
   if (issues.length === 0)
     issues.push(...referenceIssues(shimsFile, shimsText ?? "", shims, hostParts, defaultShim));
+  // Names of the release's shims too (the Rust TEE ones no rule vets): checked by their form.
+  guestPull.forEach((name, i) => {
+    const problem = shimNameProblem(name);
+    if (problem !== null) issues.push({ file: shimsFile, key: `guest_pull[${i}]`, message: problem });
+  });
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
   return new Catalog(
     shims,
@@ -325,6 +336,7 @@ export function loadCatalog(dir: string): Catalog {
     new Map(Object.entries(hostParts)),
     defaultShim,
     limits,
+    new Set(guestPull),
   );
 }
 

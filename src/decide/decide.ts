@@ -11,14 +11,16 @@ import type { Catalog, ShimSpec } from "./catalog.js";
 import type { Check, Decision } from "./decision.js";
 import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.js";
 import type { EnvSettings } from "./env.js";
+import { handlerSettings } from "./handler-settings.js";
 import { evaluate } from "./match.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, Ladder, overridesSource, ruleSource } from "./provenance.js";
 import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
-import { customRuntimesFor, handlerSettings, qemuWrapperValues, shimConfig } from "./shim-config.js";
+import { customRuntimesFor, qemuWrapperValues, shimConfig } from "./shim-config.js";
 import { takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
+import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";
 
 export interface Flags {
   shims?: string[];
@@ -33,6 +35,8 @@ export interface DecideInput {
   overrides: Overrides;
   env: EnvSettings;
   flags: Flags;
+  /** The admin's containerd drop-in, read before deciding (user-drop-in.ts); none when absent. */
+  userDropIn?: UserDropIn | null;
 }
 
 export function decide(input: DecideInput): Decision {
@@ -118,18 +122,22 @@ export function decide(input: DecideInput): Decision {
   for (const shim of shims)
     qemuWrapperValues(input, catalog.shims.get(shim.name) as ShimSpec, config[shim.name] ?? {}, dir, moved);
 
-  const handlers = handlerSettings(input, shims);
+  const handlers = handlerSettings(input, shims, warnings);
   const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
 
   const debug = new Ladder<boolean>();
   debug.offer(false, { kind: "default", name: "no debug handlers" });
   if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
 
+  const inPlace = containerdInPlace(matched);
+  const userDropIn = input.userDropIn ?? null;
+  warnings.push(...userDropInChecks(userDropIn, runtime.value, inPlace.value));
+
   const allChecks = applyIgnores([...checks, ...warnings], overrides, flags);
   return {
     arch,
     runtime,
-    containerdInPlace: containerdInPlace(matched),
+    containerdInPlace: inPlace,
     checks: allChecks,
     shims,
     dropped,
@@ -140,6 +148,10 @@ export function decide(input: DecideInput): Decision {
     handlers,
     customRuntimes,
     install: { ...install, debug: debug.resolve() as Decided<boolean> },
+    userDropIn:
+      userDropIn === null
+        ? null
+        : { file: userDropIn.file, text: userDropIn.text, source: { kind: "env", name: userDropIn.name } },
     release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),

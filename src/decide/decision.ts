@@ -69,6 +69,11 @@ export interface Decision {
    * guest debug on, the normal handlers' left off (their kernel command line stays measurable).
    */
   install: { prefix: Decided<string>; suffix: Decided<string>; debug: Decided<boolean> };
+  /**
+   * The admin's containerd drop-in (CONTAINERD_USER_DROP_IN_SOURCE_FILE), copied beside kata-install's
+   * own and loaded after it; null without one.
+   */
+  userDropIn: { file: string; text: string; source: Source } | null;
   /** The Kata release whose configuration the shims get: its version and where it was read; null if none was. */
   release: { version: string; where: string } | null;
   vars: Record<string, unknown>;

@@ -16,11 +16,33 @@ export const ENGINE_CHECKS = [
   "handler-snapshotter",
   "custom-runtime",
   "takeover-snapshotter",
+  "containerd-user-drop-in",
+  "guest-pull-default",
   ...RELEASE_CHECKS,
 ] as const;
 
 /** Snapshotters containerd always has; any other must be configured on the node to be used. */
 const BUILTIN_SNAPSHOTTERS = ["overlayfs", "native"];
+/** Built in from a containerd release on: erofs from 2.2 (kata-deploy requires 2.2 for it too). */
+const BUILTIN_FROM: Array<[string, number[]]> = [["erofs", [2, 2]]];
+
+/**
+ * The snapshotters a handler may be mapped to on this node: containerd's built-in ones (for its
+ * version, when that is known: k3s and rke2 report their own) and those its configuration sets up.
+ */
+export function usableSnapshotters(facts: DecideInput["facts"]): Set<string> {
+  const version =
+    facts.runtime.kind === "containerd" && facts.runtime.version !== null
+      ? versionParts(facts.runtime.version)
+      : null;
+  return new Set([
+    ...BUILTIN_SNAPSHOTTERS,
+    ...BUILTIN_FROM.filter(([, from]) => version !== null && compareVersions(version, from) >= 0).map(
+      ([name]) => name,
+    ),
+    ...facts.runtime.snapshotters.map((s) => s.name),
+  ]);
+}
 
 /**
  * SNAPSHOTTER_HANDLER_MAPPING takes effect only where containerd can pick a snapshotter per handler
@@ -32,6 +54,12 @@ export function snapshotterChecks(input: DecideInput, selected: Set<string>): Ch
   // [who, { value, name }]: kata-deploy's mapping for a shim, or a custom runtime's own snapshotter.
   const mapped: Array<[string, { value: string; name: string }]> = [
     ...Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim)),
+    ...Object.entries(overrides.handlers)
+      .filter(([shim, spec]) => selected.has(shim) && spec.snapshotter)
+      .map(([shim, spec]): [string, { value: string; name: string }] => [
+        shim,
+        { value: spec.snapshotter as string, name: `handlers.${shim}.snapshotter` },
+      ]),
     ...Object.entries(overrides.customRuntimes)
       .filter(([, spec]) => spec.snapshotter !== undefined && selected.has(spec.base))
       .map(([handler, spec]): [string, { value: string; name: string }] => [
@@ -64,7 +92,7 @@ export function snapshotterChecks(input: DecideInput, selected: Set<string>): Ch
       `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,
       "upgrade containerd to 1.7 or later, or unset the mapping",
     );
-  const known = new Set([...BUILTIN_SNAPSHOTTERS, ...facts.runtime.snapshotters.map((s) => s.name)]);
+  const known = usableSnapshotters(facts);
   const missing = mapped.filter(([, to]) => !known.has(to.value));
   if (missing.length === 0) return [];
   return problem(

@@ -4,6 +4,7 @@
 import { isPlainFileName } from "../detect/context.js";
 import { shimNameProblem } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
+import { controlCharacter, kernelWordProblem } from "./kernel-cmdline.js";
 
 export interface FromEnv<T> {
   value: T;
@@ -22,6 +23,13 @@ export interface EnvSettings {
   agentNoProxy: Record<string, FromEnv<string>>;
   snapshotters: Record<string, FromEnv<string>>;
   pullTypes: Record<string, FromEnv<string>>;
+  /**
+   * The variable each mapping came from, when set: a set mapping is the whole mapping (kata-deploy's
+   * chart renders every shim's into it), so a shim it does not name gets no snapshotter or pull type
+   * of its own — not the chart's default for it (see handler-settings.ts).
+   */
+  snapshotterMapping?: string;
+  pullTypeMapping?: string;
   forceGuestPull: Record<string, FromEnv<boolean>>;
   prefix?: FromEnv<string>;
   suffix?: FromEnv<string>;
@@ -33,6 +41,26 @@ export function envArch(arch: string): string {
 }
 
 const PULL_TYPES = ["guest-pull", "default"];
+
+const pullTypeProblem = (value: string): string | null =>
+  PULL_TYPES.includes(value) ? null : `expected one of ${PULL_TYPES.join(", ")}`;
+
+/** A snapshotter is named as containerd names its plugins (nydus, overlayfs, devmapper, erofs). */
+export const snapshotterProblem = (value: string): string | null =>
+  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(value)
+    ? null
+    : 'is no snapshotter name (letters, digits, "_", "." and "-", as containerd names its plugins)';
+
+/** Why an annotation name is refused, said as the error's reason. */
+function describeBad(text: string): string {
+  const control = controlCharacter(text);
+  return control === null ? 'it has a ":"' : `it has ${control}`;
+}
+
+/** A value as an error shows it: control characters escaped, so the message stays on one line. */
+function printable(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
 
 export function parseEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -50,7 +78,8 @@ export function parseEnv(
   const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
   // Only the form here: whether the release ships a shim is known once it is read (decide).
   const shimName = (variable: string, name: string) => {
-    const problem = shimNameProblem(name);
+    // Escaped: a control character in a name must not break the error's line.
+    const problem = shimNameProblem(printable(name));
     if (problem !== null) bad(variable, problem);
   };
   const settings: EnvSettings = {
@@ -95,29 +124,46 @@ export function parseEnv(
       const colon = item.indexOf(":");
       const shim = colon < 0 ? "all" : item.slice(0, colon);
       const list = (colon < 0 ? item : item.slice(colon + 1)).split(",").filter(Boolean);
+      if (colon === 0 || (colon > 0 && list.length === 0)) {
+        bad(
+          annotations.name,
+          `expected an annotation, or shim:annotation,annotation, got "${printable(item)}"`,
+        );
+        continue;
+      }
       if (shim !== "all") shimName(annotations.name, shim);
+      const wrong = list.find((a) => a.includes(":") || controlCharacter(a) !== null);
+      if (wrong !== undefined) {
+        bad(
+          annotations.name,
+          `"${printable(wrong)}" in "${printable(item)}" is no annotation name (${describeBad(wrong)})`,
+        );
+        continue;
+      }
       const current = settings.allowedAnnotations[shim]?.value ?? [];
       settings.allowedAnnotations[shim] = { value: [...current, ...list], name: annotations.name };
     }
   }
-  for (const [base, target, allowed] of [
-    ["SNAPSHOTTER_HANDLER_MAPPING", settings.snapshotters, null],
-    ["PULL_TYPE_MAPPING", settings.pullTypes, PULL_TYPES],
+  for (const [base, target, check] of [
+    ["SNAPSHOTTER_HANDLER_MAPPING", settings.snapshotters, snapshotterProblem],
+    ["PULL_TYPE_MAPPING", settings.pullTypes, pullTypeProblem],
   ] as const) {
     const mapping = pick(base);
     if (!mapping) continue;
+    if (base === "SNAPSHOTTER_HANDLER_MAPPING") settings.snapshotterMapping = mapping.name;
+    else settings.pullTypeMapping = mapping.name;
     for (const pair of mapping.value
       .split(",")
       .map((p) => p.trim())
       .filter(Boolean)) {
       const [shim, value, extra] = pair.split(":");
       if (!shim || !value || extra !== undefined) {
-        bad(mapping.name, `expected shim:value pairs separated by commas, got "${pair}"`);
+        bad(mapping.name, `expected shim:value pairs separated by commas, got "${printable(pair)}"`);
         continue;
       }
       shimName(mapping.name, shim);
-      if (allowed !== null && !allowed.includes(value))
-        bad(mapping.name, `"${value}" for ${shim}: expected one of ${allowed.join(", ")}`);
+      const problem = check(value);
+      if (problem !== null) bad(mapping.name, `"${printable(value)}" for ${shim}: ${problem}`);
       // One shim twice: which one wins must not depend on the order (kata-deploy refuses it too).
       if (target[shim] !== undefined) bad(mapping.name, `${shim} is mapped twice`);
       target[shim] = { value, name: mapping.name };
@@ -136,9 +182,16 @@ export function parseEnv(
   ] as const) {
     const value = env[name]?.trim();
     if (!value) continue;
+    // Each value becomes one parameter of the guest kernel's command line (agent.https_proxy=…).
+    const word = (shim: string, text: string) => {
+      const problem = text === "" ? "is empty" : kernelWordProblem(text);
+      if (problem === null) return true;
+      bad(name, `${shim === "all" ? "the value" : `the value for ${shim}`} "${printable(text)}" ${problem}`);
+      return false;
+    };
     // kata-deploy: any "=" means the per-shim form, shim=value;shim=value; else one value for all.
     if (!value.includes("=")) {
-      settings[key].all = { value, name };
+      if (word("all", value)) settings[key].all = { value, name };
       continue;
     }
     for (const item of value
@@ -147,13 +200,17 @@ export function parseEnv(
       .filter(Boolean)) {
       const eq = item.indexOf("=");
       const shim = item.slice(0, eq).trim();
-      if (eq <= 0) {
-        bad(name, `expected shim=value pairs separated by ";", got "${item}"`);
+      if (eq <= 0 || shimNameProblem(shim) !== null) {
+        // As kata-deploy reads it: a "=" anywhere means this form, so a value for every shim has none.
+        bad(
+          name,
+          `expected shim=value pairs separated by ";" (a value with "=" is read so, as kata-deploy reads it), got "${printable(item)}"`,
+        );
         continue;
       }
-      shimName(name, shim);
       if (settings[key][shim] !== undefined) bad(name, `${shim} is given twice`);
-      settings[key][shim] = { value: item.slice(eq + 1).trim(), name };
+      const proxy = item.slice(eq + 1).trim();
+      if (word(shim, proxy)) settings[key][shim] = { value: proxy, name };
     }
   }
   const prefix = env.INSTALLATION_PREFIX?.trim();

@@ -8,6 +8,7 @@ import { readInputText } from "../input-file.js";
 import "../schema.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
+import { snapshotterProblem } from "./env.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
 
@@ -30,8 +31,24 @@ const OverridesSchema = z.strictObject({
       }),
     ),
   ),
+  handlers: z.optional(
+    z.record(
+      z.string(),
+      z.strictObject({
+        snapshotter: z.optional(z.string()),
+        pull_type: z.optional(z.enum(["guest-pull", "default"])),
+      }),
+    ),
+  ),
   preflight: z.optional(z.strictObject({ ignore: z.optional(z.array(z.string())) })),
 });
+
+/** How one shim's handler gets its images: over the chart's default and kata-deploy's mappings. */
+export interface HandlerSpec {
+  /** A containerd snapshotter; "" for none of its own (containerd's default one). */
+  snapshotter?: string;
+  pullType?: "guest-pull" | "default";
+}
 
 /** A handler of the admin's own on a shim's base: its own configuration, with values over the shim's. */
 export interface CustomRuntimeSpec {
@@ -55,6 +72,8 @@ export interface Overrides {
   config: Record<string, Record<string, unknown>>;
   /** Handler name → its base shim and settings (kata-deploy's customRuntimes). */
   customRuntimes: Record<string, CustomRuntimeSpec>;
+  /** Shim → how its handler pulls images ([handlers.<shim>]). */
+  handlers: Record<string, HandlerSpec>;
   ignore: string[];
   /** The line of each setting, by its key path ("config.qemu.hypervisor.qemu.shared_fs"). */
   lineOf(path: Array<string | number>): number | undefined;
@@ -67,6 +86,7 @@ export function emptyOverrides(): Overrides {
     artifactSources: {},
     config: {},
     customRuntimes: {},
+    handlers: {},
     ignore: [],
     lineOf: () => undefined,
   };
@@ -179,6 +199,18 @@ export function parseOverrides(
         });
     }
   }
+  for (const [shim, spec] of Object.entries(data.handlers ?? {})) {
+    if (!shimName(shim, ["handlers", shim])) continue;
+    const problem =
+      typeof spec.snapshotter === "string" && spec.snapshotter !== ""
+        ? snapshotterProblem(spec.snapshotter)
+        : null;
+    if (problem !== null)
+      issues.push({
+        ...at(["handlers", shim, "snapshotter"]),
+        message: `"${spec.snapshotter}" ${problem}, or "" for none of its own`,
+      });
+  }
   (data.preflight?.ignore ?? []).forEach((id, i) => {
     if (id.toLowerCase() !== "all" && !checkIds.has(id.toLowerCase())) {
       issues.push({
@@ -206,6 +238,15 @@ export function parseOverrides(
           ...(spec.snapshotter ? { snapshotter: spec.snapshotter } : {}),
           ...(spec.pull_type ? { pullType: spec.pull_type } : {}),
           config: spec.config ?? {},
+        },
+      ]),
+    ),
+    handlers: Object.fromEntries(
+      Object.entries(data.handlers ?? {}).map(([shim, spec]) => [
+        shim,
+        {
+          ...(spec.snapshotter !== undefined ? { snapshotter: spec.snapshotter } : {}),
+          ...(spec.pull_type !== undefined ? { pullType: spec.pull_type } : {}),
         },
       ]),
     ),
@@ -272,6 +313,8 @@ function wellShaped(table: Record<string, unknown>): Record<string, unknown> {
           },
         ]),
     );
+  if (isTable(table.handlers))
+    out.handlers = Object.fromEntries(Object.entries(table.handlers).filter(([, v]) => isTable(v)));
   if (isTable(table.preflight) && Array.isArray(table.preflight.ignore))
     out.preflight = { ignore: table.preflight.ignore.filter((i) => typeof i === "string") };
   return out;

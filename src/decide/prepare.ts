@@ -21,6 +21,7 @@ import {
   unknownCheck,
 } from "./overrides.js";
 import { loadRules, type RuleSet, ruleFilesIn } from "./rules.js";
+import { loadUserDropIn, type UserDropIn } from "./user-drop-in.js";
 
 export interface DecideOptions {
   /** The node's root: the default overrides file is read under it. */
@@ -41,6 +42,8 @@ export interface Prepared {
   overrides: Overrides;
   flags: Flags;
   env: Readonly<Record<string, string | undefined>>;
+  /** The admin's containerd drop-in (CONTAINERD_USER_DROP_IN_SOURCE_FILE), read and checked. */
+  userDropIn: UserDropIn | null;
 }
 
 /** Load and check every input that does not need the node. */
@@ -58,7 +61,8 @@ export function prepare(options: DecideOptions): Prepared {
     options.overrides === null
       ? emptyOverrides()
       : loadOverrides(overridesFile, options.overrides !== undefined, catalog, checkIds);
-  return { catalog, rules, overrides, flags: parseFlags(options, checkIds), env };
+  const userDropIn = loadUserDropIn(env);
+  return { catalog, rules, overrides, flags: parseFlags(options, checkIds), env, userDropIn };
 }
 
 /**
@@ -79,6 +83,7 @@ export function decideFor(
     overrides: prepared.overrides,
     env,
     flags: prepared.flags,
+    userDropIn: prepared.userDropIn,
   });
   return { decision, env, catalog };
 }

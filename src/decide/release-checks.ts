@@ -32,6 +32,7 @@ function namedShims(input: DecideInput): Map<string, string[]> {
     if (target !== "all") add(target, `${overrides.file}: [config.${target}]`);
   for (const [handler, spec] of Object.entries(overrides.customRuntimes))
     add(spec.base, `${overrides.file}: custom_runtimes.${handler}.base`);
+  for (const shim of Object.keys(overrides.handlers)) add(shim, `${overrides.file}: [handlers.${shim}]`);
   if (env.shims) for (const name of env.shims.value) add(name, env.shims.name);
   if (env.defaultShim) add(env.defaultShim.value, env.defaultShim.name);
   for (const map of [

@@ -11,6 +11,7 @@ import { typeOf } from "../release/config-file.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, keyShapeProblem, parseToml, unknownShim } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
+import { isKernelCmdlineKey, kernelCmdlineProblem } from "./kernel-cmdline.js";
 import { compileMatch, factScope, factsRead, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
 
 export const Severity = z.enum(["error", "warning", "info"]);
@@ -352,6 +353,10 @@ export function checkConfigValue(
   }
   if (typeOf(value) === "other")
     return `expected a string, a boolean, a number or a list of strings, got ${JSON.stringify(value)}`;
+  if (isKernelCmdlineKey(key)) {
+    const problem = kernelCmdlineProblem(value);
+    if (problem !== null) return problem;
+  }
   return catalog.valueProblem(null, key, value);
 }
 

@@ -8,9 +8,8 @@ import { baseName, type Release } from "../release/release.js";
 import { wrapperPath } from "../render/layout.js";
 import type { ShimSpec } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
-import type { Check, Chosen, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
+import type { Check, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
 import {
-  CAPABILITY_TABLE,
   type Decided,
   describeSource,
   isOverride,
@@ -150,28 +149,6 @@ export function shimConfig(
     }
   }
   return out;
-}
-
-/** Each shim's handler settings: the snapshotter it needs or is mapped to, how its images are pulled. */
-export function handlerSettings(input: DecideInput, shims: Chosen[]): Record<string, HandlerSettings> {
-  const { catalog, env } = input;
-  const handlers: Record<string, HandlerSettings> = {};
-  for (const shim of shims) {
-    const spec = catalog.shims.get(shim.name) as ShimSpec;
-    const snapshotter = new Ladder<string>();
-    if (spec.snapshotter !== "") snapshotter.offer(spec.snapshotter, CAPABILITY_TABLE);
-    const fromEnv = env.snapshotters[shim.name];
-    if (fromEnv) snapshotter.offer(fromEnv.value, { kind: "env", name: fromEnv.name });
-    const pull = env.pullTypes[shim.name];
-    handlers[shim.name] = {
-      snapshotter: snapshotter.resolve(),
-      pullType: pull
-        ? { value: pull.value, source: { kind: "env", name: pull.name }, beaten: [] }
-        : undefined,
-    };
-  }
-
-  return handlers;
 }
 
 /** The admin's custom runtimes whose base shim is installed here, each with its values over the base's. */

@@ -11,14 +11,18 @@ import { fault } from "./fault.js";
 
 export const ANSWER_TIMEOUT_MS = 30_000;
 
-/** The unit a runtime runs as: k3s and rke2 as a server or an agent, so systemd is asked which. */
+/**
+ * The unit a runtime runs as: k3s, rke2 and k0s as a server (controller) or an agent (worker), so
+ * systemd is asked which is active. None active: the first, a unit that exists where the runtime
+ * is installed (there is no rke2.service or k0s.service to fall back on).
+ */
 async function unitFor(host: Host, target: string): Promise<string> {
   const units = restartFor(target)?.units ?? [target];
   if (units.length === 1) return units[0] as string;
   for (const unit of units) {
     if ((await host.run("systemctl", ["is-active", "--quiet", unit])).ok) return unit;
   }
-  return target;
+  return units[0] as string;
 }
 
 export async function restartRuntime(

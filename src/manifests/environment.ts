@@ -27,6 +27,8 @@ const PLAIN: Array<[string, string]> = [
 /** Where the DaemonSet mounts the overrides ConfigMap, and the variable that names the file. */
 export const OVERRIDES_DIR = "/etc/kata-install";
 export const OVERRIDES_FILE = `${OVERRIDES_DIR}/kata-install.toml`;
+/** The admin's containerd drop-in (containerd_user_drop_in), mounted beside the overrides. */
+export const USER_DROP_IN_FILE = `${OVERRIDES_DIR}/containerd-user-dropin.toml`;
 
 function text(value: unknown): string {
   return (Array.isArray(value) ? value.join(" ") : String(value ?? "")).trim();
@@ -36,7 +38,11 @@ export function suffixOf(v: Values): string | null {
   return text(v.multi_install_suffix) || null;
 }
 
-export function environment(v: Values, hasOverrides: boolean): Array<{ name: string; value: string }> {
+export function environment(
+  v: Values,
+  hasOverrides: boolean,
+  hasUserDropIn = false,
+): Array<{ name: string; value: string }> {
   const env: Array<[string, string]> = [];
   for (const [key, name] of PER_ARCH) env.push([name, text(v[key])]);
   env.push(["DEBUG", v.debug ? "true" : ""]);
@@ -51,6 +57,7 @@ export function environment(v: Values, hasOverrides: boolean): Array<{ name: str
   if (artifacts) env.push(["ARTIFACTS_TAG", text(v.artifacts_tag) || text(v.kata_version)]);
   if ((v.nfd as Values).feature_file) env.push(["NFD_FEATURE_FILE", "true"]);
   if (hasOverrides) env.push(["KATA_INSTALL_OVERRIDES", OVERRIDES_FILE]);
+  if (hasUserDropIn) env.push(["CONTAINERD_USER_DROP_IN_SOURCE_FILE", USER_DROP_IN_FILE]);
   return env.filter(([, value]) => value !== "").map(([name, value]) => ({ name, value }));
 }
 

@@ -3,9 +3,12 @@
 // ConfigMap), a RuntimeClass per shim whose nodeSelector is the label kata-install puts on nodes
 // that have that shim, and, as asked, kata-monitor, NFD's NodeFeatureRule and a verification pod.
 // Named as kata-deploy's chart names its objects, so that a cluster switches by one apply.
+import { createHash } from "node:crypto";
+import { parse as parseToml } from "smol-toml";
 import { parse as parseYaml } from "yaml";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
+import { tomlErrorText } from "../detect/toml.js";
 import type { Templates } from "../render/templates.js";
 import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
@@ -86,6 +89,29 @@ function verificationPod(v: Values, file: string, issues: InputIssue[]): Table |
   };
 }
 
+/**
+ * The values' containerd_user_drop_in, checked as TOML here (each node checks it again): a file
+ * containerd could not load stops `manifests`, not every node's install. Null when empty.
+ */
+function userDropInOf(
+  v: Values,
+  file: string,
+  issues: InputIssue[],
+): { text: string; checksum: string } | null {
+  const text = String(v.containerd_user_drop_in ?? "");
+  if (text.trim() === "") return null;
+  try {
+    parseToml(text);
+  } catch (error) {
+    issues.push({
+      file,
+      key: "containerd_user_drop_in",
+      message: `${tomlErrorText(error)}: containerd could not load it`,
+    });
+  }
+  return { text, checksum: createHash("sha256").update(text).digest("hex") };
+}
+
 export function renderManifests(
   v: Values,
   catalog: Catalog,
@@ -96,7 +122,8 @@ export function renderManifests(
   const notes: InputIssue[] = [];
   checkShimNames(v, catalog, file, issues);
   const overrides = overridesFile(v.overrides as Table, catalog, file, issues);
-  const env = environment(v, overrides !== null);
+  const userDropIn = userDropInOf(v, file, issues);
+  const env = environment(v, overrides !== null, userDropIn !== null);
   const checked = checkEnvironment(env, file);
   issues.push(...checked.issues);
   notes.push(...checked.notes);
@@ -114,6 +141,7 @@ export function renderManifests(
     : (v.affinity as Table);
   const podAnnotations: Table = { ...(v.pod_annotations as Table) };
   if (overrides) podAnnotations["checksum/overrides"] = overrides.checksum;
+  if (userDropIn) podAnnotations["checksum/containerd-user-drop-in"] = userDropIn.checksum;
   const yaml = templates
     .render("k8s/kata-install.yaml.njk", {
       v,
@@ -126,6 +154,7 @@ export function renderManifests(
       pod_labels: { ...(v.pod_labels as Table), name },
       pod_annotations: podAnnotations,
       overrides,
+      user_drop_in: userDropIn,
       overrides_dir: OVERRIDES_DIR,
       runtime_classes: classes,
       node_feature_rule: nfd.node_feature_rules ? nodeFeatureRule(suffix) : null,

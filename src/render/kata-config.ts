@@ -4,8 +4,10 @@
 // writes a key it did not decide, so a release's new keys and defaults reach the node as released.
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
+import { isKernelCmdlineKey, kernelCmdlineProblem } from "../decide/kernel-cmdline.js";
 import type { Decided, Source } from "../decide/provenance.js";
 import { addsToKernelParams, describeSource } from "../decide/provenance.js";
+import { UserError } from "../errors.js";
 import { moveInstallDir, parseKataToml, valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import {
@@ -209,6 +211,13 @@ function renderDecided(
       const current = valueAt(base, key);
       value = [...new Set([...(Array.isArray(current) ? current : []), ...value].map(String))].sort();
     }
+    // Whatever decided it (a takeover's carried value, a rule's fact), nothing that would split or
+    // cut the guest kernel's command line is written: the last check before any file is.
+    const cmdline = isKernelCmdlineKey(key) ? kernelCmdlineProblem(value) : null;
+    if (cmdline !== null)
+      throw new UserError(
+        `${describeSource(entry.source)} sets ${key} for ${handler ?? spec.name}: the value ${cmdline}; nothing was written`,
+      );
     const list = sections.get(section) ?? [];
     list.push({ name: key.slice(dot + 1), value, source: describeSource(entry.source) });
     sections.set(section, list);

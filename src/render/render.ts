@@ -10,6 +10,7 @@ import { type Changeset, change, type FileChange, type PlanAction } from "./chan
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
 import { DECIDED_DROP_IN, defaultConfigLinks, installDir, variantsDir, WRAPPERS_DIR } from "./layout.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
+import { goneKataDeployImports } from "./stale-imports.js";
 import type { Templates } from "./templates.js";
 
 /** What an earlier install left in place, as its journal says: the install stage reads it for render. */
@@ -62,9 +63,10 @@ export async function render(
     ...(facts.runtime.kind === "crio" ? facts.runtime.imports : []),
   ].filter((p): p is string => p !== null);
   const current = new Map(await Promise.all(runtimeFiles.map(async (p) => [p, await read(p)] as const)));
+  const gone = await goneKataDeployImports(host, current);
 
   const kata = renderKataConfigs(decision, catalog, templates);
-  const runtime = renderRuntimeConfig(decision, facts, catalog, templates, current, takeover);
+  const runtime = renderRuntimeConfig(decision, facts, catalog, templates, current, takeover, gone);
   const changes: FileChange[] = [];
   const consider = async (file: RenderedFile, role: "kata" | "runtime") => {
     const c = change(

@@ -6,6 +6,7 @@
 import { parse } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
+import { USER_DROP_IN_VARIABLE } from "../decide/user-drop-in.js";
 import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
@@ -13,6 +14,7 @@ import { UserError } from "../errors.js";
 import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
 import type { RenderedFile } from "./kata-config.js";
 import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
+import { isKataDeployImportName } from "./stale-imports.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
@@ -25,7 +27,7 @@ export interface RuntimeAction {
 
 export interface RuntimeRender {
   files: RenderedFile[];
-  /** What to do once these files changed; none for runtimes that reload on their own (k0s). */
+  /** What to do once these files changed; none for a runtime that reloads on its own. */
   onChange?: RuntimeAction;
 }
 
@@ -33,6 +35,33 @@ export interface RuntimeRender {
 function dropInName(suffix: string, ext = "toml"): string {
   return suffix ? `50-kata-install-${suffix}.${ext}` : `50-kata-install.${ext}`;
 }
+/**
+ * The admin's own containerd drop-in (CONTAINERD_USER_DROP_IN_SOURCE_FILE), beside ours: its name
+ * sorts after every 50-kata-install*.toml, so containerd loads it after them and its settings win
+ * (kata-deploy's is zz-kata-deploy-user.toml).
+ */
+export function userDropInName(suffix: string): string {
+  return suffix ? `zz-kata-install-${suffix}-user.toml` : "zz-kata-install-user.toml";
+}
+
+/** The admin's drop-in copied byte for byte into `dir`; none (an earlier one goes) without it or without a shim. */
+function userDropInFile(decision: Decision, dir: string, installing: boolean): RenderedFile {
+  const dropIn = decision.userDropIn;
+  const content = dropIn !== null && installing ? dropIn.text : null;
+  return {
+    path: `${dir}/${userDropInName(decision.install.suffix.value)}`,
+    content,
+    mode: 0o644,
+    template: "(copied)",
+    reason:
+      content === null
+        ? dropIn === null
+          ? `no containerd drop-in of the admin's (${USER_DROP_IN_VARIABLE} is not set)`
+          : "no Kata shim is to be installed"
+        : `the admin's containerd drop-in, ${dropIn?.file} (${USER_DROP_IN_VARIABLE}), loaded after kata-install's`,
+  };
+}
+
 const NEW_CONTAINERD_CONFIG = `version = 2
 
 [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -85,9 +114,19 @@ function handlersContext(version: number, handlers: Handler[], debugLevel: boole
   };
 }
 
-/** An import of kata-deploy's: one of the drop-ins found, or one named as kata-deploy names them (its file gone already). */
-function kataDeploysImport(takeover: Takeover): (entry: string) => boolean {
-  return (entry) => takeover.dropIns.includes(entry) || /\/kata-deploy[\w.-]*\.toml$/.test(entry);
+/**
+ * The imports that go: on a takeover, kata-deploy's (one of the drop-ins found, or one named as
+ * kata-deploy names them); always, one of kata-deploy's whose file is gone (containerd would not
+ * start on it). Null when none does.
+ */
+function importsDropped(
+  takeover: Takeover | null,
+  gone: ReadonlySet<string>,
+): ((entry: string) => boolean) | null {
+  if (takeover === null && gone.size === 0) return null;
+  return (entry) =>
+    gone.has(entry) ||
+    (takeover !== null && (takeover.dropIns.includes(entry) || isKataDeployImportName(entry)));
 }
 
 /**
@@ -97,14 +136,16 @@ function kataDeploysImport(takeover: Takeover): (entry: string) => boolean {
  */
 function importFor(
   dir: string,
-  own: string,
+  ours: string[],
   runtime: Facts["runtime"] | null,
   takeover: Takeover | null,
-): string {
-  // Imported by its path already (by an earlier install): kept so.
-  if (runtime?.imports.includes(own)) return own;
-  const wouldWake = (runtime?.unimported ?? []).filter((f) => f !== own && !takeover?.dropIns.includes(f));
-  return wouldWake.length > 0 ? own : `${dir}/*.toml`;
+): string[] {
+  const wouldWake = (runtime?.unimported ?? []).filter(
+    (f) => !ours.includes(f) && !takeover?.dropIns.includes(f),
+  );
+  // Imported by their paths already (by an earlier install): kept so.
+  const byPath = ours.some((f) => runtime?.imports.includes(f));
+  return wouldWake.length > 0 || byPath ? ours : [`${dir}/*.toml`];
 }
 
 /** A node kata-deploy configured: its drop-ins and imports go, its handlers become ours. */
@@ -120,8 +161,18 @@ export function renderRuntimeConfig(
   templates: Templates,
   current: ReadonlyMap<string, string | null>,
   takeover: Takeover | null = null,
+  /** kata-deploy's imports (as written) whose file is gone: see stale-imports.ts. */
+  gone: ReadonlySet<string> = new Set(),
 ): RuntimeRender {
-  const rendered = renderFor(decision, facts, catalog, templates, current, takeover);
+  const rendered = renderFor(
+    decision,
+    facts,
+    catalog,
+    templates,
+    current,
+    takeover,
+    importsDropped(takeover, gone),
+  );
   if (takeover === null || decision.shims.length === 0) return rendered;
   // kata-deploy's drop-ins outside the prefix go in the same transaction that writes ours (the
   // one under the prefix goes with its tree): never two definitions of one handler.
@@ -146,6 +197,7 @@ function renderFor(
   templates: Templates,
   current: ReadonlyMap<string, string | null>,
   takeover: Takeover | null,
+  dropImport: ((entry: string) => boolean) | null,
 ): RuntimeRender {
   const handlers = handlersFor(decision, catalog);
   const suffix = decision.install.suffix.value;
@@ -203,7 +255,16 @@ function renderFor(
       if (decision.containerdInPlace.value) {
         return {
           files: [
-            editInPlace(main, current.get(main) ?? null, handlers, ours, templates, suffix, debug, takeover),
+            editInPlace(
+              main,
+              current.get(main) ?? null,
+              handlers,
+              ours,
+              templates,
+              suffix,
+              debug,
+              dropImport,
+            ),
           ],
           onChange,
         };
@@ -211,14 +272,17 @@ function renderFor(
       const dir = runtime?.dropInDir ?? placement.dir;
       const v = version(placement.defaultVersion);
       const own = `${dir}/${dropInName(suffix)}`;
-      const files = [dropIn(own, v, handlers, templates, debug)];
+      const user = userDropInFile(decision, dir, handlers.length > 0);
+      const files = [dropIn(own, v, handlers, templates, debug), user];
       const cleaned = cleanMain(
         main,
         current.get(main) ?? null,
-        (runtime?.dropInDir ?? null) === null ? importFor(dir, own, runtime, takeover) : null,
+        (runtime?.dropInDir ?? null) === null
+          ? importFor(dir, [own, ...(user.content !== null ? [user.path] : [])], runtime, takeover)
+          : null,
         v,
         ours,
-        takeover,
+        dropImport,
       );
       if (cleaned) files.push(cleaned);
       return { files, onChange };
@@ -236,6 +300,7 @@ function renderFor(
             templates,
             debug,
           ),
+          userDropInFile(decision, dir, handlers.length > 0),
         ],
         onChange,
       };
@@ -250,6 +315,7 @@ function renderFor(
             templates,
             debug,
           ),
+          userDropInFile(decision, placement.dir, handlers.length > 0),
         ],
         onChange,
       };
@@ -257,7 +323,16 @@ function renderFor(
       const template = runtime?.templatePath ?? (layout.templates[0] as string);
       return {
         files: [
-          editInPlace(template, current.get(template) ?? null, handlers, ours, templates, suffix, debug),
+          editInPlace(
+            template,
+            current.get(template) ?? null,
+            handlers,
+            ours,
+            templates,
+            suffix,
+            debug,
+            dropImport,
+          ),
         ],
         onChange,
       };
@@ -331,7 +406,7 @@ function editInPlace(
   templates: Templates,
   suffix: string,
   debug: boolean,
-  takeover: Takeover | null = null,
+  dropImport: ((entry: string) => boolean) | null = null,
 ): RenderedFile {
   const name = "containerd/handlers.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
@@ -340,9 +415,10 @@ function editInPlace(
   const parsedBefore = parseAdmin(path, before);
   // No `version` line: schema 1, which containerd 1.x still reads (with short plugin names).
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 1;
-  // A takeover: kata-deploy's imports go with the drop-ins they name (containerd refuses to start
-  // on an import of a file that is gone).
-  const cleaned = removeTables(takeover ? removeImports(before, kataDeploysImport(takeover)) : before, ours);
+  // kata-deploy's imports go with the drop-ins they name (a takeover), or because their file is
+  // gone: containerd refuses to start on an import of a missing file.
+  const withoutImports = dropImport ? removeImports(before, dropImport) : before;
+  const cleaned = removeTables(withoutImports, ours);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
@@ -363,7 +439,7 @@ function editInPlace(
   // Without a [debug] table of the admin's, one there is ours (an earlier block's, or this one's).
   checkUntouched(parsedBefore, after, name, ours, [
     ...(adminsDebug ? [] : ["debug"]),
-    ...(takeover ? ["imports"] : []),
+    ...(withoutImports !== before ? ["imports"] : []),
   ]);
   return {
     path,
@@ -376,22 +452,25 @@ function editInPlace(
     reason:
       text === null
         ? "containerd's configuration, with the Kata handlers"
-        : "the Kata handlers, added to containerd's own configuration",
+        : `the Kata handlers, added to containerd's own configuration${withoutImports !== before ? IMPORTS_GONE : ""}`,
   };
 }
+
+/** Said of a file whose kata-deploy imports go. */
+const IMPORTS_GONE = "; kata-deploy's imports out (containerd does not start on an import of a missing file)";
 
 /** containerd 2.x's main file: our old handlers out, and the import of the drop-in directory in. */
 function cleanMain(
   path: string,
   text: string | null,
-  importGlob: string | null,
+  imports: readonly string[] | null,
   version: number,
   ours: (tablePath: string[]) => boolean,
-  takeover: Takeover | null,
+  dropImport: ((entry: string) => boolean) | null,
 ): RenderedFile | null {
   if (text === null) {
-    if (importGlob === null) return null;
-    const content = `version = ${version}\nimports = [${tomlString(importGlob)}]\n`;
+    if (imports === null) return null;
+    const content = `version = ${version}\nimports = [${imports.map(tomlString).join(", ")}]\n`;
     return {
       path,
       content,
@@ -401,10 +480,12 @@ function cleanMain(
     };
   }
   const parsedBefore = parseAdmin(path, text);
-  // kata-deploy's imports of its drop-ins go (one would dangle once /opt/kata is ours: its #13141).
-  const cleanedBase = removeTables(takeover ? removeImports(text, kataDeploysImport(takeover)) : text, ours);
+  // kata-deploy's imports of its drop-ins go (one would dangle once /opt/kata is ours: its #13141),
+  // and any whose file is gone already.
+  const withoutImports = dropImport ? removeImports(text, dropImport) : text;
+  const cleanedBase = removeTables(withoutImports, ours);
   let after = cleanedBase;
-  if (importGlob !== null) after = ensureImport(after, importGlob, tomlString);
+  for (const entry of imports ?? []) after = ensureImport(after, entry, tomlString);
   if (after === text) return null;
   const parsed = parseOrNull(after);
   if (parsed === null) throw new TemplateBug("(import line)", `editing ${path} produced invalid TOML`);
@@ -415,7 +496,7 @@ function cleanMain(
     mode: 0o644,
     ...(cleanedBase !== text ? { restore: cleanedBase } : {}),
     template: "(import line)",
-    reason: "containerd's configuration: imports the Kata handlers' drop-in",
+    reason: `containerd's configuration: imports the Kata handlers' drop-in${withoutImports !== text ? IMPORTS_GONE : ""}`,
   };
 }
 

@@ -8,6 +8,7 @@ import { ENGINE_CHECKS } from "../../src/decide/engine-checks.js";
 import { parseEnv } from "../../src/decide/env.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
+import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Release } from "../../src/release/release.js";
 import { fixtureRelease } from "./artifacts.js";
@@ -52,6 +53,7 @@ export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
     overrides,
     env,
     flags: { ignorePreflightErrors: [], ...options.flags },
+    userDropIn: loadUserDropIn(options.env ?? {}),
   });
 }
 

@@ -386,3 +386,15 @@ export function k3sImportingDropIns(): NodeSpec {
   };
   return spec;
 }
+
+/** Intel with k0s: its containerd (socket /run/k0s/containerd.sock) reads /etc/k0s/containerd.d. */
+export function k0sNode(): NodeSpec {
+  const spec = intelContainerd16();
+  spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
+  spec.sockets = ["/run/k0s/containerd.sock"];
+  spec.files = {
+    "/etc/k0s/containerd.toml":
+      '# k0s_managed=true\nversion = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n',
+  };
+  return spec;
+}

@@ -4,6 +4,7 @@ import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
+import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Host } from "../../src/host/host.js";
@@ -44,6 +45,7 @@ export async function planOn(
     overrides,
     env: parseEnv(options.env ?? {}, facts.arch),
     flags: { ignorePreflightErrors: [], ...options.flags },
+    userDropIn: loadUserDropIn(options.env ?? {}),
   });
   const installed = await installedState(journalFor(host, installDir(decision)));
   const changeset = await render(decision, facts, withRelease, templates, host, installed);

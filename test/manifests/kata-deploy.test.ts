@@ -323,7 +323,37 @@ describe("the chart's own values files read", () => {
     expect(run.stderr).toMatch(
       /:10: snapshotter\.erofsSnapshotterMode, snapshotter\.erofsDmverity: not carried/,
     );
-    expect(run.stderr).toMatch(/:14: containerd\.userDropIn: not carried/);
+    // containerd.userDropIn: mounted beside the overrides, named to every node's install.
+    expect(run.stderr).not.toMatch(/containerd\.userDropIn/);
+    const { env, container, pod } = daemonSetOf(run.docs);
+    expect(env.CONTAINERD_USER_DROP_IN_SOURCE_FILE).toBe("/etc/kata-install/containerd-user-dropin.toml");
+    const cm = run.docs.find(
+      (d) => d.kind === "ConfigMap" && d.metadata.name === "kata-deploy-overrides",
+    ) as Obj & {
+      data: Record<string, string>;
+    };
+    expect(cm.data["containerd-user-dropin.toml"]).toBe(
+      "[plugins.'io.containerd.snapshotter.v1.erofs']\n  enable_fsverity = false\n",
+    );
+    expect(container.volumeMounts).toContainEqual({
+      name: "overrides",
+      mountPath: "/etc/kata-install",
+      readOnly: true,
+    });
+    expect(pod.volumes).toContainEqual({ name: "overrides", configMap: { name: "kata-deploy-overrides" } });
+  });
+
+  it("a containerd.userDropIn containerd could not load stops manifests, named", () => {
+    const run = manifests(
+      valuesFile(
+        "containerd:\n  userDropIn: |\n    [plugins.'io.containerd.snapshotter.v1.erofs'\n",
+        "values.yaml",
+      ),
+    );
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /containerd_user_drop_in: invalid TOML at line 1, .*: containerd could not load it/,
+    );
   });
 
   it("try-kata-nvidia-cpu: the release's NVIDIA CPU shims go to the nodes, each with its RuntimeClass", () => {

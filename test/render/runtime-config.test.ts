@@ -9,7 +9,7 @@ import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
 import { dig } from "../../src/detect/toml.js";
 import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
-import { catalog } from "../helpers/decide.js";
+import { catalog, releaseFor } from "../helpers/decide.js";
 import { intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
@@ -232,13 +232,29 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     expect(changeset.actions.find((a) => a.kind === "restart-runtime")?.target).toBe("k3s");
   });
 
-  it("k0s: containerd.d/, and no restart", async () => {
+  it("k0s: containerd.d/, then its worker restarted (k0s merges CRI drop-ins only when the worker starts)", async () => {
     const spec = intelContainerd16();
     spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
     spec.files = { "/etc/k0s/containerd.toml": 'version = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n' };
-    const { changeset } = await planOn(buildHost(spec).host);
-    expect(changeAt(changeset, "/etc/k0s/containerd.d/50-kata-install.toml")?.action).toBe("create");
-    expect(changeset.actions.filter((a) => a.kind !== "pull-artifact")).toEqual([]);
+    const { decision, changeset } = await planOn(buildHost(spec).host);
+    const dropIn = changeAt(changeset, "/etc/k0s/containerd.d/50-kata-install.toml");
+    expect(dropIn?.action).toBe("create");
+    expect(Object.keys(runtimesOf(dump(writeOut("k0s/kata.toml", dropIn?.after as string))))).toContain(
+      "kata-qemu",
+    );
+    expect(changeset.actions.filter((a) => a.kind !== "pull-artifact")).toEqual([
+      {
+        kind: "restart-runtime",
+        target: "k0s",
+        reason:
+          "k0s merges containerd.d's runtime handlers into containerd's configuration only when its worker starts",
+      },
+    ]);
+    expect(decision.checks.find((c) => c.id === "runtime-restart")).toMatchObject({
+      status: "fail",
+      severity: "info",
+      rule: "k0s-restarted",
+    });
   });
 
   it("microk8s: its containerd template, edited in place", async () => {
@@ -428,15 +444,33 @@ describe("kata-deploy's other per-node settings", () => {
     expect(admins.crio.storage_option).toBeUndefined();
   });
 
-  it("k0s: the Go shims get k0s's kubelet directory, the Rust ones do not (as kata-deploy)", async () => {
+  it("k0s: every shim whose configuration has kubelet_root_dir gets k0s's, through the decision", async () => {
     const spec = intelContainerd16();
     spec.commands = { "/usr/local/bin/k0s": 'echo "v1.31.2+k0s.0"' };
     spec.files = { "/etc/k0s/containerd.toml": 'version = 2\nimports = ["/etc/k0s/containerd.d/*.toml"]\n' };
-    const { decision } = await planOn(buildHost(spec).host, { env: { SHIMS: "qemu qemu-runtime-rs" } });
-    expect(decision.config.qemu?.["runtime.kubelet_root_dir"]).toMatchObject({
-      value: "/var/lib/k0s/kubelet",
-      source: { kind: "rule", name: "k0s-kubelet-root" },
+    const release = releaseFor("x86_64");
+    const shims = ["qemu", "clh", "qemu-nvidia-cpu", "qemu-nvidia-gpu-runtime-rs", "qemu-runtime-rs"];
+    const { decision, changeset } = await planOn(buildHost(spec).host, {
+      flags: { shims, ignorePreflightErrors: ["all"] },
     });
+    for (const shim of shims) {
+      const has = release.shims.get(shim)?.config.keys.has("runtime.kubelet_root_dir");
+      const decided = decision.config[shim]?.["runtime.kubelet_root_dir"];
+      if (!has) {
+        expect(decided, shim).toBeUndefined();
+        continue;
+      }
+      expect(decided, shim).toMatchObject({
+        value: "/var/lib/k0s/kubelet",
+        source: { kind: "rule", name: "k0s-kubelet-root" },
+      });
+      // Rendered into the shim's config.d drop-in, which Kata reads over the release's file.
+      const dir = `/opt/kata/share/defaults/kata-containers/${release.shims.get(shim)?.runtime === "rust" ? "runtime-rs/" : ""}runtimes/${shim}`;
+      const dropIn = parse(changeAt(changeset, `${dir}/config.d/50-kata-install.toml`)?.after as string);
+      expect(dig(dropIn, ["runtime", "kubelet_root_dir"]), shim).toBe("/var/lib/k0s/kubelet");
+    }
+    // The Rust NVIDIA shims have the key in 4.1.0 (kata-deploy leaves every Rust shim out); qemu-runtime-rs has not.
+    expect(decision.config["qemu-nvidia-gpu-runtime-rs"]?.["runtime.kubelet_root_dir"]).toBeDefined();
     expect(decision.config["qemu-runtime-rs"]?.["runtime.kubelet_root_dir"]).toBeUndefined();
   });
 
@@ -471,5 +505,122 @@ describe("kata-deploy's other per-node settings", () => {
     await expect(planOn(buildHost(spec).host, { env: { DEBUG: "true" } })).rejects.toThrow(
       /kata-qemu-debug \(\/etc\/containerd\/config\.toml\) is a handler of the node's own, for \/etc\/kata-containers\/my-debug\.toml; DEBUG's debug handler needs the name: rename it, or leave DEBUG unset/,
     );
+  });
+});
+
+describe("kata-deploy's import of a drop-in that is gone", () => {
+  const STALE = "/opt/kata/containerd/config.d/kata-deploy.toml";
+  /** The real containerd's error for a file, or null when it loads. */
+  const loadError = (file: string): string | null => {
+    try {
+      dump(file);
+      return null;
+    } catch (error) {
+      return String((error as { stderr?: string }).stderr ?? error);
+    }
+  };
+
+  it("containerd 1.x: taken out of config.toml as the handlers go in; the real containerd loads the result, not the original", async () => {
+    const spec = intelContainerd16();
+    const admins = writeOut("stale/admins-import.toml", "# the admin's own import, which stays\n");
+    const original = `imports = [${JSON.stringify(admins)}, "${STALE}"]\n${spec.files?.["/etc/containerd/config.toml"]}`;
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": original };
+    const { facts, changeset } = await planOn(buildHost(spec).host);
+    expect(facts.kata.managedBy).not.toBe("kata-deploy"); // no takeover: kata-deploy's tree is gone
+    expect(loadError(writeOut("stale/original.toml", original))).toMatch(
+      /kata-deploy\.toml: no such file or directory/,
+    );
+    const edited = changeAt(changeset, "/etc/containerd/config.toml");
+    expect(edited?.after).toContain(`imports = [${JSON.stringify(admins)}]\n`);
+    expect(edited?.after).not.toContain("kata-deploy.toml");
+    expect(edited?.reason).toMatch(/kata-deploy's imports out/);
+    expect(loadError(writeOut("stale/after.toml", edited?.after as string))).toBeNull();
+    expect(
+      runtimesOf(dump(writeOut("stale/after.toml", edited?.after as string)))["kata-qemu"],
+    ).toBeDefined();
+    // Uninstall gives the file back without it: restoring it would stop containerd again.
+    expect(edited?.restore).toBe(original.replace(`, "${STALE}"`, ""));
+  });
+
+  it("containerd 2.x: taken out of the main file, also when nothing else there changes", async () => {
+    const main = `version = 2\nimports = ["/etc/containerd/conf.d/*.toml", "${STALE}"]\n`;
+    const { changeset } = await planOn(buildHost(containerd2(main)).host);
+    const edited = changeAt(changeset, "/etc/containerd/config.toml");
+    expect(edited?.after).toBe('version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n');
+    expect(loadError(writeOut("stale2/main.toml", main))).toMatch(/no such file or directory/);
+    expect(loadError(writeOut("stale2/after.toml", edited?.after as string))).toBeNull();
+    expect(changeset.actions.map((a) => a.kind)).toContain("restart-runtime");
+  });
+
+  it("with no shim to install, and for kata-deploy's user drop-in and suffixed names too", async () => {
+    const spec = containerd2(
+      `version = 2\nimports = ["/opt/kata-ci/containerd/config.d/kata-deploy-ci.toml", "/opt/kata/containerd/config.d/zz-kata-deploy-user.toml"]\n`,
+    );
+    spec.kvmDevice = false;
+    const { decision, changeset } = await planOn(buildHost(spec).host);
+    expect(decision.shims).toEqual([]);
+    const after = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
+    expect(parse(after).imports ?? []).not.toContainEqual(expect.stringContaining("kata-deploy"));
+    expect(after).not.toContain("kata-deploy");
+  });
+
+  it("one whose file is there stays: that is another install's (only a takeover makes it kata-install's)", async () => {
+    const spec = containerd2(
+      `version = 2\nimports = ["/etc/containerd/conf.d/*.toml", "/opt/other/kata-deploy.toml"]\n`,
+      {
+        files: { "/opt/other/kata-deploy.toml": "version = 2\n" },
+      },
+    );
+    const { changeset } = await planOn(buildHost(spec).host);
+    expect(changeAt(changeset, "/etc/containerd/config.toml")).toBeUndefined();
+  });
+});
+
+describe("the erofs snapshotter: built into containerd from 2.2", () => {
+  const onContainerd = (version: string, files: Record<string, string> = {}) => {
+    const spec = containerd2('version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n', { files });
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/containerd": `echo "containerd containerd.io ${version} 0123abcd"`,
+    };
+    return buildHost(spec).host;
+  };
+  const env = { SHIMS: "qemu-runtime-rs qemu", SNAPSHOTTER_HANDLER_MAPPING: "qemu-runtime-rs:erofs" };
+
+  it("containerd 2.2: a mapping to erofs is taken without an erofs table in the node's configuration", async () => {
+    const { facts, decision, changeset } = await planOn(onContainerd("2.2.0"), { env });
+    expect(facts.runtime.snapshotters).toEqual([]);
+    expect(decision.checks.find((c) => c.id === "handler-snapshotter")).toBeUndefined();
+    const dropIn = parse(changeAt(changeset, "/etc/containerd/conf.d/50-kata-install.toml")?.after as string);
+    expect(
+      dig(dropIn, [
+        "plugins",
+        "io.containerd.cri.v1.runtime",
+        "containerd",
+        "runtimes",
+        "kata-qemu-runtime-rs",
+      ]),
+    ).toMatchObject({ snapshotter: "erofs" });
+    expect(dig(dropIn, ["plugins", "io.containerd.cri.v1.images", "runtime_platforms"])).toEqual({
+      "kata-qemu-runtime-rs": { snapshotter: "erofs" },
+    });
+  });
+
+  it("containerd 2.1: refused unless the node configures erofs; configured, taken", async () => {
+    const refused = await planOn(onContainerd("2.1.5"), { env });
+    expect(refused.decision.checks.find((c) => c.id === "handler-snapshotter")).toMatchObject({
+      severity: "error",
+      message:
+        'SNAPSHOTTER_HANDLER_MAPPING maps qemu-runtime-rs to the snapshotter "erofs", which is not configured on this node',
+      hint: "configure it in containerd (configured here: native, overlayfs), or map the handler to one of those",
+    });
+    const configured = await planOn(
+      onContainerd("2.1.5", {
+        "/etc/containerd/conf.d/10-erofs.toml":
+          'version = 3\n[plugins."io.containerd.snapshotter.v1.erofs"]\n  default_size = "10G"\n',
+      }),
+      { env },
+    );
+    expect(configured.decision.checks.find((c) => c.id === "handler-snapshotter")).toBeUndefined();
   });
 });

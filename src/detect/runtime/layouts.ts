@@ -39,7 +39,7 @@ export interface RuntimeLayout {
   /** Arguments that make the binary print its version. */
   versionArgs: string[];
   handlers: HandlerPlacement;
-  /** Null: the runtime picks changes up by itself. */
+  /** Null: the runtime picks changes up by itself (none does today). */
   restart: RuntimeRestart | null;
 }
 
@@ -65,9 +65,17 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     templates: [],
     versionArgs: ["version"],
     handlers: { kind: "drop-in-dir", dir: "/etc/k0s/containerd.d", defaultVersion: 2 },
-    // k0s watches containerd.d and reloads containerd itself; restarting k0s would restart the
-    // node's control components.
-    restart: null,
+    // k0s merges a containerd.d drop-in with a CRI table (ours) into containerd's configuration
+    // only when its worker component starts; on a change it only signals containerd, which keeps
+    // the configuration it started with. So the worker's unit is restarted: k0sworker, or
+    // k0scontroller on a controller that runs workloads.
+    restart: {
+      verb: "restart",
+      target: "k0s",
+      units: ["k0sworker", "k0scontroller"],
+      reason:
+        "k0s merges containerd.d's runtime handlers into containerd's configuration only when its worker starts",
+    },
   },
   k3s: {
     kind: "k3s",

@@ -141,10 +141,9 @@ export function mapChartValues(
   };
   dropped(["containerd", "runtimeSocket"], "kata-install finds containerd's socket on the node");
   direct(["containerd", "configFileName"], "containerd_config_file_name");
-  dropped(
-    ["containerd", "userDropIn"],
-    "kata-install writes only Kata's handlers into containerd's configuration: put your own containerd drop-in on the nodes",
-  );
+  if (String(value(["containerd", "userDropIn"]) ?? "").trim() === "")
+    ledger.noEffect(["containerd", "userDropIn"], "empty");
+  else direct(["containerd", "userDropIn"], "containerd_user_drop_in");
 
   // Where the DaemonSet runs, and its pod.
   direct(["nodeSelector"], "node_selector");
@@ -308,6 +307,12 @@ function mapShims(
   > = Object.fromEntries(
     arches.map((a) => [a, { shims: [], annotations: [], snapshotters: [], pulls: [], force: [] }]),
   );
+  // The chart's defaults of shims whose settings this file leaves alone (each node applies them
+  // itself), per architecture: a mapping variable given is the whole mapping on the nodes, so
+  // where one is written for another shim's sake, these go into it too.
+  const chartDefaults: Record<string, { snapshotters: string[]; pulls: string[] }> = Object.fromEntries(
+    arches.map((a) => [a, { snapshotters: [], pulls: [] }]),
+  );
   const proxies: Record<"httpsProxy" | "noProxy", string[]> = { httpsProxy: [], noProxy: [] };
   const rc = base.runtime_classes as Table;
   // A shim of kata-deploy's chart is one of Kata's releases: the nodes install it from theirs
@@ -363,6 +368,8 @@ function mapShims(
 
     const containerd = (eff.containerd ?? {}) as Table;
     const crio = (eff.crio ?? {}) as Table;
+    const dfltContainerd = (dflt.containerd ?? {}) as Table;
+    const dfltCrio = (dflt.crio ?? {}) as Table;
     for (const a of shimArches) {
       const l = lists[a];
       if (l === undefined) continue;
@@ -371,11 +378,26 @@ function mapShims(
         l.annotations.push(`${name}:${annotations.join(",")}`);
       if (counts("containerd", "snapshotter") && containerd.snapshotter)
         l.snapshotters.push(`${name}:${containerd.snapshotter}`);
+      else if (!counts("containerd", "snapshotter") && dfltContainerd.snapshotter)
+        chartDefaults[a]?.snapshotters.push(`${name}:${dfltContainerd.snapshotter}`);
       const force = counts("containerd", "forceGuestPull") && containerd.forceGuestPull === true;
       if (force) l.force.push(name);
       if (force || (counts("crio", "guestPull") && crio.guestPull === true))
         l.pulls.push(`${name}:guest-pull`);
+      else if (!counts("crio", "guestPull") && dfltCrio.guestPull === true)
+        chartDefaults[a]?.pulls.push(`${name}:guest-pull`);
     }
+    // A default of the chart's turned off (a confidential shim's nydus or guest pull): said to the
+    // nodes in the overrides file, which beats the default each node would otherwise apply.
+    if (counts("containerd", "snapshotter") && !containerd.snapshotter && dfltContainerd.snapshotter)
+      set(overlay, `overrides.handlers.${name}.snapshotter`, "");
+    if (
+      counts("crio", "guestPull") &&
+      crio.guestPull !== true &&
+      containerd.forceGuestPull !== true &&
+      dfltCrio.guestPull === true
+    )
+      set(overlay, `overrides.handlers.${name}.pull_type`, "default");
     account(["allowedHypervisorAnnotations"], "ALLOWED_HYPERVISOR_ANNOTATIONS_<ARCH>");
     account(["containerd", "snapshotter"], "SNAPSHOTTER_HANDLER_MAPPING_<ARCH>");
     account(
@@ -441,9 +463,15 @@ function mapShims(
     const arch = CHART_ARCHES[a];
     if (l.annotations.length > 0)
       set(overlay, `arch.${arch}.allowed_hypervisor_annotations`, l.annotations.join(" "));
+    const d = chartDefaults[a] as { snapshotters: string[]; pulls: string[] };
     if (l.snapshotters.length > 0)
-      set(overlay, `arch.${arch}.snapshotter_handler_mapping`, l.snapshotters.join(","));
-    if (l.pulls.length > 0) set(overlay, `arch.${arch}.pull_type_mapping`, l.pulls.join(","));
+      set(
+        overlay,
+        `arch.${arch}.snapshotter_handler_mapping`,
+        [...l.snapshotters, ...d.snapshotters].join(","),
+      );
+    if (l.pulls.length > 0)
+      set(overlay, `arch.${arch}.pull_type_mapping`, [...l.pulls, ...d.pulls].join(","));
     if (l.force.length > 0) set(overlay, `arch.${arch}.force_guest_pull`, l.force.join(","));
   }
   if (proxies.httpsProxy.length > 0) overlay.agent_https_proxy = proxies.httpsProxy.join(";");
