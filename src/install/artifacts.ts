@@ -75,6 +75,7 @@ export { ArtifactError };
 export function directorySource(dir: string, catalogue: ArtifactCatalogue): ArtifactSource {
   // Listed once a run: a plan lists each image for its release, and again for its path check.
   const listed = new Map<string, ListedEntry[]>();
+  const identities = new Map<string, string>();
   /** The artifact's entries, checked, in order: files with their mode, links with their target. */
   const entries = (artifact: string) => {
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(artifact))
@@ -150,14 +151,20 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
       return listing;
     },
     async identify(artifact) {
-      // A directory has no digest of its own: its content is hashed (read, nothing written).
-      const digest = createHash("sha256");
-      for (const e of entries(artifact)) {
-        digest.update(`${e.file}\0${e.mode}\0${e.link ?? ""}\0`);
-        if (e.link === undefined) digest.update(fs.readFileSync(e.full));
-        digest.update("\0");
+      // A directory has no digest of its own: its content is hashed (read, nothing written), once
+      // a run (a plan asks for meta's, then for every installed artifact's).
+      let id = identities.get(artifact);
+      if (id === undefined) {
+        const digest = createHash("sha256");
+        for (const e of entries(artifact)) {
+          digest.update(`${e.file}\0${e.mode}\0${e.link ?? ""}\0`);
+          if (e.link === undefined) digest.update(fs.readFileSync(e.full));
+          digest.update("\0");
+        }
+        id = `dir:${digest.digest("hex")}`;
+        identities.set(artifact, id);
       }
-      return `dir:${digest.digest("hex")}`;
+      return id;
     },
     async extract(artifact, into) {
       const buffer = Buffer.allocUnsafe(1 << 20);
