@@ -25,7 +25,7 @@ export function readInput(file: string, maxBytes: number): InputRead {
     const odd = oddFile(st);
     if (odd !== null) return { ok: false, missing: false, reason: odd };
     if (st.size > maxBytes) return { ok: false, missing: false, reason: tooBig(maxBytes) };
-    const bytes = readBounded(fd, maxBytes);
+    const bytes = readBounded(fd, maxBytes, st.size);
     return bytes === null ? { ok: false, missing: false, reason: tooBig(maxBytes) } : { ok: true, bytes };
   } catch (error) {
     return failure(error);
@@ -39,8 +39,8 @@ export function readInput(file: string, maxBytes: number): InputRead {
  * read, or one whose size procfs does not say). One buffer of the size the file says it has, so
  * that reading a small file allocates no more than it holds.
  */
-export function readBounded(fd: number, maxBytes: number): Buffer | null {
-  let buffer = Buffer.allocUnsafe(Math.min(maxBytes, fs.fstatSync(fd).size) + 1);
+export function readBounded(fd: number, maxBytes: number, size = fs.fstatSync(fd).size): Buffer | null {
+  let buffer = Buffer.allocUnsafe(Math.min(maxBytes, size) + 1);
   let total = 0;
   for (;;) {
     if (total === buffer.length) {

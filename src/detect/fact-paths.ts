@@ -103,9 +103,20 @@ function kindOf(def: Def): ValueKind {
 }
 
 /** The value at a dotted path of a plain object; undefined when any step is missing. */
+/** A path's segments, split once: a report asks the same few dozen paths of thousands of nodes. */
+const SEGMENTS = new Map<string, readonly string[]>();
+function segmentsOf(path: string): readonly string[] {
+  let segments = SEGMENTS.get(path);
+  if (segments === undefined) {
+    segments = path.split(".");
+    SEGMENTS.set(path, segments);
+  }
+  return segments;
+}
+
 export function valueAt(document: unknown, path: string): unknown {
   let current = document;
-  for (const segment of path.split(".")) {
+  for (const segment of segmentsOf(path)) {
     if (current === null || typeof current !== "object") return undefined;
     current = (current as Record<string, unknown>)[segment];
   }

@@ -77,23 +77,8 @@ export function summarize(
     const state = facts.kernel.modules[name]?.state;
     if (state !== undefined) modules[name] = state !== "missing";
   }
-  const ruled: Record<string, Record<string, unknown>> = {};
-  for (const [shim, keys] of Object.entries(decision.config)) {
-    for (const [key, decided] of Object.entries(keys)) {
-      if (decided.source.kind !== "rule") continue;
-      ruled[shim] ??= {};
-      (ruled[shim] as Record<string, unknown>)[key] = decided.value;
-    }
-  }
   const qemu = facts.hypervisors.qemu;
-  const sharedFs: Record<string, string> = {};
-  for (const shim of decision.shims) {
-    const key = Object.keys(decision.config[shim.name] ?? {}).find((k) =>
-      /^hypervisor\.[^.]+\.shared_fs$/.test(k),
-    );
-    const value = key === undefined ? defaultSharedFs(shim.name) : decision.config[shim.name]?.[key]?.value;
-    if (typeof value === "string") sharedFs[shim.name] = value;
-  }
+  const decided = decidedPart(decision, defaultSharedFs);
   return {
     v: 1,
     arch: facts.arch,
@@ -111,6 +96,51 @@ export function summarize(
       .sort(),
     runtime: { kind: facts.runtime.kind, version: facts.runtime.version },
     kata: facts.kata.version,
+    shims: decided.shims,
+    defaultShim: decided.defaultShim,
+    sharedFs: decided.sharedFs,
+    failed: decided.failed,
+    ruled: decided.ruled,
+    gpus: gpuVendors(facts),
+    distro: decided.distro,
+    checks: decided.checks,
+    ...(factPaths.length > 0
+      ? { facts: Object.fromEntries(factPaths.map((p) => [p, scalarAt(facts, p)])) }
+      : {}),
+  };
+}
+
+type DecidedPart = Pick<
+  NodeSummary,
+  "shims" | "defaultShim" | "sharedFs" | "failed" | "ruled" | "distro" | "checks"
+>;
+
+/**
+ * What a summary takes from the decision alone. A report decides once per kind of node and
+ * summarises thousands of nodes with one decision: worked out once per decision (the
+ * shared_fs default is the catalogue's, the same for every call of a run).
+ */
+const DECIDED = new WeakMap<Decision, DecidedPart>();
+function decidedPart(decision: Decision, defaultSharedFs: (shim: string) => string | undefined): DecidedPart {
+  const known = DECIDED.get(decision);
+  if (known !== undefined) return known;
+  const ruled: Record<string, Record<string, unknown>> = {};
+  for (const [shim, keys] of Object.entries(decision.config)) {
+    for (const [key, decided] of Object.entries(keys)) {
+      if (decided.source.kind !== "rule") continue;
+      ruled[shim] ??= {};
+      (ruled[shim] as Record<string, unknown>)[key] = decided.value;
+    }
+  }
+  const sharedFs: Record<string, string> = {};
+  for (const shim of decision.shims) {
+    const key = Object.keys(decision.config[shim.name] ?? {}).find((k) =>
+      /^hypervisor\.[^.]+\.shared_fs$/.test(k),
+    );
+    const value = key === undefined ? defaultSharedFs(shim.name) : decision.config[shim.name]?.[key]?.value;
+    if (typeof value === "string") sharedFs[shim.name] = value;
+  }
+  const part: DecidedPart = {
     shims: decision.shims.map((s) => s.name).sort(),
     defaultShim: decision.defaultShim?.value ?? null,
     sharedFs,
@@ -119,7 +149,6 @@ export function summarize(
       .map((c) => c.id)
       .sort(),
     ruled,
-    gpus: gpuVendors(facts),
     distro: decision.artifacts
       .filter((a) => a.from === "distro")
       .map((a) => a.name)
@@ -128,10 +157,9 @@ export function summarize(
       .filter((c) => c.status === "fail" && c.severity !== "info")
       .map((c) => ({ id: c.id, severity: c.severity, message: c.message }))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
-    ...(factPaths.length > 0
-      ? { facts: Object.fromEntries(factPaths.map((p) => [p, scalarAt(facts, p)])) }
-      : {}),
   };
+  DECIDED.set(decision, part);
+  return part;
 }
 
 /**
