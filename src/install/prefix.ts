@@ -26,7 +26,7 @@ export function recordedVersions(journal: Journal | null): Set<string> {
   return out;
 }
 
-/** What kata-deploy 4.x puts at the top of its prefix: what a takeover moves aside, and only that. */
+/** What kata-deploy puts at the top of its prefix: what a takeover moves aside, and only that. */
 export const KATA_DEPLOY_ENTRIES = [
   "bin",
   "containerd",
@@ -34,6 +34,8 @@ export const KATA_DEPLOY_ENTRIES = [
   "lib",
   "libexec",
   "nydus-for-kata-tee",
+  // 3.x's EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus (the takeover-snapshotter check names it first).
+  "nydus-snapshotter",
   "runtime-rs",
   "share",
   "VERSION",

@@ -180,3 +180,31 @@ describe("a CRI-O node kata-deploy 3.x installed (99-kata-deploy naming the rele
       if (!p.startsWith("opt") && p !== dropIn) expect(after[p], p).toEqual(v);
   });
 });
+
+describe("a node kata-deploy 3.x set nydus-snapshotter up on", () => {
+  it("is refused by takeover-snapshotter alone, naming its unit and binaries; the prefix is still kata-deploy's to take over", async () => {
+    const host = await nodeOf(intelContainerd16(), (root) => {
+      olderTree(root);
+      fs.writeFileSync(
+        path.join(root, "etc/containerd/config.toml"),
+        `${CONTAINERD_V2_MAIN}\n${handler("qemu")}`,
+      );
+      fs.mkdirSync(path.join(root, "opt/kata/nydus-snapshotter"), { recursive: true });
+      fs.writeFileSync(path.join(root, "opt/kata/nydus-snapshotter/containerd-nydus-grpc"), "#!/bin/sh\n");
+      fs.mkdirSync(path.join(root, "etc/systemd/system"), { recursive: true });
+      fs.writeFileSync(
+        path.join(root, "etc/systemd/system/nydus-snapshotter.service"),
+        "[Service]\nExecStart=/opt/kata/nydus-snapshotter/containerd-nydus-grpc\n",
+      );
+    });
+    const plan = host.cli("plan", "--json");
+    expect(plan.status).toBe(1);
+    const failed = (JSON.parse(plan.stdout).checks as Array<Check & { severity: string }>).filter(
+      (c) => c.status === "fail" && c.severity === "error",
+    );
+    expect(failed.map((c) => c.id)).toEqual(["takeover-snapshotter"]);
+    expect(failed[0]?.message).toContain(
+      "/opt/kata/nydus-snapshotter; /etc/systemd/system/nydus-snapshotter.service",
+    );
+  });
+});
