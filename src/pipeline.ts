@@ -1,7 +1,6 @@
 // The stages: detect → read the release → decide → render (→ install). Progress goes to stderr
 // (listr2's live view on a terminal, plain lines otherwise), so stdout stays clean for the plan or
 // its JSON. The stage functions know nothing of this: each stage calls one and keeps its result.
-import type { DecideCommandOptions } from "./commands/decide-run.js";
 import type { Catalog } from "./decide/catalog.js";
 import type { Decision } from "./decide/decision.js";
 import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
@@ -9,6 +8,7 @@ import { detectOptionsFromEnv } from "./detect/context.js";
 import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
+import type { StrategyName } from "./host/command.js";
 import type { Host } from "./host/host.js";
 import { openHost } from "./host/open.js";
 import type { ArtifactSource } from "./install/artifacts.js";
@@ -19,6 +19,21 @@ import type { Changeset } from "./render/changeset.js";
 import { installDir, installDirFromEnv } from "./render/layout.js";
 import { render } from "./render/render.js";
 import { loadTemplates, type Templates } from "./render/templates.js";
+
+/** What every deciding command takes from its command line: the stages' input. */
+export interface DecideCommandOptions {
+  hostRoot: string;
+  hostExec?: StrategyName;
+  facts?: string;
+  overrides?: string;
+  shims?: string;
+  defaultShim?: string;
+  ignorePreflightErrors?: string;
+  json?: boolean;
+  /** The artifact source whose release is read (else the release installed on the node). */
+  artifacts?: string;
+  artifactsTag?: string;
+}
 
 export interface Planned {
   prepared: Prepared;

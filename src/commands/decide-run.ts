@@ -5,24 +5,10 @@ import { type DecideOptions, decideFor, prepare } from "../decide/prepare.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
-import type { StrategyName } from "../host/command.js";
 import { openHost } from "../host/open.js";
 import { parseArtifactSpecifier } from "../install/open-source.js";
+import type { DecideCommandOptions } from "../pipeline.js";
 import { readRelease } from "../release/read.js";
-
-export interface DecideCommandOptions {
-  hostRoot: string;
-  hostExec?: StrategyName;
-  facts?: string;
-  overrides?: string;
-  shims?: string;
-  defaultShim?: string;
-  ignorePreflightErrors?: string;
-  json?: boolean;
-  /** The artifact source whose release is read (else the release installed on the node). */
-  artifacts?: string;
-  artifactsTag?: string;
-}
 
 export async function runDecide(options: DecideCommandOptions, env?: DecideOptions["env"]) {
   const prepared = prepare({ ...options, env });
@@ -36,3 +22,5 @@ export async function runDecide(options: DecideCommandOptions, env?: DecideOptio
   const { decision, catalog } = decideFor(prepared, facts, release);
   return { prepared, facts, decision, catalog, release, host };
 }
+
+export type { DecideCommandOptions };

@@ -16,8 +16,8 @@ import {
 } from "../install/plan-inputs.js";
 import { differences, SAVED_PLAN_VERSION, type SavedPlan, writeSavedPlan } from "../install/saved-plan.js";
 import { planDocument } from "../output/plan.js";
-import { PlanJson } from "../output/plan-schema.js";
 import type { Planned } from "../pipeline.js";
+import { PlanJson } from "../plan-schema.js";
 import { hash } from "../render/changeset.js";
 import type { PlanOptions } from "./plan.js";
 

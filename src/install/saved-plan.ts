@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { UserError } from "../errors.js";
 import { parseJson, readDocument } from "../json-file.js";
-import { PlanJson, Sha256 } from "../output/plan-schema.js";
+import { PlanJson, Sha256 } from "../plan-schema.js";
 import { keyPath } from "../schema.js";
 import { writeFileAtomically } from "../write-file.js";
 

@@ -2,7 +2,7 @@
 // ("changes[].path"; "hint?" when it may be absent) and its type, so a test can hold the README's
 // field tables to the schemas they document.
 import type * as z from "zod/mini";
-import { Sha256 } from "../../src/output/plan-schema.js";
+import { Sha256 } from "../../src/plan-schema.js";
 
 interface Def {
   type: string;

@@ -1,9 +1,10 @@
 // The schema of `plan --json`: what a saved plan holds and is checked against when it is loaded, and
 // what the README documents (a test compares the two). The document itself is built in
-// output/plan.ts; a saved plan's is rendered by renderPlan, so a field PlanDocument needs and this
+// output/plan.ts (the writer); saved plans are read by install/saved-plan.ts (the reader), so it sits
+// beside both; a saved plan's is rendered by renderPlan, so a field PlanDocument needs and this
 // lacks does not compile, and the tests parse real plans with it (strict: no field it lacks passes).
 import * as z from "zod/mini";
-import "../schema.js";
+import "./schema.js";
 
 export const Sha256 = z.string().check(z.regex(/^[0-9a-f]{64}$/, "expected a sha256, 64 hex digits"));
 

@@ -3,12 +3,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PlanJson } from "../../src/output/plan-schema.js";
-import { artifactDir } from "../helpers/artifacts.js";
-import { runCli } from "../helpers/cli.js";
-import { amdSnpCrio, gpuDistroQemuK3s, intelContainerd16 } from "../helpers/nodes.js";
-import { readmeFields, schemaFields } from "../helpers/schema-fields.js";
-import { buildHost, removeTestHosts } from "../helpers/test-host.js";
+import { PlanJson } from "../src/plan-schema.js";
+import { artifactDir } from "./helpers/artifacts.js";
+import { runCli } from "./helpers/cli.js";
+import { amdSnpCrio, gpuDistroQemuK3s, intelContainerd16 } from "./helpers/nodes.js";
+import { readmeFields, schemaFields } from "./helpers/schema-fields.js";
+import { buildHost, removeTestHosts } from "./helpers/test-host.js";
 
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
