@@ -20,6 +20,7 @@ export const ENGINE_CHECKS = [
   "guest-pull-default",
   "snapshotter-setup",
   "erofs-kernel",
+  "erofs-utils",
   "erofs-merge-mode",
   ...RELEASE_CHECKS,
 ] as const;

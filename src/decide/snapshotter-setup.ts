@@ -1,10 +1,11 @@
 // EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs, decided: containerd's built-in erofs snapshotter set up as
 // kata-deploy sets it up (its configure_erofs_snapshotter), in kata-install's own containerd drop-in
 // so that it is journalled and goes with uninstall. Checked as kata-deploy checks it before it
-// writes anything: containerd 2.2 or later, the kernel's erofs (and dm-verity) support, no Go
-// runtime shim on merged erofs; refused where containerd's own file is edited in place, and
-// ignored (said) on CRI-O.
+// writes anything: containerd 2.2 or later, the kernel's erofs (and dm-verity) support, the node's
+// mkfs.erofs and its options, no Go runtime shim on merged erofs; refused where containerd's own
+// file is edited in place, and ignored (said) on CRI-O.
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { MKFS_EROFS_OPTIONS } from "../detect/runtime/mkfs-erofs.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { compareVersions, versionParts } from "../version.js";
 import type { DecideInput } from "./decide.js";
@@ -12,6 +13,8 @@ import type { Check, CustomRuntime, ErofsSetup, HandlerSettings } from "./decisi
 import { type Decided, describeSource, Ladder } from "./provenance.js";
 import { type ErofsMergeMode, type ErofsSnapshotterMode, SETUP_VARIABLE } from "./setup-env.js";
 
+/** The erofs-utils that has the options kata-deploy's mkfs_options pass (kata-deploy's MIN_EROFS_UTILS_VERSION). */
+const EROFS_UTILS = "1.8.2";
 /** kata-deploy's check_containerd_erofs_version_support: 2.2.0 or newer. */
 export const EROFS_CONTAINERD = [2, 2];
 const ASKED = `${SETUP_VARIABLE}=erofs`;
@@ -108,7 +111,7 @@ export function erofsSetup(
     );
   if (edited) return { setup: null, checks };
   const setup = decideSetup(input);
-  checks.push(...kernelChecks(input, setup.dmverity.value));
+  checks.push(...kernelChecks(input, setup.dmverity.value), ...mkfsChecks(input));
   return { setup, checks };
 }
 
@@ -159,6 +162,46 @@ function kernelChecks(input: DecideInput, dmverity: boolean): Check[] {
         .map(([name]) => `${name} (${modules[name as string]?.via})`)
         .join(", ")}`,
       `load or build in ${missing.map(([, symbol]) => symbol).join(", ")}, and make it persistent across reboots`,
+    ),
+  ];
+}
+
+/**
+ * containerd's erofs differ runs the node's mkfs.erofs with kata-deploy's mkfs_options for every
+ * layer: without it, or without the options (erofs-utils before 1.8.2), every pull fails. Checked
+ * as kata-deploy checks it, by the options the program takes. Facts read without looking (from a
+ * file, or made without the variable) say nothing.
+ */
+function mkfsChecks(input: DecideInput): Check[] {
+  const mkfs = input.facts.runtime.mkfsErofs;
+  if (mkfs === undefined) return [];
+  const hint = `install erofs-utils ${EROFS_UTILS} or later on the node`;
+  if (mkfs === null)
+    return [
+      check(
+        "erofs-utils",
+        "error",
+        `${ASKED}: the node has no mkfs.erofs (erofs-utils), which containerd's erofs differ runs for every layer`,
+        hint,
+      ),
+    ];
+  if (mkfs.options === null)
+    return [
+      check(
+        "erofs-utils",
+        "warning",
+        `${ASKED}: ${mkfs.path} did not answer --help: whether it takes ${MKFS_EROFS_OPTIONS.map((o) => `--${o}`).join(" and ")} (erofs-utils ${EROFS_UTILS}) is not known`,
+        hint,
+      ),
+    ];
+  const missing = MKFS_EROFS_OPTIONS.filter((o) => !mkfs.options?.includes(o));
+  if (missing.length === 0) return [];
+  return [
+    check(
+      "erofs-utils",
+      "error",
+      `${ASKED}: ${mkfs.path} does not take ${missing.map((o) => `--${o}`).join(", ")}, which the erofs differ's mkfs_options pass it (erofs-utils ${EROFS_UTILS} has them)`,
+      hint,
     ),
   ];
 }

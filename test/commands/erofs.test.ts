@@ -13,7 +13,7 @@ import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
-import { arm64Containerd20, intelContainerd16 } from "../helpers/nodes.js";
+import { arm64Containerd20, intelContainerd16, mkfsErofsScript } from "../helpers/nodes.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -30,12 +30,20 @@ const ENV = {
   SNAPSHOTTER_HANDLER_MAPPING_AARCH64: "qemu-runtime-rs:erofs",
 };
 
-/** arm64 with containerd `version` (2.2.0), its kernel with erofs and dm-verity as modules. */
-function node(version = "2.2.0", modules = ["erofs", "dm_mod", "dm_verity"]): NodeSpec {
+/**
+ * arm64 with containerd `version` (2.2.0), its kernel with erofs and dm-verity as modules, and
+ * erofs-utils `mkfs` (1.8.2; null for none).
+ */
+function node(
+  version = "2.2.0",
+  modules = ["erofs", "dm_mod", "dm_verity"],
+  mkfs: "1.8.2" | "1.7.1" | null = "1.8.2",
+): NodeSpec {
   const spec = arm64Containerd20();
   spec.commands = {
     ...spec.commands,
     "/usr/local/bin/containerd": `echo "containerd github.com/containerd/containerd/v2 v${version} 1a43cb6a1035441f9aca8f5666a9b3ef9e70ab20"`,
+    ...(mkfs === null ? {} : { "/usr/bin/mkfs.erofs": mkfsErofsScript(mkfs) }),
   };
   spec.kernel.available = [...(spec.kernel.available ?? []), ...modules];
   return spec;
@@ -153,6 +161,18 @@ describe("each refusal leaves the host as it was", () => {
       node("2.2.0", []),
       { EXPERIMENTAL_SETUP_SNAPSHOTTER: "erofs" },
       "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: the kernel has no erofs",
+    ],
+    [
+      "no mkfs.erofs",
+      node("2.2.0", undefined, null),
+      ENV,
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: the node has no mkfs.erofs (erofs-utils), which containerd's erofs differ runs for every layer",
+    ],
+    [
+      "an mkfs.erofs older than 1.8.2",
+      node("2.2.0", undefined, "1.7.1"),
+      ENV,
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: /usr/bin/mkfs.erofs does not take --mkfs-time, --sort, which the erofs differ's mkfs_options pass it (erofs-utils 1.8.2 has them)",
     ],
     [
       "a Go shim on merged erofs",

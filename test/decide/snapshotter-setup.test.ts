@@ -7,11 +7,13 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
 import { takeoverSnapshotterChecks } from "../../src/decide/takeover.js";
+import { detectOptionsFromEnv } from "../../src/detect/context.js";
+import { detectFacts } from "../../src/detect/facts.js";
 import { explainDocument, renderExplain, selectExplained } from "../../src/output/explain.js";
-import { check, decideOn } from "../helpers/decide.js";
+import { check, decideFacts, decideOn } from "../helpers/decide.js";
 import { inputErrorLines } from "../helpers/input-error.js";
-import { amdSnpCrio, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
-import type { NodeSpec } from "../helpers/test-host.js";
+import { amdSnpCrio, intelContainerd16, k3sImportingDropIns, mkfsErofsScript } from "../helpers/nodes.js";
+import { buildHost, type NodeSpec } from "../helpers/test-host.js";
 
 const SETUP = { EXPERIMENTAL_SETUP_SNAPSHOTTER: "erofs" };
 const envErrors = (env: Record<string, string>) => inputErrorLines(() => parseEnv(env, "x86_64"));
@@ -261,6 +263,47 @@ describe("the kernel: erofs, and with EROFS_DMVERITY device-mapper's verity targ
     expect(check(decision, "erofs-kernel")?.message).toMatch(
       /^EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs with EROFS_DMVERITY: the kernel has no dm_verity \(/,
     );
+  });
+});
+
+describe("the node's mkfs.erofs, which containerd's erofs differ runs with kata-deploy's mkfs_options", () => {
+  /** Facts as the pipeline detects them with `env`: mkfs.erofs is looked for only when erofs is asked. */
+  const decideWith = async (mkfs: string | null, env: Record<string, string> = SETUP) => {
+    const spec = containerd("2.2.0", (s) => {
+      if (mkfs !== null) s.commands = { ...s.commands, "/usr/sbin/mkfs.erofs": mkfs };
+    });
+    const facts = await detectFacts(buildHost(spec).host, detectOptionsFromEnv(env));
+    return { facts, decision: decideFacts(facts, { env }) };
+  };
+
+  it("looked for only when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs", async () => {
+    expect(detectOptionsFromEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus, erofs" }).erofsUtils).toBe(true);
+    expect(detectOptionsFromEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" }).erofsUtils).toBeUndefined();
+    const { facts } = await decideWith(mkfsErofsScript(), {});
+    expect(facts.runtime.mkfsErofs).toBeUndefined();
+  });
+
+  it("erofs-utils 1.8.2: both options named, nothing said", async () => {
+    const { facts, decision } = await decideWith(mkfsErofsScript("1.8.2"));
+    expect(facts.runtime.mkfsErofs).toEqual({ path: "/usr/sbin/mkfs.erofs", options: ["mkfs-time", "sort"] });
+    expect(check(decision, "erofs-utils")).toBeUndefined();
+  });
+
+  it("none, or one without the options: an error naming what is missing; one that does not answer: a warning", async () => {
+    expect(check((await decideWith(null)).decision, "erofs-utils")).toMatchObject({
+      severity: "error",
+      message:
+        "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: the node has no mkfs.erofs (erofs-utils), which containerd's erofs differ runs for every layer",
+      hint: "install erofs-utils 1.8.2 or later on the node",
+    });
+    expect(check((await decideWith(mkfsErofsScript("1.7.1"))).decision, "erofs-utils")?.message).toBe(
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: /usr/sbin/mkfs.erofs does not take --mkfs-time, --sort, which the erofs differ's mkfs_options pass it (erofs-utils 1.8.2 has them)",
+    );
+    expect(check((await decideWith("exit 3")).decision, "erofs-utils")).toMatchObject({
+      severity: "warning",
+      message:
+        "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: /usr/sbin/mkfs.erofs did not answer --help: whether it takes --mkfs-time and --sort (erofs-utils 1.8.2) is not known",
+    });
   });
 });
 

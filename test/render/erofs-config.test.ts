@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { ErofsSetup } from "../../src/decide/decision.js";
 import { dig } from "../../src/detect/toml.js";
 import { checkErofs } from "../../src/render/erofs-config.js";
-import { intelContainerd16, k0sNode, k3sImportingDropIns } from "../helpers/nodes.js";
+import { intelContainerd16, k0sNode, k3sImportingDropIns, mkfsErofsScript } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
@@ -23,10 +23,13 @@ const SETUP = { EXPERIMENTAL_SETUP_SNAPSHOTTER: "erofs" };
 const DROP_IN = "/etc/containerd/conf.d/50-kata-install.toml";
 type Table = Record<string, unknown>;
 
-/** Intel with containerd 2.2, its main file of config `version` importing conf.d/. */
+/** Intel with containerd 2.2 and erofs-utils 1.8.2, its main file of config `version` importing conf.d/. */
 function containerd22(version = 3): NodeSpec {
   const spec = intelContainerd16();
-  spec.commands = { "/usr/bin/containerd": 'echo "containerd containerd.io 2.2.0 0123abcd"' };
+  spec.commands = {
+    "/usr/bin/containerd": 'echo "containerd containerd.io 2.2.0 0123abcd"',
+    "/usr/bin/mkfs.erofs": mkfsErofsScript(),
+  };
   spec.files = {
     "/etc/containerd/config.toml": `version = ${version}\nimports = ["/etc/containerd/conf.d/*.toml"]\n`,
   };
