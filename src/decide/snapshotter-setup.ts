@@ -99,13 +99,14 @@ export function erofsSetup(
           : `make containerd --version answer (erofs needs containerd 2.2 or later), or take erofs out of ${SETUP_VARIABLE}`,
       ),
     );
-  else if (runtime !== "containerd")
-    // k3s, rke2 and k0s report their own version, not their containerd's.
+  else if (runtime !== "containerd" || parts === null)
+    // k3s, rke2 and k0s report their own version, not their containerd's (and a runtime the
+    // overrides file names is not the one whose version was read).
     checks.push(
       check(
         "snapshotter-setup",
         "error",
-        `${ASKED}: ${runtime}${version === null ? "" : ` ${version}`} does not say which containerd it embeds, and the erofs snapshotter settings need containerd 2.2 or later`,
+        `${ASKED}: ${runtime === "containerd" ? "containerd's version is not known" : `${runtime}${version === null ? "" : ` ${version}`} does not say which containerd it embeds`}, and the erofs snapshotter settings need containerd 2.2 or later`,
         `if its containerd is 2.2 or later, install with --ignore-preflight-errors=snapshotter-setup; else take erofs out of ${SETUP_VARIABLE}`,
       ),
     );

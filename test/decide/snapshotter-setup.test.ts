@@ -223,6 +223,16 @@ describe("where it cannot be set up: an error naming the variable and why, or a 
     expect(knowingly.erofs).not.toBeNull();
   });
 
+  it("a runtime the overrides file names over the one detected: its version is not known, refused unless ignored", async () => {
+    const decision = await decideOn(k3sImportingDropIns(), {
+      env: SETUP,
+      overrides: '[runtime]\nkind = "containerd"\n',
+    });
+    expect(check(decision, "snapshotter-setup")?.message).toBe(
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: containerd's version is not known, and the erofs snapshotter settings need containerd 2.2 or later",
+    );
+  });
+
   it("CRI-O: a warning that it is ignored there, nothing set up (one DaemonSet's environment is the cluster's)", async () => {
     const decision = await decideOn(amdSnpCrio(), { env: { ...SETUP, EROFS_SNAPSHOTTER_MODE: "memory" } });
     expect(decision.erofs).toBeNull();
