@@ -4,6 +4,7 @@
 // writes anything: containerd 2.2 or later, the kernel's erofs (and dm-verity) support, the node's
 // mkfs.erofs and its options, no Go runtime shim on merged erofs; refused where containerd's own
 // file is edited in place, and ignored (said) on CRI-O.
+import { KATA_MODULES } from "../detect/kernel.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { MKFS_EROFS_OPTIONS } from "../detect/runtime/mkfs-erofs.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
@@ -144,25 +145,17 @@ function decideSetup(input: DecideInput): ErofsSetup {
  */
 function kernelChecks(input: DecideInput, dmverity: boolean): Check[] {
   const { modules } = input.facts.kernel;
-  const needed = [
-    ["erofs", "CONFIG_EROFS_FS"],
-    ...(dmverity
-      ? [
-          ["dm_mod", "CONFIG_BLK_DEV_DM"],
-          ["dm_verity", "CONFIG_DM_VERITY"],
-        ]
-      : []),
-  ];
-  const missing = needed.filter(([name]) => modules[name as string]?.state === "missing");
+  const needed = ["erofs", ...(dmverity ? ["dm_mod", "dm_verity"] : [])];
+  const missing = needed.filter((name) => modules[name]?.state === "missing");
   if (missing.length === 0) return [];
   return [
     check(
       "erofs-kernel",
       "error",
       `${ASKED}${dmverity ? " with EROFS_DMVERITY" : ""}: the kernel has no ${missing
-        .map(([name]) => `${name} (${modules[name as string]?.via})`)
+        .map((name) => `${name} (${modules[name]?.via})`)
         .join(", ")}`,
-      `load or build in ${missing.map(([, symbol]) => symbol).join(", ")}, and make it persistent across reboots`,
+      `load or build in ${missing.map((name) => KATA_MODULES[name]).join(", ")}, and make it persistent across reboots`,
     ),
   ];
 }
