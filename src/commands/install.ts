@@ -3,6 +3,7 @@
 
 import { blocking } from "../decide/decision.js";
 import { prepare } from "../decide/prepare.js";
+import { type DetectOptions, detectOptionsFromEnv } from "../detect/context.js";
 import { probeInstalled } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
@@ -98,7 +99,7 @@ export async function runInstall(
       report.files.written.length + report.files.removed.length > 0;
     // The node is installed by now: the probe cache only saves time later, its failure none of this.
     if (changed)
-      await rememberProbes(store, probes).catch((error: Error) =>
+      await rememberProbes(store, probes, detectOptionsFromEnv(env)).catch((error: Error) =>
         process.stderr.write(`kata-install: the probe cache was not written: ${error.message}\n`),
       );
     const lines: string[] = [];
@@ -196,10 +197,10 @@ async function loadPlan(file: string, given: InstallOptions) {
  * After an install that changed the node, ask Kata's binaries now in place for their answers and
  * keep them beside the journal, so the next no-op install starts none of them.
  */
-async function rememberProbes(store: JournalStore, probes: ProbeCache): Promise<void> {
+async function rememberProbes(store: JournalStore, probes: ProbeCache, looks: DetectOptions): Promise<void> {
   if (!(await store.host.exists(store.file))) return; // nothing of ours is installed
   const renewed = probes.renewed();
-  await probeInstalled(store.host, renewed);
+  await probeInstalled(store.host, renewed, looks);
   await writeAtomically(await store.own(renewed.file, "file"), renewed.file, renewed.serialize(), {
     mode: 0o644,
     uid: process.getuid?.() ?? 0,

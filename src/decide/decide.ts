@@ -19,6 +19,7 @@ import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, qemuWrapperValues, shimConfig } from "./shim-config.js";
+import { erofsMergeChecks, erofsSetup } from "./snapshotter-setup.js";
 import { takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
 import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";
 
@@ -78,10 +79,16 @@ export function decide(input: DecideInput): Decision {
   };
   const dir = install.suffix.value ? `${install.prefix.value}-${install.suffix.value}` : install.prefix.value;
   const takeover = takeoverOf(input, dir);
-  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover));
 
-  // 4. Shims.
+  // 4. The runtime, and the snapshotters set up in its configuration (a takeover's are then ours).
   const runtime = overriddenRuntime(facts, overrides, contradiction);
+  const inPlace = containerdInPlace(matched);
+  const erofs = erofsSetup(input, runtime.value, inPlace.value);
+  warnings.push(...erofs.checks);
+  const setUp = erofs.setup === null ? [] : ["erofs"];
+  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover, setUp));
+
+  // 5. Shims.
   const { shims, dropped } = chooseShims(input, matched, vars, contradiction, takeover, warnings);
   const selected = new Set(shims.map((s) => s.name));
   if (shims.length === 0) {
@@ -95,11 +102,11 @@ export function decide(input: DecideInput): Decision {
   }
   const defaultShim = chooseDefaultShim(input, selected, warnings);
   warnings.push(...mappingChecks(input));
-  warnings.push(...snapshotterChecks(input, selected));
+  warnings.push(...snapshotterChecks(input, selected, setUp));
 
   warnings.push(...releaseChecks(input, selected));
 
-  // 5. Configuration values, per selected shim (a host package chosen over a bundled one is one).
+  // 6. Configuration values, per selected shim (a host package chosen over a bundled one is one).
   const sources = artifactSources(input, matched, takeover, warnings);
   const config: Decision["config"] = {};
   for (const shim of shims) {
@@ -107,7 +114,7 @@ export function decide(input: DecideInput): Decision {
     config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction, takeover);
   }
 
-  // 6. Artifacts: what the configurations name, and where each comes from.
+  // 7. Artifacts: what the configurations name, and where each comes from.
   const { artifacts, droppedArtifacts } = chooseArtifacts(
     input,
     shims,
@@ -124,12 +131,12 @@ export function decide(input: DecideInput): Decision {
 
   const handlers = handlerSettings(input, shims, warnings);
   const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
+  warnings.push(...erofsMergeChecks(input, erofs.setup, handlers, customRuntimes));
 
   const debug = new Ladder<boolean>();
   debug.offer(false, { kind: "default", name: "no debug handlers" });
   if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
 
-  const inPlace = containerdInPlace(matched);
   const userDropIn = input.userDropIn ?? null;
   warnings.push(...userDropInChecks(userDropIn, runtime.value, inPlace.value));
 
@@ -152,6 +159,7 @@ export function decide(input: DecideInput): Decision {
       userDropIn === null
         ? null
         : { file: userDropIn.file, text: userDropIn.text, source: { kind: "env", name: userDropIn.name } },
+    erofs: erofs.setup,
     release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),

@@ -3,6 +3,7 @@
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import type { Decided, Source } from "./provenance.js";
 import type { Severity } from "./rules.js";
+import type { ErofsMergeMode, ErofsSnapshotterMode } from "./setup-env.js";
 
 export type CheckStatus = "pass" | "fail" | "ignored";
 
@@ -33,6 +34,21 @@ export interface ArtifactChoice extends Chosen {
 export interface HandlerSettings {
   snapshotter?: Decided<string>;
   pullType?: Decided<string>;
+}
+
+/**
+ * containerd's built-in erofs snapshotter, set up as kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs
+ * sets it up, in kata-install's own containerd drop-in.
+ */
+export interface ErofsSetup {
+  /** What asked for it (EXPERIMENTAL_SETUP_SNAPSHOTTER). */
+  source: Source;
+  /** merged: every layer in one fsmeta.erofs (max_unmerged_layers = 0), runtime-rs only; unmerged: one layer.erofs each. */
+  mergeMode: Decided<ErofsMergeMode>;
+  /** The writable layer: on disk (default_size "10G") or in memory (default_size "0"). */
+  snapshotterMode: Decided<ErofsSnapshotterMode>;
+  /** dm-verity over the erofs layers (the snapshotter's dmverity_mode, the differ's enable_dmverity). */
+  dmverity: Decided<boolean>;
 }
 
 /** A handler of the admin's own (overrides file, kata-deploy's customRuntimes) on a shim's base. */
@@ -74,6 +90,8 @@ export interface Decision {
    * own and loaded after it; null without one.
    */
   userDropIn: { file: string; text: string; source: Source } | null;
+  /** The erofs snapshotter set up in kata-install's drop-in; null when not asked, or where it cannot go. */
+  erofs: ErofsSetup | null;
   /** The Kata release whose configuration the shims get: its version and where it was read; null if none was. */
   release: { version: string; where: string } | null;
   vars: Record<string, unknown>;

@@ -18,6 +18,10 @@ export const ENGINE_CHECKS = [
   "takeover-snapshotter",
   "containerd-user-drop-in",
   "guest-pull-default",
+  "snapshotter-setup",
+  "erofs-kernel",
+  "erofs-utils",
+  "erofs-merge-mode",
   ...RELEASE_CHECKS,
 ] as const;
 
@@ -28,9 +32,10 @@ const BUILTIN_FROM: Array<[string, number[]]> = [["erofs", [2, 2]]];
 
 /**
  * The snapshotters a handler may be mapped to on this node: containerd's built-in ones (for its
- * version, when that is known: k3s and rke2 report their own) and those its configuration sets up.
+ * version, when that is known: k3s and rke2 report their own), those its configuration sets up,
+ * and those kata-install sets up in its drop-in (`setUp`: EXPERIMENTAL_SETUP_SNAPSHOTTER's erofs).
  */
-export function usableSnapshotters(facts: DecideInput["facts"]): Set<string> {
+export function usableSnapshotters(facts: DecideInput["facts"], setUp: readonly string[] = []): Set<string> {
   const version =
     facts.runtime.kind === "containerd" && facts.runtime.version !== null
       ? versionParts(facts.runtime.version)
@@ -41,6 +46,7 @@ export function usableSnapshotters(facts: DecideInput["facts"]): Set<string> {
       ([name]) => name,
     ),
     ...facts.runtime.snapshotters.map((s) => s.name),
+    ...setUp,
   ]);
 }
 
@@ -49,7 +55,11 @@ export function usableSnapshotters(facts: DecideInput["facts"]): Set<string> {
  * (1.7 and later) and only with a snapshotter the node has: otherwise every pod of that handler
  * fails at image unpack, long after the install called itself a success.
  */
-export function snapshotterChecks(input: DecideInput, selected: Set<string>): Check[] {
+export function snapshotterChecks(
+  input: DecideInput,
+  selected: Set<string>,
+  setUp: readonly string[] = [],
+): Check[] {
   const { env, facts, overrides } = input;
   // [who, { value, name }]: kata-deploy's mapping for a shim, or a custom runtime's own snapshotter.
   const mapped: Array<[string, { value: string; name: string }]> = [
@@ -92,7 +102,7 @@ export function snapshotterChecks(input: DecideInput, selected: Set<string>): Ch
       `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,
       "upgrade containerd to 1.7 or later, or unset the mapping",
     );
-  const known = usableSnapshotters(facts);
+  const known = usableSnapshotters(facts, setUp);
   const missing = mapped.filter(([, to]) => !known.has(to.value));
   if (missing.length === 0) return [];
   return problem(

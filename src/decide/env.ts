@@ -5,6 +5,7 @@ import { isPlainFileName } from "../detect/context.js";
 import { shimNameProblem } from "./catalog.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { controlCharacter, kernelWordProblem } from "./kernel-cmdline.js";
+import { parseSetupEnv, type SetupSettings } from "./setup-env.js";
 
 export interface FromEnv<T> {
   value: T;
@@ -12,7 +13,7 @@ export interface FromEnv<T> {
   name: string;
 }
 
-export interface EnvSettings {
+export interface EnvSettings extends SetupSettings {
   shims?: FromEnv<string[]>;
   defaultShim?: FromEnv<string>;
   debug?: FromEnv<boolean>;
@@ -232,15 +233,8 @@ export function parseEnv(
       bad("MULTI_INSTALL_SUFFIX", `expected lower-case letters, digits and dashes, got "${suffix}"`);
     else settings.suffix = { value: suffix, name: "MULTI_INSTALL_SUFFIX" };
   }
-  // kata-deploy settings kata-install does not carry out: refused, with why, never ignored.
-  for (const [name, why] of NOT_CARRIED_OUT) if (env[name]?.trim()) bad(name, why);
+  // EXPERIMENTAL_SETUP_SNAPSHOTTER and EROFS_*: erofs carried out, nydus refused with why.
+  Object.assign(settings, parseSetupEnv(env, bad));
   if (issues.length > 0) throw new InputError("kata-deploy environment variables are invalid", issues);
   return settings;
 }
-
-const NOT_CARRIED_OUT: Array<[string, string]> = [
-  [
-    "EXPERIMENTAL_SETUP_SNAPSHOTTER",
-    "kata-install does not install snapshotters (kata-deploy's nydus and erofs setup writes systemd units and containerd proxy plugins): set the snapshotter up on the node, then map handlers to it with SNAPSHOTTER_HANDLER_MAPPING",
-  ],
-];

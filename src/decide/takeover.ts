@@ -139,21 +139,28 @@ export function servedNotPinned(takeover: Takeover, pinned: string[], by: string
 }
 
 /**
- * The snapshotters kata-deploy set up, which kata-install does not set up (yet): a takeover removes
- * their binaries and containerd settings with kata-deploy's tree and drop-in, and the pods that pull
- * through them stop starting. Refused, naming what would stop working; ignorable by name for an
- * admin who has moved those pods.
+ * The snapshotters kata-deploy set up that kata-install does not (nydus; erofs unless
+ * EXPERIMENTAL_SETUP_SNAPSHOTTER names it, `setUp`): a takeover removes their binaries and
+ * containerd settings with kata-deploy's tree and drop-in, and the pods that pull through them stop
+ * starting. Refused, naming what would stop working; ignorable by name for an admin who has moved
+ * those pods.
  */
-export function takeoverSnapshotterChecks(takeover: Takeover): Check[] {
+export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly string[] = []): Check[] {
   if (takeover.done) return [];
-  return (takeover.snapshotters ?? []).map(({ name, paths }) => ({
-    id: "takeover-snapshotter",
-    severity: "error",
-    status: "fail",
-    message: `kata-deploy set up the ${name} snapshotter here (${paths.join("; ")}), which kata-install does not set up: the takeover would remove ${name === "nydus" ? "its binaries and containerd's proxy plugin for it (its systemd unit left pointing at nothing)" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
-    hint: `leave this node to kata-deploy for now; or move those pods off and take it over with --ignore-preflight-errors=takeover-snapshotter${name === "nydus" ? " (then disable the unit)" : ""}`,
-    rule: "decide",
-  }));
+  // One kata-install sets up itself (EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs) goes on being there.
+  return (takeover.snapshotters ?? [])
+    .filter(({ name }) => !setUp.includes(name))
+    .map(({ name, paths }) => ({
+      id: "takeover-snapshotter",
+      severity: "error",
+      status: "fail",
+      message: `kata-deploy set up the ${name} snapshotter here (${paths.join("; ")}), which kata-install ${name === "erofs" ? "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs" : "does not set up"}: the takeover would remove ${name === "nydus" ? "its binaries and containerd's proxy plugin for it (its systemd unit left pointing at nothing)" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
+      hint:
+        name === "erofs"
+          ? "give kata-install kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs (and its EROFS_* variables): it sets erofs up in its own drop-in"
+          : `leave this node to kata-deploy for now; or move those pods off and take it over with --ignore-preflight-errors=takeover-snapshotter${name === "nydus" ? " (then disable the unit)" : ""}`,
+      rule: "decide",
+    }));
 }
 
 function servedCheck(message: string): Check {

@@ -25,6 +25,8 @@ export interface DetectOptions {
   containerdConfigName?: string;
   /** Where an installed Kata is looked for: /opt/kata, or as INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX say. */
   kataPrefix?: string;
+  /** EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs: look for the mkfs.erofs its differ runs. */
+  erofsUtils?: boolean;
 }
 
 /** Where Kata goes when nothing says otherwise: kata-deploy's place, and the one its release is built for. */
@@ -45,13 +47,15 @@ export function kataDirFromEnv(env: Readonly<Record<string, string | undefined>>
  */
 export function detectOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): DetectOptions {
   const kataPrefix = kataDirFromEnv(env);
+  const erofs = (env.EXPERIMENTAL_SETUP_SNAPSHOTTER ?? "").split(",").some((s) => s.trim() === "erofs");
+  const looks = { kataPrefix, ...(erofs ? { erofsUtils: true } : {}) };
   const name = env.CONTAINERD_CONFIG_FILE_NAME?.trim();
-  if (!name) return { kataPrefix };
+  if (!name) return looks;
   if (!isPlainFileName(name))
     throw new UserError(
       `CONTAINERD_CONFIG_FILE_NAME: expected a file name in /etc/containerd (no "/"), got "${name}"`,
     );
-  return { containerdConfigName: name, kataPrefix };
+  return { containerdConfigName: name, ...looks };
 }
 
 export function isPlainFileName(name: string): boolean {
@@ -66,6 +70,7 @@ export class DetectContext {
   private readonly probes: ProbeCache | null;
   readonly containerdConfigName: string | null;
   readonly kataPrefix: string;
+  readonly erofsUtils: boolean;
 
   constructor(
     readonly host: Host,
@@ -75,6 +80,7 @@ export class DetectContext {
     this.probes = options.probes ?? null;
     this.containerdConfigName = options.containerdConfigName ?? null;
     this.kataPrefix = options.kataPrefix ?? DEFAULT_PREFIX;
+    this.erofsUtils = options.erofsUtils === true;
   }
 
   /** Run `compute` once per key for the whole detection; later callers share its result. */

@@ -61,9 +61,14 @@ export async function detectFacts(host: Host, options: DetectOptions = {}): Prom
 
 /**
  * Ask Kata's installed binaries, the hypervisors and the runtime again (after an install changed
- * the node), through `probes`, so that the next detection finds their answers there.
+ * the node), through `probes`, so that the next detection finds their answers there. `options`:
+ * where the install's detection looked (the environment's), so the same binaries are asked.
  */
-export async function probeInstalled(host: Host, probes: ProbeCache): Promise<void> {
-  const ctx = new DetectContext(host, { probes });
+export async function probeInstalled(
+  host: Host,
+  probes: ProbeCache,
+  options: DetectOptions = {},
+): Promise<void> {
+  const ctx = new DetectContext(host, { ...options, probes });
   await Promise.all([kata.detect(ctx), hypervisors.detect(ctx), runtime.detect(ctx)]);
 }

@@ -73,12 +73,13 @@ export class ProbeCache {
   }
 
   /**
-   * Kata's own binaries, whatever is asked; any other binary only for its version, which is the
-   * binary's alone (what qemu lists as devices also depends on the modules installed beside it).
+   * Kata's own binaries, whatever is asked; any other binary only for its version or its usage
+   * (mkfs.erofs's options), which are the binary's alone (what qemu lists as devices also depends
+   * on the modules installed beside it).
    */
   covers(command: string, args: readonly string[]): boolean {
     if (command.startsWith(`${this.prefix}/`)) return true;
-    return args.length === 1 && (args[0] === "--version" || args[0] === "version");
+    return args.length === 1 && ["--version", "version", "--help"].includes(args[0] as string);
   }
 
   /** What makes this file this file; null when it is not there. */

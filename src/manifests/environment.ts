@@ -22,7 +22,12 @@ const PLAIN: Array<[string, string]> = [
   ["multi_install_suffix", "MULTI_INSTALL_SUFFIX"],
   ["containerd_config_file_name", "CONTAINERD_CONFIG_FILE_NAME"],
   ["k8s_distribution", "K8S_DISTRIBUTION"],
+  ["setup_snapshotter", "EXPERIMENTAL_SETUP_SNAPSHOTTER"],
+  ["erofs_merge_mode", "EROFS_MERGE_MODE"],
+  ["erofs_snapshotter_mode", "EROFS_SNAPSHOTTER_MODE"],
 ];
+/** A flag kata-deploy's chart renders as its variable's one word ("dmverity"), or not at all. */
+const FLAGS: Array<[string, string, string]> = [["erofs_dmverity", "EROFS_DMVERITY", "dmverity"]];
 
 /** Where the DaemonSet mounts the overrides ConfigMap, and the variable that names the file. */
 export const OVERRIDES_DIR = "/etc/kata-install";
@@ -47,6 +52,7 @@ export function environment(
   for (const [key, name] of PER_ARCH) env.push([name, text(v[key])]);
   env.push(["DEBUG", v.debug ? "true" : ""]);
   for (const [key, name] of PLAIN) env.push([name, text(v[key])]);
+  for (const [key, name, word] of FLAGS) env.push([name, v[key] === true ? word : ""]);
   for (const arch of ARCHES) {
     const table = (v.arch as Record<string, Values>)[arch] as Values;
     for (const [key, name] of PER_ARCH) env.push([`${name}_${envArch(arch)}`, text(table[key])]);
@@ -66,7 +72,7 @@ function keyOf(variable: string): string {
   for (const arch of ARCHES)
     for (const [key, name] of PER_ARCH)
       if (variable === `${name}_${envArch(arch)}`) return `arch.${arch}.${key}`;
-  const found = [...PER_ARCH, ...PLAIN].find(([, name]) => name === variable);
+  const found = [...PER_ARCH, ...PLAIN, ...FLAGS].find(([, name]) => name === variable);
   return found ? found[0] : variable;
 }
 

@@ -1,7 +1,7 @@
 // `explain`: every decided value with the source that set it and the ones it beat, as one JSON
 // document, and a readable view rendered from it.
-import type { Decision } from "../decide/decision.js";
-import { addsToKernelParams, describeSource, type Source } from "../decide/provenance.js";
+import type { Decision, ErofsSetup } from "../decide/decision.js";
+import { addsToKernelParams, type Decided, describeSource, type Source } from "../decide/provenance.js";
 import { handlerName } from "../render/layout.js";
 
 export interface Explained {
@@ -13,6 +13,7 @@ export interface Explained {
     | "config"
     | "handler"
     | "custom-runtime"
+    | "snapshotter"
     | "install";
   key: string;
   shim?: string;
@@ -119,6 +120,7 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
       if (decided.source.kind === "overrides" && decided.source.name.startsWith("custom_runtimes."))
         values.push({ kind: "config", key, shim: custom.handler, ...decided });
   }
+  if (decision.erofs !== null) values.push(...erofsExplained(decision.erofs));
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
   if (decision.install.suffix.value !== "")
     values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
@@ -146,7 +148,52 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
   return { values };
 }
 
-/** Entries that a KEY argument names: a key ("hypervisor.qemu.shared_fs", "shims.clh"), a shim, or shim:key. */
+/** EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs, and each of its settings, with what it writes. */
+function erofsExplained(erofs: ErofsSetup): Explained[] {
+  const { mergeMode, snapshotterMode, dmverity } = erofs;
+  const setting = (key: string, decided: Decided<unknown>, reason: string): Explained => ({
+    kind: "snapshotter",
+    key: `snapshotters.erofs.${key}`,
+    ...decided,
+    reason,
+  });
+  return [
+    {
+      kind: "snapshotter",
+      key: "snapshotters.erofs",
+      value: "set up",
+      reason: "containerd's built-in erofs snapshotter, configured in kata-install's containerd drop-in",
+      source: erofs.source,
+      beaten: [],
+    },
+    setting(
+      "merge_mode",
+      mergeMode,
+      mergeMode.value === "merged"
+        ? "max_unmerged_layers = 0: an image's layers in one fsmeta.erofs, which only runtime-rs reads"
+        : "one layer.erofs per layer (max_unmerged_layers left to containerd), which the Go runtime reads too",
+    ),
+    setting(
+      "snapshotter_mode",
+      snapshotterMode,
+      snapshotterMode.value === "memory"
+        ? 'the writable layer in memory (default_size = "0")'
+        : 'the writable layer on disk (default_size = "10G")',
+    ),
+    setting(
+      "dmverity",
+      dmverity,
+      dmverity.value
+        ? 'dm-verity over the layers (dmverity_mode = "on", the differ\'s enable_dmverity = true)'
+        : 'no dm-verity (dmverity_mode = "off")',
+    ),
+  ];
+}
+
+/**
+ * Entries that a KEY argument names: a key ("hypervisor.qemu.shared_fs", "shims.clh"), with the keys
+ * under it ("snapshotters.erofs": its settings too), a shim, or shim:key.
+ */
 export function selectExplained(
   values: Explained[],
   keys: string[],
@@ -154,7 +201,8 @@ export function selectExplained(
   if (keys.length === 0) return { selected: values, unmatched: [] };
   const matches = (entry: Explained, key: string) => {
     const colon = key.indexOf(":");
-    const named = (k: string) => entry.key === k || entry.key.endsWith(`.${k}`);
+    const named = (k: string) =>
+      entry.key === k || entry.key.endsWith(`.${k}`) || (k.includes(".") && entry.key.startsWith(`${k}.`));
     if (colon > 0) return entry.shim === key.slice(0, colon) && named(key.slice(colon + 1));
     return entry.shim === key || named(key);
   };

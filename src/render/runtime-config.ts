@@ -5,12 +5,14 @@
 // crio.conf.d/. The admin's own files are edited minimally and parsed back before any plan shows them.
 import { parse } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
-import type { Decision } from "../decide/decision.js";
+import type { Decision, ErofsSetup } from "../decide/decision.js";
+import { SETUP_VARIABLE } from "../decide/setup-env.js";
 import { USER_DROP_IN_VARIABLE } from "../decide/user-drop-in.js";
 import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
+import { checkErofs, erofsTables } from "./erofs-config.js";
 import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
 import type { RenderedFile } from "./kata-config.js";
 import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
@@ -104,13 +106,20 @@ export function pluginFor(version: number): string {
  * the images plugin's, which picks a snapshotter per handler only from its own runtime_platforms
  * (containerd#12836), so a mapped snapshotter is written there too, as kata-deploy does.
  */
-function handlersContext(version: number, handlers: Handler[], debugLevel: boolean) {
+function handlersContext(
+  version: number,
+  handlers: Handler[],
+  debugLevel: boolean,
+  erofs: ErofsSetup | null = null,
+) {
   return {
     version,
     plugin: pluginFor(version),
     imagesPlugin: version >= 3 ? "io.containerd.cri.v1.images" : null,
     handlers,
     debugLevel,
+    // Only a drop-in of kata-install's carries them (see snapshotter-setup.ts).
+    erofs: erofs === null ? null : erofsTables(erofs, version),
   };
 }
 
@@ -273,7 +282,7 @@ function renderFor(
       const v = version(placement.defaultVersion);
       const own = `${dir}/${dropInName(suffix)}`;
       const user = userDropInFile(decision, dir, handlers.length > 0);
-      const files = [dropIn(own, v, handlers, templates, debug), user];
+      const files = [dropIn(own, v, handlers, templates, debug, decision.erofs), user];
       const cleaned = cleanMain(
         main,
         current.get(main) ?? null,
@@ -299,6 +308,7 @@ function renderFor(
             handlers,
             templates,
             debug,
+            decision.erofs,
           ),
           userDropInFile(decision, dir, handlers.length > 0),
         ],
@@ -314,6 +324,7 @@ function renderFor(
             handlers,
             templates,
             debug,
+            decision.erofs,
           ),
           userDropInFile(decision, placement.dir, handlers.length > 0),
         ],
@@ -381,19 +392,21 @@ function dropIn(
   handlers: Handler[],
   templates: Templates,
   debugLevel: boolean,
+  erofs: ErofsSetup | null,
 ): RenderedFile {
   const name = "containerd/drop-in.toml.njk";
   // No shim to install: no drop-in either (an earlier one of ours goes).
   if (handlers.length === 0)
     return { path, content: null, mode: 0o644, template: name, reason: "no Kata shim is to be installed" };
-  const content = templates.render(name, handlersContext(version, handlers, debugLevel));
+  const content = templates.render(name, handlersContext(version, handlers, debugLevel, erofs));
   checkContainerd(content, name, handlers, version);
+  checkErofs(parseOrNull(content) ?? {}, erofs, version, name);
   return {
     path,
     content,
     mode: 0o644,
     template: name,
-    reason: "containerd runtime handlers for the chosen shims",
+    reason: `containerd runtime handlers for the chosen shims${erofs === null ? "" : `, and the erofs snapshotter (${SETUP_VARIABLE})`}`,
   };
 }
 

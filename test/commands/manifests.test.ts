@@ -172,6 +172,39 @@ describe("kata-install manifests", () => {
     );
   });
 
+  it("setup_snapshotter and the erofs values: kata-deploy's variables on the DaemonSet; a value the nodes would refuse, refused here", () => {
+    const run = runCli([
+      "manifests",
+      "--set",
+      "setup_snapshotter=erofs",
+      "--set",
+      "erofs_snapshotter_mode=memory",
+      "--set",
+      "erofs_dmverity=true",
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const { env } = daemonSetOf(objects(run.stdout));
+    expect([env.EXPERIMENTAL_SETUP_SNAPSHOTTER, env.EROFS_SNAPSHOTTER_MODE, env.EROFS_DMVERITY]).toEqual([
+      "erofs",
+      "memory",
+      "dmverity",
+    ]);
+    expect(env.EROFS_MERGE_MODE).toBeUndefined();
+    const refused = runCli([
+      "manifests",
+      "--set",
+      "setup_snapshotter=nydus",
+      "--set",
+      "erofs_merge_mode=flat",
+    ]);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toContain("setup_snapshotter: nydus: Kata's release carries no nydus-snapshotter");
+    expect(refused.stderr).toContain(
+      'erofs_merge_mode: expected merged (the default) or unmerged, got "flat"',
+    );
+  });
+
   it("only the shims being installed get one: shims = [qemu], one RuntimeClass; with debug, its -debug one too", () => {
     const one = objects(runCli(["manifests", "--set", 'shims=["qemu"]']).stdout);
     expect(classes(one).map((d) => d.metadata.name)).toEqual(["kata-qemu"]);

@@ -276,7 +276,7 @@ describe("precedence: defaults < rules < environment < overrides file < flags", 
 describe("kata-deploy settings kata-install does not carry out", () => {
   it("are refused with why, never silently ignored", () => {
     expect(() => parseEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" }, "x86_64")).toThrow(
-      /EXPERIMENTAL_SETUP_SNAPSHOTTER: kata-install does not install snapshotters/,
+      /EXPERIMENTAL_SETUP_SNAPSHOTTER: nydus: Kata's release carries no nydus-snapshotter/,
     );
   });
 

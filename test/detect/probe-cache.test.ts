@@ -1,5 +1,5 @@
 // The probe cache: a binary's answer is reused only while the binary is the same file; Kata's own
-// binaries are cached whatever is asked, other binaries only for their version.
+// binaries are cached whatever is asked, other binaries only for their version (or usage).
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -58,6 +58,11 @@ describe("the probe cache", () => {
       await ask(probes, "/usr/bin/qemu-system-x86_64", ["-machine", "help"]);
     }
     expect(runs() - before).toBe(3); // the version once, the device list each time
+    // A usage text is the binary's own too (mkfs.erofs's options): asked once.
+    binary("/usr/bin/mkfs.erofs", " --mkfs-time");
+    const mkfsBefore = runs();
+    for (let i = 0; i < 2; i++) await ask(probes, "/usr/bin/mkfs.erofs", ["--help"]);
+    expect(runs() - mkfsBefore).toBe(1);
     const slow = path.join(built.root, "opt/kata/bin/slow");
     fs.writeFileSync(slow, "#!/bin/sh\nsleep 5\n", { mode: 0o755 });
     const ctx = new DetectContext(built.host, { probes, commandTimeoutMs: 200 });

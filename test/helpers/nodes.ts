@@ -117,6 +117,37 @@ export const INTEL_MODULES_AVAILABLE = [
   "erofs",
 ];
 
+/**
+ * erofs-utils' mkfs.erofs answering --help as the real one prints it: 1.8.2 and later name
+ * --mkfs-time and --sort, which kata-deploy's erofs differ settings pass it; 1.7 names neither.
+ */
+export function mkfsErofsScript(version: "1.8.2" | "1.7.1" = "1.8.2"): string {
+  const newer =
+    version === "1.7.1"
+      ? ""
+      : ` --mkfs-time           the timestamp is applied as build time only
+ --sort=<path,none>    data sorting order for tarballs as input (default: path)
+`;
+  return `case "$1" in
+  --help) cat <<'HELP'
+Usage: mkfs.erofs [OPTIONS] FILE SOURCE(s)
+Generate EROFS image (FILE) from SOURCE(s).
+
+General options:
+ -V, --version         print the version number of mkfs.erofs and exit
+ -h, --help            display this help and exit
+
+ -b#                   set block size to # (# = page size by default)
+ -T#                   specify a fixed UNIX timestamp # as build time
+ --all-root            make all files owned by root
+${newer} --tar=X               generate a full or index-only image from a tarball(-ish) source
+HELP
+  ;;
+  -V|--version) echo "mkfs.erofs (erofs-utils) ${version}" ;;
+  *) echo "mkfs.erofs: unexpected arguments: $*" >&2; exit 1 ;;
+esac`;
+}
+
 /** Intel bare metal with vmx, containerd 1.6 from the distribution (config version 2). */
 export function intelContainerd16(): NodeSpec {
   return {

@@ -198,6 +198,10 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
         "nodeSelector.amd\\.feature\\.node\\.kubernetes\\.io/snp",
       );
     },
+    "snapshotter.setup": (v) => expect(v.env.EXPERIMENTAL_SETUP_SNAPSHOTTER).toBe("erofs"),
+    "snapshotter.erofsMergeMode": (v) => expect(v.env.EROFS_MERGE_MODE).toBe("unmerged"),
+    "snapshotter.erofsSnapshotterMode": (v) => expect(v.env.EROFS_SNAPSHOTTER_MODE).toBe("memory"),
+    "snapshotter.erofsDmverity": (v) => expect(v.env.EROFS_DMVERITY).toBe("dmverity"),
     "nodeFeatureRules.create": (v) => expect(v.docs.find((d) => d.kind === "NodeFeatureRule")).toBeDefined(),
     "verification.namespace": (v) =>
       expect(v.docs.find((d) => d.kind === "Pod")?.metadata).toEqual({
@@ -210,7 +214,7 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
 
   it("reads, with nothing refused, and the objects are valid", () => {
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stderr).toContain("68 key(s) carried, 0 not carried");
+    expect(run.stderr).toContain("72 key(s) carried, 0 not carried");
     validateAll(run.docs);
   });
 
@@ -252,8 +256,9 @@ describe("the chart's own values files read", () => {
     // What the chart would do that kata-install does not, said: nydus set up, and shims it does not serve.
     expect(run.stderr).toContain("values.yaml:");
     expect(run.stderr).toMatch(
-      /values\.yaml:\d+: snapshotter\.setup: not carried: kata-install does not install snapshotters/,
+      /values\.yaml:\d+: snapshotter\.setup: not carried: nydus: Kata's release carries no nydus-snapshotter/,
     );
+    expect(daemonSetOf(run.docs).env.EXPERIMENTAL_SETUP_SNAPSHOTTER).toBeUndefined();
     // Every shim the chart enables is a release's: the nodes decide among them all, none refused here.
     expect(run.stderr).not.toMatch(/shims: not carried/);
     expect(run.stderr).toMatch(/nodeFeatureRules\.create: not carried: auto asks the cluster/);
@@ -307,7 +312,7 @@ describe("the chart's own values files read", () => {
     }
   });
 
-  it("try-kata-nvidia-gpu (as a DaemonSet): the GPU shims with their gpu-operator selectors; erofs not carried", () => {
+  it("try-kata-nvidia-gpu (as a DaemonSet): the GPU shims with their gpu-operator selectors; erofs carried, nydus said", () => {
     const run = manifests(asDaemonSet("try-kata-nvidia-gpu.values.yaml"));
     expect(run.status, run.stderr).toBe(0);
     validateAll(run.docs);
@@ -320,12 +325,18 @@ describe("the chart's own values files read", () => {
       },
     });
     expect(gpu.overhead).toEqual({ podFixed: { memory: "10240Mi", cpu: "1.0" } });
+    // setup: ["nydus", "erofs"], erofsSnapshotterMode: memory, erofsDmverity: true.
     expect(run.stderr).toMatch(
-      /:10: snapshotter\.erofsSnapshotterMode, snapshotter\.erofsDmverity: not carried/,
+      /:9: snapshotter\.setup: not carried: erofs carried \(setup_snapshotter\); nydus: Kata's release carries no nydus-snapshotter/,
     );
+    expect(run.stderr).not.toMatch(/erofsSnapshotterMode|erofsDmverity/);
     // containerd.userDropIn: mounted beside the overrides, named to every node's install.
     expect(run.stderr).not.toMatch(/containerd\.userDropIn/);
     const { env, container, pod } = daemonSetOf(run.docs);
+    expect(env.EXPERIMENTAL_SETUP_SNAPSHOTTER).toBe("erofs");
+    expect(env.EROFS_SNAPSHOTTER_MODE).toBe("memory");
+    expect(env.EROFS_DMVERITY).toBe("dmverity");
+    expect(env.EROFS_MERGE_MODE).toBeUndefined();
     expect(env.CONTAINERD_USER_DROP_IN_SOURCE_FILE).toBe("/etc/kata-install/containerd-user-dropin.toml");
     const cm = run.docs.find(
       (d) => d.kind === "ConfigMap" && d.metadata.name === "kata-deploy-overrides",

@@ -14,6 +14,7 @@ import {
   RUNTIME_LAYOUTS,
   type RuntimeLayout,
 } from "./layouts.js";
+import { detectMkfsErofs } from "./mkfs-erofs.js";
 import { RuntimeFacts } from "./schema.js";
 
 export { RuntimeFacts, RuntimeKind } from "./schema.js";
@@ -102,6 +103,7 @@ export const runtime = defineSource({
       handlers: config.handlers,
       snapshotters: config.snapshotters,
       defaultSnapshotter: config.defaultSnapshotter,
+      ...(ctx.erofsUtils ? { mkfsErofs: await detectMkfsErofs(ctx) } : {}),
     };
   },
 });

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { MkfsErofs } from "./mkfs-erofs.js";
 
 export const RuntimeKind = z.enum(["containerd", "crio", "k3s", "rke2", "k0s", "microk8s"]);
 export type RuntimeKind = z.infer<typeof RuntimeKind>;
@@ -50,6 +51,11 @@ export const RuntimeFacts = z.object({
   handlers: z.array(RuntimeHandler),
   snapshotters: z.array(Snapshotter),
   defaultSnapshotter: z.nullable(z.string()),
+  /**
+   * containerd: the host's mkfs.erofs (erofs-utils), looked for only when EXPERIMENTAL_SETUP_SNAPSHOTTER
+   * names erofs (absent: not looked for); null when there is none.
+   */
+  mkfsErofs: z.optional(z.nullable(MkfsErofs)),
   /** Every runtime that left evidence on the node, and the evidence: why `kind` is what it is. */
   candidates: z.array(z.object({ kind: RuntimeKind, evidence: z.array(z.string()) })),
 });

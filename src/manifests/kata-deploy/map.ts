@@ -3,6 +3,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
+import { NYDUS_WHY } from "../../decide/setup-env.js";
 import type { Values } from "../values.js";
 import { CHART_ARCHES, CHART_DEFAULT_SHIM, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
 import { mapCustomRuntimes } from "./custom-runtimes.js";
@@ -20,8 +21,8 @@ export interface Mapped {
   notes: InputIssue[];
 }
 
-const SNAPSHOTTER_WHY =
-  "kata-install does not install snapshotters (kata-deploy's nydus and erofs setup writes systemd units and containerd proxy plugins): set the snapshotter up on the nodes; shims mapped to it (shims.<shim>.containerd.snapshotter) fail preflight where it is missing";
+/** Why nydus is not set up, as the nodes say it. */
+const NYDUS_NOT_CARRIED = `nydus: ${NYDUS_WHY}`;
 
 function get(tree: unknown, path: Path): unknown {
   let at = tree;
@@ -185,16 +186,27 @@ export function mapChartValues(
     ] as const)
       direct(["health", chartProbe, key], `probes.${ours}.${target}`);
 
-  if (((value(["snapshotter", "setup"]) as string[] | undefined) ?? ["nydus"]).length === 0)
-    ledger.noEffect(["snapshotter", "setup"], "empty");
-  else ledger.notCarried(["snapshotter", "setup"], SNAPSHOTTER_WHY);
-  for (const [key, dflt] of [
-    ["erofsMergeMode", ""],
-    ["erofsSnapshotterMode", ""],
-    ["erofsDmverity", false],
+  // erofs is set up by the nodes (setup_snapshotter); nydus is not: Kata's release has no
+  // nydus-snapshotter to install.
+  const setup = (value(["snapshotter", "setup"]) as string[] | undefined) ?? ["nydus"];
+  const erofs = setup.includes("erofs");
+  if (erofs) set(overlay, "setup_snapshotter", "erofs");
+  if (setup.length === 0) ledger.noEffect(["snapshotter", "setup"], "empty");
+  else if (!setup.includes("nydus")) ledger.carried(["snapshotter", "setup"], "setup_snapshotter");
+  else
+    ledger.notCarried(
+      ["snapshotter", "setup"],
+      erofs ? `erofs carried (setup_snapshotter); ${NYDUS_NOT_CARRIED}` : NYDUS_NOT_CARRIED,
+    );
+  for (const [key, dflt, target] of [
+    ["erofsMergeMode", "", "erofs_merge_mode"],
+    ["erofsSnapshotterMode", "", "erofs_snapshotter_mode"],
+    ["erofsDmverity", false, "erofs_dmverity"],
   ] as const)
     if (defaultOf(["snapshotter", key], dflt)) ledger.noEffect(["snapshotter", key], "the chart's default");
-    else ledger.notCarried(["snapshotter", key], "kata-install does not set up the erofs snapshotter");
+    else if (!erofs)
+      ledger.noEffect(["snapshotter", key], "only with erofs in snapshotter.setup, as in kata-deploy");
+    else direct(["snapshotter", key], target);
 
   mapShims(chart, catalog, base, ledger, overlay, issues, notes);
 
