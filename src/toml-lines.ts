@@ -8,57 +8,63 @@
 export type TomlPath = ReadonlyArray<string | number>;
 
 export class TomlLines {
-  private readonly lines = new Map<string, number>();
+  // Built when a line is first asked for: most documents read without an error never need it.
+  private index: Map<string, number> | null = null;
 
-  constructor(text: string) {
-    const arrayCounts = new Map<string, number>();
-    let table: Array<string | number> = [];
-    let depth = 0; // open brackets and braces of a multi-line value
-    text.split("\n").forEach((raw, index) => {
-      const line = index + 1;
-      const content = stripComment(raw).trim();
-      if (depth > 0) {
-        depth += bracketBalance(content);
-        return;
-      }
-      if (content === "") return;
-      const arrayHeader = /^\[\[\s*(.+?)\s*\]\]$/.exec(content);
-      const header = arrayHeader ? null : /^\[\s*(.+?)\s*\]$/.exec(content);
-      if (arrayHeader) {
-        const keys = splitKey(arrayHeader[1] as string);
-        const id = JSON.stringify(keys);
-        const n = arrayCounts.get(id) ?? 0;
-        arrayCounts.set(id, n + 1);
-        table = [...keys, n];
-        this.set(table, line);
-        return;
-      }
-      if (header) {
-        table = resolveTable(splitKey(header[1] as string), arrayCounts);
-        this.set(table, line);
-        return;
-      }
-      const eq = findEquals(content);
-      if (eq < 0) return;
-      const keys = splitKey(content.slice(0, eq));
-      this.set([...table, ...keys], line);
-      depth = bracketBalance(content.slice(eq + 1));
-    });
-  }
+  constructor(private readonly text: string) {}
 
   /** The line of the path, or of its nearest ancestor that has one. */
   lineOf(path: TomlPath): number | undefined {
+    this.index ??= indexLines(this.text);
     for (let n = path.length; n > 0; n--) {
-      const found = this.lines.get(JSON.stringify(path.slice(0, n)));
+      const found = this.index.get(JSON.stringify(path.slice(0, n)));
       if (found !== undefined) return found;
     }
     return undefined;
   }
+}
 
-  private set(path: TomlPath, line: number): void {
+/** One scan of the text: the line of each table header and key, by its path. */
+function indexLines(text: string): Map<string, number> {
+  const lines = new Map<string, number>();
+  const set = (path: TomlPath, line: number) => {
     const id = JSON.stringify(path);
-    if (!this.lines.has(id)) this.lines.set(id, line);
-  }
+    if (!lines.has(id)) lines.set(id, line);
+  };
+  const arrayCounts = new Map<string, number>();
+  let table: Array<string | number> = [];
+  let depth = 0; // open brackets and braces of a multi-line value
+  text.split("\n").forEach((raw, index) => {
+    const line = index + 1;
+    const content = stripComment(raw).trim();
+    if (depth > 0) {
+      depth += bracketBalance(content);
+      return;
+    }
+    if (content === "") return;
+    const arrayHeader = /^\[\[\s*(.+?)\s*\]\]$/.exec(content);
+    const header = arrayHeader ? null : /^\[\s*(.+?)\s*\]$/.exec(content);
+    if (arrayHeader) {
+      const keys = splitKey(arrayHeader[1] as string);
+      const id = JSON.stringify(keys);
+      const n = arrayCounts.get(id) ?? 0;
+      arrayCounts.set(id, n + 1);
+      table = [...keys, n];
+      set(table, line);
+      return;
+    }
+    if (header) {
+      table = resolveTable(splitKey(header[1] as string), arrayCounts);
+      set(table, line);
+      return;
+    }
+    const eq = findEquals(content);
+    if (eq < 0) return;
+    const keys = splitKey(content.slice(0, eq));
+    set([...table, ...keys], line);
+    depth = bracketBalance(content.slice(eq + 1));
+  });
+  return lines;
 }
 
 /** [a.b] inside [[a]]: the header's prefix that names an array of tables refers to its last element. */

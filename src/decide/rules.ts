@@ -250,7 +250,10 @@ function buildRules(
       why: raw.why,
       priority: raw.priority ?? 0,
       file,
-      line: lines.lineOf(["rule", index]),
+      // Only an error names it: looked up then, not for every rule of every run.
+      get line() {
+        return lines.lineOf(["rule", index]);
+      },
       match,
       check: raw.check,
       vars: raw.vars ?? {},

@@ -1,7 +1,6 @@
 // The kernel's build configuration: /proc/config.gz (CONFIG_IKCONFIG_PROC) or /boot/config-<release>.
 // It tells which features are built in ("y") or built as modules ("m"), even when /proc/modules
 // does not exist because the kernel has no loadable modules at all.
-import { gunzipSync } from "node:zlib";
 import type { DetectContext } from "./context.js";
 
 export interface KernelConfig {
@@ -28,6 +27,8 @@ export function readKernelConfig(ctx: DetectContext, release: string | null): Pr
     const packed = await ctx.host.readBytes("/proc/config.gz");
     if (packed.ok) {
       try {
+        // Loaded only for a node that has the file (most read /boot's plain one).
+        const { gunzipSync } = await import("node:zlib");
         return {
           source: "/proc/config.gz",
           values: parseKernelConfig(gunzipSync(packed.bytes).toString("utf8")),

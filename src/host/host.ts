@@ -100,8 +100,11 @@ export class Host {
       let target: string | null = null;
       try {
         target = fs.readlinkSync(path.join(this.root, next));
-      } catch {
-        target = null; // not a link, or not there: the read that follows reports which
+      } catch (error) {
+        // Not there: nothing below it is either, so no link is left to follow (the read that
+        // follows reports it missing). Otherwise not a link: go on.
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return path.join(this.root, next, ...parts);
+        target = null;
       }
       if (target === null) {
         current = next;
