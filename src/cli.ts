@@ -136,7 +136,7 @@ Examples:
   kata-install preflight --facts node.json --overrides pinned.toml --json`,
     )
     .action(async (options) => {
-      const { runPreflight } = await import("./commands/preflight.js");
+      const { runPreflight } = await import("./commands/node-side.js");
       process.exitCode = await runPreflight(options, out);
     });
 
@@ -160,7 +160,7 @@ Examples:
   kata-install explain qemu:hypervisor.qemu.path clh    one key of one shim, and all of clh`,
     )
     .action(async (keys: string[], options) => {
-      const { runExplain } = await import("./commands/explain.js");
+      const { runExplain } = await import("./commands/node-side.js");
       process.exitCode = await runExplain(keys, options, out);
     });
 
@@ -171,7 +171,7 @@ Examples:
         "print what each shim can do and, for this node, which ones can run and why the others cannot",
       ),
   ).action(async (options) => {
-    const { runShims } = await import("./commands/shims.js");
+    const { runShims } = await import("./commands/node-side.js");
     process.exitCode = await runShims(options, out);
   });
 
@@ -214,7 +214,7 @@ Examples:
     )
     .addHelpText("after", planHelp)
     .action(async (options) => {
-      const { runPlan } = await import("./commands/plan.js");
+      const { runPlan } = await import("./commands/node-side.js");
       process.exitCode = await runPlan(options, out);
     });
 
@@ -264,7 +264,7 @@ Examples:
   kata-install install --plan node-1.plan.json`,
     )
     .action(async (options) => {
-      const { runInstall } = await import("./commands/install.js");
+      const { runInstall } = await import("./commands/node-side.js");
       process.exitCode = await runInstall(options, out);
     });
 
@@ -298,7 +298,7 @@ INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX say where Kata is (<prefix>/opt/kat
 install made with them is found, and uninstalled, with the same values.`,
     )
     .action(async (options) => {
-      const { runUninstall } = await import("./commands/install.js");
+      const { runUninstall } = await import("./commands/node-side.js");
       process.exitCode = await runUninstall(options, out);
     });
 
@@ -339,7 +339,7 @@ Examples:
   kata-install report --kubeconfig ~/.kube/config --install-suffix ci   (the install kata-deploy-ci)`,
     )
     .action(async (options) => {
-      const { runReport } = await import("./commands/report.js");
+      const { runReport } = await import("./commands/node-side.js");
       process.exitCode = await runReport(options, out);
     });
 
@@ -445,7 +445,7 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
     )
     .action(async (action: string, options) => {
-      const { runEntrypoint } = await import("./commands/entrypoint.js");
+      const { runEntrypoint } = await import("./commands/node-side.js");
       process.exitCode = await runEntrypoint(action, options, out);
     });
 

@@ -1,8 +1,11 @@
 import { UserError } from "../errors.js";
 import type { ArtifactSource } from "../install/artifacts.js";
+import { journalFor } from "../install/journal.js";
 import { recordingEnv } from "../install/plan-inputs.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
 import { planPipeline } from "../pipeline.js";
+import { installDirFromEnv } from "../render/layout.js";
+import { withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
 
 export interface PlanOptions extends DecideCommandOptions {
@@ -25,9 +28,6 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
   let source: ArtifactSource | null = null;
   if (options.facts === undefined) {
     // The artifact source (if any) and the check of every path the configurations name.
-    const { withArtifactSource } = await import("./artifact-source.js");
-    const { journalFor } = await import("../install/journal.js");
-    const { installDirFromEnv } = await import("../render/layout.js");
     const store = journalFor(planned.host, installDirFromEnv(env.env));
     source = await withArtifactSource(planned, store);
   }

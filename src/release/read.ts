@@ -5,8 +5,9 @@ import type { Facts } from "../detect/facts.js";
 import type { Host } from "../host/host.js";
 import type { ArtifactSource } from "../install/artifacts.js";
 import { journalFor } from "../install/journal.js";
+import { artifactSource, parseArtifactSpecifier } from "../install/open-source.js";
 import { installDirFromEnv } from "../render/layout.js";
-import { releaseOnNode } from "./load.js";
+import { releaseFromSource, releaseOnNode, sameReleaseOnNode } from "./load.js";
 import type { Release } from "./release.js";
 
 export interface ReleaseOptions {
@@ -24,8 +25,6 @@ export async function readRelease(
   const dir = installDirFromEnv(env);
   const journal = host === null ? null : await journalFor(host, dir).load();
   if (options.artifacts !== undefined) {
-    const { artifactSource, parseArtifactSpecifier } = await import("../install/open-source.js");
-    const { releaseFromSource, sameReleaseOnNode } = await import("./load.js");
     const spec = parseArtifactSpecifier(options.artifacts);
     if (spec !== null) {
       const source = await artifactSource(spec, facts.arch, options.artifactsTag ?? "latest");
