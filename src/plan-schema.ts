@@ -37,7 +37,14 @@ export const PlanJson = z.strictObject({
   ),
   actions: z.array(
     z.strictObject({
-      kind: z.enum(["pull-artifact", "restart-runtime", "reload-runtime", "take-over"]),
+      kind: z.enum([
+        "pull-artifact",
+        "restart-runtime",
+        "reload-runtime",
+        "take-over",
+        "restart-service",
+        "stop-service",
+      ]),
       target: z.string(),
       reason: z.string(),
     }),

@@ -13,14 +13,14 @@ import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.
 import type { EnvSettings } from "./env.js";
 import { handlerSettings } from "./handler-settings.js";
 import { evaluate } from "./match.js";
+import { nydusSetup } from "./nydus-setup.js";
+import type { NydusSource } from "./nydus-source.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, Ladder, overridesSource, ruleSource } from "./provenance.js";
 import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, qemuWrapperValues, shimConfig } from "./shim-config.js";
-import type { NydusSource } from "./nydus-source.js";
-import { nydusSetup } from "./nydus-setup.js";
 import { erofsMergeChecks, erofsSetup } from "./snapshotter-setup.js";
 import { takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
 import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";

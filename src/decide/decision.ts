@@ -1,9 +1,9 @@
 // The Decision: what the decide stage hands to render, and what `preflight`, `explain` and `shims`
 // print. Plain data: it serialises as it is.
 import type { RuntimeKind } from "../detect/runtime/schema.js";
+import type { NydusBinary, NydusBlob } from "./nydus-source.js";
 import type { Decided, Source } from "./provenance.js";
 import type { Severity } from "./rules.js";
-import type { NydusBinary, NydusBlob } from "./nydus-source.js";
 import type { ErofsMergeMode, ErofsSnapshotterMode } from "./setup-env.js";
 
 export type CheckStatus = "pass" | "fail" | "ignored";

@@ -51,7 +51,8 @@ export function loadNydusSource(env: Readonly<Record<string, string | undefined>
   for (const name of NYDUS_BINARIES) {
     const from = `${dir}/${name}`;
     const read = readInput(from, MAX_FILE_BYTES);
-    if (!read.ok) problems.push(`${from} ${read.missing ? "does not exist" : `cannot be used: ${read.reason}`}`);
+    if (!read.ok)
+      problems.push(`${from} ${read.missing ? "does not exist" : `cannot be used: ${read.reason}`}`);
     else files[name] = { from, sha256: hash(read.bytes), size: read.bytes.length };
   }
   if (problems.length > 0) return { ok: false, dir, variable, problem: problems.join("; ") };

@@ -13,6 +13,7 @@ import { decide, type Flags } from "./decide.js";
 import type { Decision } from "./decision.js";
 import { ENGINE_CHECKS } from "./engine-checks.js";
 import { type EnvSettings, parseEnv } from "./env.js";
+import { loadNydusSource, type NydusSource } from "./nydus-source.js";
 import {
   DEFAULT_OVERRIDES,
   emptyOverrides,
@@ -20,7 +21,6 @@ import {
   type Overrides,
   unknownCheck,
 } from "./overrides.js";
-import { loadNydusSource, type NydusSource } from "./nydus-source.js";
 import { loadRules, type RuleSet, ruleFilesIn } from "./rules.js";
 import { loadUserDropIn, type UserDropIn } from "./user-drop-in.js";
 

@@ -154,7 +154,8 @@ export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly st
   for (const { name, paths } of takeover.snapshotters ?? []) {
     // One kata-install sets up itself goes on being there: set up again in the same transaction.
     if (name === "erofs" && setUp.includes("erofs")) continue;
-    const left = name === "nydus" && nydusSetUp ? paths.filter((p) => !p.includes(NYDUS_FOR_KATA_TEE)) : paths;
+    const left =
+      name === "nydus" && nydusSetUp ? paths.filter((p) => !p.includes(NYDUS_FOR_KATA_TEE)) : paths;
     if (left.length === 0) continue;
     const older = name === "nydus" && nydusSetUp;
     out.push({

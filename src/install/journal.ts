@@ -25,7 +25,14 @@ export const JOURNAL_VERSION = 1;
 // are optional: a journal an earlier kata-install wrote still loads.
 
 const PlanActionSchema = z.object({
-  kind: z.enum(["pull-artifact", "restart-runtime", "reload-runtime", "take-over"]),
+  kind: z.enum([
+    "pull-artifact",
+    "restart-runtime",
+    "reload-runtime",
+    "take-over",
+    "restart-service",
+    "stop-service",
+  ]),
   target: z.string(),
   reason: z.string(),
 });
@@ -70,6 +77,11 @@ const TransactionSchema = z.object({
   id: z.string(),
   /** The runtime was being restarted on the new files: rolling them back means restarting it again. */
   restarting: z.optional(z.boolean()),
+  /**
+   * systemd units of kata-install's (nydus's) restarted or stopped on this transaction's files:
+   * rolling them back means doing it again on the files put back. Absent: none.
+   */
+  services: z.optional(z.array(z.string())),
   /** The journal's files and directories as they were when the transaction began. */
   before: z.object({ files: z.record(z.string(), FileRecordSchema), dirs: z.array(z.string()) }),
   steps: z.array(StepSchema),
