@@ -104,7 +104,14 @@ function nydusOnNode(input: DecideInput): { name: string | null; why: string } {
     };
   const usable = usableSnapshotters(facts);
   const suffix = env.suffix?.value;
-  for (const name of ["nydus", suffix ? `${NYDUS_FOR_KATA_TEE}-${suffix}` : NYDUS_FOR_KATA_TEE])
+  // kata-deploy's instance on a node kata-install manages is kata-install's own (set up by an
+  // earlier EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus, in the drop-in this plan rewrites): not asked for
+  // now, it goes with this plan, and is no snapshotter to map to.
+  const ours = facts.kata.managedBy === "kata-install";
+  for (const name of [
+    "nydus",
+    ...(ours ? [] : [suffix ? `${NYDUS_FOR_KATA_TEE}-${suffix}` : NYDUS_FOR_KATA_TEE]),
+  ])
     if (usable.has(name)) return { name, why: "" };
   return { name: null, why: "this node's containerd has no nydus snapshotter configured" };
 }

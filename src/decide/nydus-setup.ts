@@ -2,8 +2,8 @@
 // install_nydus_snapshotter and configure_nydus_snapshotter) set up by kata-install in its own
 // journalled transaction: the binaries of kata-deploy's image, nydus's configuration and a systemd
 // unit bound to containerd's, and the proxy plugin in kata-install's containerd drop-in. Where the
-// drop-in cannot carry it (containerd's own file edited in place), it is refused; on CRI-O ignored,
-// said; the binaries must be there to copy.
+// drop-in cannot carry it (containerd's own file edited in place, an embedded containerd) and on
+// CRI-O it is not set up, said (a warning); the binaries must be there to copy (an error).
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import type { DecideInput } from "./decide.js";
@@ -53,13 +53,15 @@ export function nydusSetup(
         ),
       ],
     };
+  // Not set up, said: one DaemonSet's environment is the cluster's (the chart's default names nydus),
+  // and a node where it cannot go runs its handlers without it (guest-pull-default says so).
   if (placement === "template" || inPlace)
     return {
       setup: null,
       checks: [
         check(
-          "error",
-          `${ASKED}: containerd's configuration is edited in place on this node (${placement === "template" ? "microk8s's template" : "containerd 1.x, or a version not known"}), and kata-install sets nydus up only in a drop-in of its own: the proxy plugin and disable_snapshot_annotations = false would go into the admin's own CRI table, which uninstall could not give back whole (kata-deploy edits that file in place, and restores it from a whole-file backup): nydus is not set up`,
+          "warning",
+          `${ASKED}: containerd's configuration is edited in place on this node (${placement === "template" ? "microk8s's template" : "containerd 1.x, or a version not known"}), and kata-install sets nydus up only in a drop-in of its own: the proxy plugin and disable_snapshot_annotations = false would go into the admin's own CRI table, which uninstall could not give back whole (kata-deploy edits that file in place, and restores it from a whole-file backup): nydus is not set up here`,
           placement === "template"
             ? `set nydus-snapshotter up in microk8s's containerd template yourself and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`
             : `upgrade containerd to 2.x (kata-install's drop-in then carries it; make containerd --version answer), or take nydus out of ${SETUP_VARIABLE}`,
@@ -71,8 +73,8 @@ export function nydusSetup(
       setup: null,
       checks: [
         check(
-          "error",
-          `${ASKED}: kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is ${runtime}'s (its unit, which nydus's must start before, is one of ${RUNTIME_LAYOUTS[runtime].restart?.units.join(", ") ?? runtime}): nydus is not set up`,
+          "warning",
+          `${ASKED}: kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is ${runtime}'s (its unit, which nydus's must start before, is one of ${RUNTIME_LAYOUTS[runtime].restart?.units.join(", ") ?? runtime}): nydus is not set up here`,
           `set nydus-snapshotter up on the node yourself (a proxy plugin in ${runtime}'s containerd configuration) and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`,
         ),
       ],
