@@ -13,6 +13,7 @@ import { JOURNAL_DIR } from "../detect/kata.js";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
+import { PLAN_ACTION_KINDS } from "../plan-schema.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
 import { type FileMeta, MAX_FILE_BYTES, writeAtomically } from "./fs-ops.js";
@@ -25,14 +26,7 @@ export const JOURNAL_VERSION = 1;
 // are optional: a journal an earlier kata-install wrote still loads.
 
 const PlanActionSchema = z.object({
-  kind: z.enum([
-    "pull-artifact",
-    "restart-runtime",
-    "reload-runtime",
-    "take-over",
-    "restart-service",
-    "stop-service",
-  ]),
+  kind: z.enum(PLAN_ACTION_KINDS),
   target: z.string(),
   reason: z.string(),
 });

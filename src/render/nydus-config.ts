@@ -8,7 +8,7 @@
 import type { Decision, NydusSetup } from "../decide/decision.js";
 import { NYDUS_FOR_KATA_TEE } from "../decide/nydus-setup.js";
 import { dig } from "../detect/toml.js";
-import type { ErofsTable } from "./erofs-config.js";
+import { type ErofsTable, imagesTable } from "./erofs-config.js";
 import type { RenderedFile } from "./kata-config.js";
 import { installDir } from "./layout.js";
 import { TemplateBug, type Templates } from "./templates.js";
@@ -113,13 +113,9 @@ export function renderNydus(decision: Decision, setup: NydusSetup, templates: Te
 /** The containerd side: the proxy plugin, and the annotations nydus reads an image's reference from. */
 export function nydusTables(decision: Decision, setup: NydusSetup, version: number): ErofsTable[] {
   const p = nydusPaths(decision, setup);
-  const images =
-    version >= 3
-      ? ["plugins", "io.containerd.cri.v1.images"]
-      : ["plugins", "io.containerd.grpc.v1.cri", "containerd"];
   return [
     {
-      table: images,
+      table: imagesTable(version),
       settings: [
         {
           key: "disable_snapshot_annotations",

@@ -78,9 +78,7 @@ describe("config version 3: the images plugin's annotations, the proxy plugin", 
       ...SETUP,
       EXPERIMENTAL_SETUP_SNAPSHOTTER: "erofs,nydus",
     });
-    expect(
-      String(change?.after).match(/^\[plugins\."io\.containerd\.cri\.v1\.images"\]$/gm),
-    ).toHaveLength(1);
+    expect(String(change?.after).match(/^\[plugins\."io\.containerd\.cri\.v1\.images"\]$/gm)).toHaveLength(1);
     expect(dig(parsed, ["plugins", "io.containerd.cri.v1.images", "discard_unpacked_layers"])).toBe(false);
     expect(dig(parsed, ["plugins", "io.containerd.cri.v1.images", "disable_snapshot_annotations"])).toBe(
       false,
