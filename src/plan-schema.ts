@@ -6,6 +6,16 @@
 import * as z from "zod/mini";
 import "./schema.js";
 
+/** The kinds of a plan's actions (render/changeset.ts's PlanAction), as plans and journals spell them. */
+export const PLAN_ACTION_KINDS = [
+  "pull-artifact",
+  "restart-runtime",
+  "reload-runtime",
+  "take-over",
+  "restart-service",
+  "stop-service",
+] as const;
+
 export const Sha256 = z.string().check(z.regex(/^[0-9a-f]{64}$/, "expected a sha256, 64 hex digits"));
 
 export const PlanJson = z.strictObject({
@@ -37,7 +47,7 @@ export const PlanJson = z.strictObject({
   ),
   actions: z.array(
     z.strictObject({
-      kind: z.enum(["pull-artifact", "restart-runtime", "reload-runtime", "take-over"]),
+      kind: z.enum(PLAN_ACTION_KINDS),
       target: z.string(),
       reason: z.string(),
     }),

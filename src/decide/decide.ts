@@ -13,6 +13,8 @@ import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.
 import type { EnvSettings } from "./env.js";
 import { handlerSettings } from "./handler-settings.js";
 import { evaluate } from "./match.js";
+import { nydusSetup } from "./nydus-setup.js";
+import type { NydusSource } from "./nydus-source.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, Ladder, overridesSource, ruleSource } from "./provenance.js";
 import { releaseChecks } from "./release-checks.js";
@@ -38,6 +40,8 @@ export interface DecideInput {
   flags: Flags;
   /** The admin's containerd drop-in, read before deciding (user-drop-in.ts); none when absent. */
   userDropIn?: UserDropIn | null;
+  /** nydus-snapshotter's binaries, read before deciding when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus (nydus-source.ts). */
+  nydusSource?: NydusSource | null;
 }
 
 export function decide(input: DecideInput): Decision {
@@ -85,7 +89,12 @@ export function decide(input: DecideInput): Decision {
   const inPlace = containerdInPlace(matched);
   const erofs = erofsSetup(input, runtime.value, inPlace.value);
   warnings.push(...erofs.checks);
-  const setUp = erofs.setup === null ? [] : ["erofs"];
+  const nydus = nydusSetup(input, runtime.value, inPlace.value);
+  warnings.push(...nydus.checks);
+  const setUp = [
+    ...(erofs.setup === null ? [] : ["erofs"]),
+    ...(nydus.setup === null ? [] : [nydus.setup.name]),
+  ];
   if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover, setUp));
 
   // 5. Shims.
@@ -102,7 +111,7 @@ export function decide(input: DecideInput): Decision {
   }
   const defaultShim = chooseDefaultShim(input, selected, warnings);
   warnings.push(...mappingChecks(input));
-  warnings.push(...snapshotterChecks(input, selected, setUp));
+  warnings.push(...snapshotterChecks(input, selected, setUp, nydus.setup?.name ?? null));
 
   warnings.push(...releaseChecks(input, selected));
 
@@ -129,7 +138,7 @@ export function decide(input: DecideInput): Decision {
   for (const shim of shims)
     qemuWrapperValues(input, catalog.shims.get(shim.name) as ShimSpec, config[shim.name] ?? {}, dir, moved);
 
-  const handlers = handlerSettings(input, shims, warnings);
+  const handlers = handlerSettings(input, shims, warnings, nydus.setup?.name ?? null);
   const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
   warnings.push(...erofsMergeChecks(input, erofs.setup, handlers, customRuntimes));
 
@@ -160,6 +169,7 @@ export function decide(input: DecideInput): Decision {
         ? null
         : { file: userDropIn.file, text: userDropIn.text, source: { kind: "env", name: userDropIn.name } },
     erofs: erofs.setup,
+    nydus: nydus.setup,
     release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),

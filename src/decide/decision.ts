@@ -1,6 +1,7 @@
 // The Decision: what the decide stage hands to render, and what `preflight`, `explain` and `shims`
 // print. Plain data: it serialises as it is.
 import type { RuntimeKind } from "../detect/runtime/schema.js";
+import type { NydusBinary, NydusBlob } from "./nydus-source.js";
 import type { Decided, Source } from "./provenance.js";
 import type { Severity } from "./rules.js";
 import type { ErofsMergeMode, ErofsSnapshotterMode } from "./setup-env.js";
@@ -51,6 +52,24 @@ export interface ErofsSetup {
   dmverity: Decided<boolean>;
 }
 
+/**
+ * kata-deploy's nydus-for-kata-tee, set up as its EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus sets it up:
+ * the binaries of kata-deploy's image under <install dir>/nydus-for-kata-tee/, its configuration
+ * there, a systemd unit bound to containerd's, and the proxy plugin in kata-install's drop-in.
+ */
+export interface NydusSetup {
+  /** What asked for it (EXPERIMENTAL_SETUP_SNAPSHOTTER). */
+  source: Source;
+  /** The instance's name: the proxy plugin's, the unit's, its socket's and data directory's (MULTI_INSTALL_SUFFIX appended). */
+  name: string;
+  /** Where the binaries are read (kata-install's own file system), and what said so. */
+  from: { dir: string; source: Source };
+  /** Each binary as read when the plan was made: install writes these bytes or nothing. */
+  binaries: Record<NydusBinary, NydusBlob>;
+  /** The systemd unit containerd runs as: the snapshotter's unit starts before it and is wanted by it. */
+  criUnit: string;
+}
+
 /** A handler of the admin's own (overrides file, kata-deploy's customRuntimes) on a shim's base. */
 export interface CustomRuntime {
   handler: string;
@@ -92,6 +111,8 @@ export interface Decision {
   userDropIn: { file: string; text: string; source: Source } | null;
   /** The erofs snapshotter set up in kata-install's drop-in; null when not asked, or where it cannot go. */
   erofs: ErofsSetup | null;
+  /** kata-deploy's nydus-for-kata-tee set up by this install; null when not asked, or where it cannot go. */
+  nydus: NydusSetup | null;
   /** The Kata release whose configuration the shims get: its version and where it was read; null if none was. */
   release: { version: string; where: string } | null;
   vars: Record<string, unknown>;

@@ -59,11 +59,18 @@ export function snapshotterChecks(
   input: DecideInput,
   selected: Set<string>,
   setUp: readonly string[] = [],
+  /** kata-deploy's nydus instance set up by this install: what its mapping's "nydus" names (handler-settings.ts). */
+  nydus: string | null = null,
 ): Check[] {
   const { env, facts, overrides } = input;
   // [who, { value, name }]: kata-deploy's mapping for a shim, or a custom runtime's own snapshotter.
   const mapped: Array<[string, { value: string; name: string }]> = [
-    ...Object.entries(env.snapshotters).filter(([shim]) => selected.has(shim)),
+    ...Object.entries(env.snapshotters)
+      .filter(([shim]) => selected.has(shim))
+      .map(([shim, to]): [string, { value: string; name: string }] => [
+        shim,
+        to.value === "nydus" && nydus !== null ? { ...to, value: nydus } : to,
+      ]),
     ...Object.entries(overrides.handlers)
       .filter(([shim, spec]) => selected.has(shim) && spec.snapshotter)
       .map(([shim, spec]): [string, { value: string; name: string }] => [

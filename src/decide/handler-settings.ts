@@ -22,12 +22,19 @@ export function handlerSettings(
   input: DecideInput,
   shims: Chosen[],
   warnings: Check[],
+  /** kata-deploy's nydus instance when this install sets it up (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus). */
+  nydusSetUp: string | null = null,
 ): Record<string, HandlerSettings> {
   const { catalog, env, facts, overrides } = input;
   const kind = overrides.runtimeKind ?? facts.runtime.kind;
   const family =
     kind === null ? null : RUNTIME_LAYOUTS[kind].handlers.kind === "crio" ? "crio" : "containerd";
-  const nydus = family === "containerd" ? nydusOnNode(input) : { name: null, why: "" };
+  const nydus =
+    family !== "containerd"
+      ? { name: null, why: "" }
+      : nydusSetUp !== null
+        ? { name: nydusSetUp, why: "" }
+        : nydusOnNode(input);
   const unmet: string[] = [];
   const handlers: Record<string, HandlerSettings> = {};
   for (const shim of shims) {
@@ -52,7 +59,13 @@ export function handlerSettings(
       else unmet.push(shim.name);
     }
     const fromEnv = env.snapshotters[shim.name];
-    if (fromEnv) snapshotter.offer(fromEnv.value, { kind: "env", name: fromEnv.name });
+    // kata-deploy writes its mapping's "nydus" as its own instance's name (containerd.rs): so does
+    // kata-install, where it sets that instance up.
+    if (fromEnv)
+      snapshotter.offer(fromEnv.value === "nydus" && nydusSetUp !== null ? nydusSetUp : fromEnv.value, {
+        kind: "env",
+        name: fromEnv.name,
+      });
     if (own?.snapshotter !== undefined) snapshotter.offer(own.snapshotter, ownSource("snapshotter"));
 
     const pullType = new Ladder<string>();
@@ -91,7 +104,14 @@ function nydusOnNode(input: DecideInput): { name: string | null; why: string } {
     };
   const usable = usableSnapshotters(facts);
   const suffix = env.suffix?.value;
-  for (const name of ["nydus", suffix ? `${NYDUS_FOR_KATA_TEE}-${suffix}` : NYDUS_FOR_KATA_TEE])
+  // kata-deploy's instance on a node kata-install manages is kata-install's own (set up by an
+  // earlier EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus, in the drop-in this plan rewrites): not asked for
+  // now, it goes with this plan, and is no snapshotter to map to.
+  const ours = facts.kata.managedBy === "kata-install";
+  for (const name of [
+    "nydus",
+    ...(ours ? [] : [suffix ? `${NYDUS_FOR_KATA_TEE}-${suffix}` : NYDUS_FOR_KATA_TEE]),
+  ])
     if (usable.has(name)) return { name, why: "" };
   return { name: null, why: "this node's containerd has no nydus snapshotter configured" };
 }

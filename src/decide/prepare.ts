@@ -13,6 +13,7 @@ import { decide, type Flags } from "./decide.js";
 import type { Decision } from "./decision.js";
 import { ENGINE_CHECKS } from "./engine-checks.js";
 import { type EnvSettings, parseEnv } from "./env.js";
+import { loadNydusSource, type NydusSource } from "./nydus-source.js";
 import {
   DEFAULT_OVERRIDES,
   emptyOverrides,
@@ -44,6 +45,8 @@ export interface Prepared {
   env: Readonly<Record<string, string | undefined>>;
   /** The admin's containerd drop-in (CONTAINERD_USER_DROP_IN_SOURCE_FILE), read and checked. */
   userDropIn: UserDropIn | null;
+  /** nydus-snapshotter's binaries (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus), read and hashed; null when not asked. */
+  nydusSource: NydusSource | null;
 }
 
 /** Load and check every input that does not need the node. */
@@ -62,7 +65,8 @@ export function prepare(options: DecideOptions): Prepared {
       ? emptyOverrides()
       : loadOverrides(overridesFile, options.overrides !== undefined, catalog, checkIds);
   const userDropIn = loadUserDropIn(env);
-  return { catalog, rules, overrides, flags: parseFlags(options, checkIds), env, userDropIn };
+  const nydusSource = loadNydusSource(env);
+  return { catalog, rules, overrides, flags: parseFlags(options, checkIds), env, userDropIn, nydusSource };
 }
 
 /**
@@ -84,6 +88,7 @@ export function decideFor(
     env,
     flags: prepared.flags,
     userDropIn: prepared.userDropIn,
+    nydusSource: prepared.nydusSource,
   });
   return { decision, env, catalog };
 }

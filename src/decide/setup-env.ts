@@ -1,6 +1,8 @@
 // kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER and the EROFS_* variables that shape its erofs
 // setup, read as its config.rs reads them. erofs is carried out (containerd's built-in snapshotter,
-// set up in kata-install's own drop-in); nydus is refused, with why; any other name is an error.
+// set up in kata-install's own drop-in); nydus is set up as kata-deploy sets it up (its
+// nydus-for-kata-tee: the binaries kata-deploy's image carries, a systemd unit, a proxy plugin in
+// kata-install's drop-in); any other name is an error.
 // The EROFS_* variables are checked even when erofs is not set up, as kata-deploy checks them.
 
 export const SETUP_VARIABLE = "EXPERIMENTAL_SETUP_SNAPSHOTTER";
@@ -9,19 +11,12 @@ export type ErofsMergeMode = "merged" | "unmerged";
 export type ErofsSnapshotterMode = "disk" | "memory";
 
 export interface SetupSettings {
-  /** The snapshotters to set up (only erofs gets this far), and the variable that named them. */
+  /** The snapshotters to set up (erofs, nydus), and the variable that named them. */
   setupSnapshotters?: { value: string[]; name: string };
   erofsMergeMode?: { value: ErofsMergeMode; name: string };
   erofsSnapshotterMode?: { value: ErofsSnapshotterMode; name: string };
   erofsDmverity?: { value: boolean; name: string };
 }
-
-/**
- * Kata's release has nydusd (libexec/) but not nydus-snapshotter: kata-deploy installs the
- * containerd-nydus-grpc it carries in its own image, which kata-install does not have.
- */
-export const NYDUS_WHY =
-  "Kata's release carries no nydus-snapshotter (only libexec/nydusd; kata-deploy ships containerd-nydus-grpc in its own image), so kata-install has nothing to install it from: set nydus-snapshotter up on the node and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING";
 
 export function parseSetupEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -35,10 +30,9 @@ export function parseSetupEnv(
     .filter(Boolean);
   const setUp: string[] = [];
   for (const entry of entries) {
-    if (entry === "erofs") {
+    if (entry === "erofs" || entry === "nydus") {
       if (!setUp.includes(entry)) setUp.push(entry);
-    } else if (entry === "nydus") bad(SETUP_VARIABLE, `nydus: ${NYDUS_WHY}`);
-    else
+    } else
       bad(
         SETUP_VARIABLE,
         `"${printable(entry)}" is no snapshotter kata-deploy sets up (it knows erofs and nydus)`,

@@ -6,6 +6,7 @@
 import { valueAt } from "../release/config-file.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, Chosen } from "./decision.js";
+import { NYDUS_FOR_KATA_TEE } from "./nydus-setup.js";
 import type { Source } from "./provenance.js";
 
 export interface Takeover {
@@ -139,28 +140,39 @@ export function servedNotPinned(takeover: Takeover, pinned: string[], by: string
 }
 
 /**
- * The snapshotters kata-deploy set up that kata-install does not (nydus; erofs unless
+ * The snapshotters kata-deploy set up that kata-install does not (each unless
  * EXPERIMENTAL_SETUP_SNAPSHOTTER names it, `setUp`): a takeover removes their binaries and
  * containerd settings with kata-deploy's tree and drop-in, and the pods that pull through them stop
  * starting. Refused, naming what would stop working; ignorable by name for an admin who has moved
- * those pods.
+ * those pods. kata-install sets up 4.x's nydus-for-kata-tee (`setUp` holds its name); 3.x's
+ * nydus-snapshotter (another unit, socket and plugin name) is not carried over.
  */
 export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly string[] = []): Check[] {
   if (takeover.done) return [];
-  // One kata-install sets up itself (EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs) goes on being there.
-  return (takeover.snapshotters ?? [])
-    .filter(({ name }) => !setUp.includes(name))
-    .map(({ name, paths }) => ({
+  const nydusSetUp = setUp.some((name) => name.startsWith(NYDUS_FOR_KATA_TEE));
+  const out: Check[] = [];
+  for (const { name, paths } of takeover.snapshotters ?? []) {
+    // One kata-install sets up itself goes on being there: set up again in the same transaction.
+    if (name === "erofs" && setUp.includes("erofs")) continue;
+    const left =
+      name === "nydus" && nydusSetUp ? paths.filter((p) => !p.includes(NYDUS_FOR_KATA_TEE)) : paths;
+    if (left.length === 0) continue;
+    const older = name === "nydus" && nydusSetUp;
+    out.push({
       id: "takeover-snapshotter",
       severity: "error",
       status: "fail",
-      message: `kata-deploy set up the ${name} snapshotter here (${paths.join("; ")}), which kata-install ${name === "erofs" ? "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs" : "does not set up"}: the takeover would remove ${name === "nydus" ? "its binaries and containerd's proxy plugin for it (its systemd unit left pointing at nothing)" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
+      message: `kata-deploy set up the ${name} snapshotter here (${left.join("; ")}), which kata-install ${name === "erofs" ? "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs" : older ? "does not carry over (kata-deploy 3.x's nydus-snapshotter; kata-install sets up 4.x's nydus-for-kata-tee)" : "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus"}: the takeover would remove ${name === "nydus" ? "its binaries and containerd's proxy plugin for it (its systemd unit left pointing at nothing)" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
       hint:
         name === "erofs"
           ? "give kata-install kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs (and its EROFS_* variables): it sets erofs up in its own drop-in"
-          : `leave this node to kata-deploy for now; or move those pods off and take it over with --ignore-preflight-errors=takeover-snapshotter${name === "nydus" ? " (then disable the unit)" : ""}`,
+          : older
+            ? "leave this node to kata-deploy for now; or move those pods off and take it over with --ignore-preflight-errors=takeover-snapshotter (then disable nydus-snapshotter's unit)"
+            : "give kata-install kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: it sets nydus-for-kata-tee up again from kata-deploy's image, in the same transaction",
       rule: "decide",
-    }));
+    });
+  }
+  return out;
 }
 
 function servedCheck(message: string): Check {

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { HostError, UserError } from "../errors.js";
 import { MAX_TEXT_BYTES, NOT_UTF8, tooLarge } from "../host/host.js";
+import { readInput } from "../input-file.js";
 import { type FileChange, hash } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
@@ -16,6 +17,7 @@ import {
   atomicWrite,
   ensureParents,
   type FileMeta,
+  MAX_FILE_BYTES,
   missingDirs,
   readEntry,
   removeEmptyDirs,
@@ -26,6 +28,7 @@ import {
 import { backupOf, type Journal, type JournalStore, type Saved } from "./journal.js";
 import { guardOwnPlaces } from "./place-guard.js";
 import { type Left, RollbackIncomplete, rollBack } from "./rollback.js";
+import { servicesAfterRollback } from "./services.js";
 import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, retire } from "./switch.js";
 
 export interface ApplyResult {
@@ -140,9 +143,10 @@ export async function applyChanges(
         uid: process.getuid?.() ?? 0,
         gid: process.getgid?.() ?? 0,
       };
-      await atomicWrite(store.host, c.path, c.after, meta);
+      const bytes = c.blob ? blobBytes(c.path, c.blob) : c.after;
+      await atomicWrite(store.host, c.path, bytes, meta);
       const record = journal.files[c.path];
-      if (record) record.afterHash = hash(c.after);
+      if (record) record.afterHash = c.blob ? c.blob.sha256 : hash(c.after);
       result.written.push(c.path);
     }
     if (c.role === "runtime") result.runtimeChanged = true;
@@ -165,6 +169,23 @@ export async function applyChanges(
   await discardTxnCopies(store);
   crashPoint("after-commit");
   return result;
+}
+
+/**
+ * A binary's bytes, read from kata-install's own file system (kata-deploy's image) as the plan
+ * hashed them: bytes that changed since are refused, and the transaction rolled back.
+ */
+function blobBytes(target: string, blob: NonNullable<FileChange["blob"]>): Buffer {
+  const read = readInput(blob.from, MAX_FILE_BYTES);
+  if (!read.ok)
+    throw new UserError(
+      `${blob.from} (for ${target}) cannot be read: ${read.reason}; nothing was left applied`,
+    );
+  if (hash(read.bytes) !== blob.sha256)
+    throw new StalePlanError(
+      `${blob.from} is not the file the plan copies to ${target} (sha256 ${blob.sha256.slice(0, 12)}… planned): it changed since the plan was made; nothing was left applied: plan again`,
+    );
+  return read.bytes;
 }
 
 /**
@@ -232,6 +253,8 @@ export async function recover(store: JournalStore): Promise<boolean> {
     }
     journal.files = transaction.before.files;
     journal.dirs = transaction.before.dirs;
+    // Units restarted on the files just rolled back: on the ones put back now (or stopped).
+    await servicesAfterRollback(store, journal.transaction?.services ?? []);
     // The runtime may have loaded the files just rolled back: it must load them again.
     if (journal.transaction?.restarting && journal.runtime) journal.pendingRestart = journal.runtime.action;
     journal.transaction = null;

@@ -16,6 +16,7 @@ import { crashPoint } from "./crash-point.js";
 import { type JournalStore, journalFor } from "./journal.js";
 import { RollbackFailed, rollBack } from "./rollback.js";
 import { restartRuntime } from "./runtime.js";
+import { runServices } from "./services.js";
 import {
   commitSwitch,
   discardIfEmpty,
@@ -109,6 +110,10 @@ export async function install(
       withSwitch: artifacts.switched,
       beforeCommit: async (done) => {
         await verify();
+        // nydus's unit on its new files before the runtime loads the proxy plugin naming it.
+        crashPoint("services:before");
+        await runServices(store, changeset.actions);
+        crashPoint("services:after");
         await restart(done.runtimeChanged);
       },
     });

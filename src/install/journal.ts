@@ -13,6 +13,7 @@ import { JOURNAL_DIR } from "../detect/kata.js";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
+import { PLAN_ACTION_KINDS } from "../plan-schema.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
 import { type FileMeta, MAX_FILE_BYTES, writeAtomically } from "./fs-ops.js";
@@ -25,7 +26,7 @@ export const JOURNAL_VERSION = 1;
 // are optional: a journal an earlier kata-install wrote still loads.
 
 const PlanActionSchema = z.object({
-  kind: z.enum(["pull-artifact", "restart-runtime", "reload-runtime", "take-over"]),
+  kind: z.enum(PLAN_ACTION_KINDS),
   target: z.string(),
   reason: z.string(),
 });
@@ -70,6 +71,11 @@ const TransactionSchema = z.object({
   id: z.string(),
   /** The runtime was being restarted on the new files: rolling them back means restarting it again. */
   restarting: z.optional(z.boolean()),
+  /**
+   * systemd units of kata-install's (nydus's) restarted or stopped on this transaction's files:
+   * rolling them back means doing it again on the files put back. Absent: none.
+   */
+  services: z.optional(z.array(z.string())),
   /** The journal's files and directories as they were when the transaction began. */
   before: z.object({ files: z.record(z.string(), FileRecordSchema), dirs: z.array(z.string()) }),
   steps: z.array(StepSchema),

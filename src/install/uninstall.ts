@@ -7,6 +7,7 @@ import { dropBlock, findBlock } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
+import { reloadSystemd, stopUnits, unitsToStop } from "./services.js";
 import { prefixOf, removeArtifacts } from "./switch.js";
 
 export interface UninstallResult {
@@ -44,6 +45,9 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     if (current !== null && hash(current.bytes) !== record.afterHash)
       findBlock(current.bytes.toString("utf8"), path);
   }
+  // The units kata-install runs (nydus's) stop before their files go; systemd forgets them after.
+  const units = unitsToStop(journal.files);
+  await stopUnits(store.host, units);
   // Runtime files first: the runtime must stop pointing at Kata before Kata's files go.
   const entries = Object.entries(journal.files)
     .reverse()
@@ -66,6 +70,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     }
     if (record.role === "runtime") result.runtimeChanged = true;
   }
+  if (units.length > 0) await reloadSystemd(store.host);
   await removeArtifacts(store, prefixOf(store), journal);
   // The journal goes last: until here, a crash leaves an uninstall that can be run again.
   await store.discard();

@@ -1,6 +1,6 @@
 // `explain`: every decided value with the source that set it and the ones it beat, as one JSON
 // document, and a readable view rendered from it.
-import type { Decision, ErofsSetup } from "../decide/decision.js";
+import type { Decision, ErofsSetup, NydusSetup } from "../decide/decision.js";
 import { addsToKernelParams, type Decided, describeSource, type Source } from "../decide/provenance.js";
 import { handlerName } from "../render/layout.js";
 
@@ -121,6 +121,7 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
         values.push({ kind: "config", key, shim: custom.handler, ...decided });
   }
   if (decision.erofs !== null) values.push(...erofsExplained(decision.erofs));
+  if (decision.nydus !== null) values.push(...nydusExplained(decision.nydus));
   values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
   if (decision.install.suffix.value !== "")
     values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
@@ -187,6 +188,31 @@ function erofsExplained(erofs: ErofsSetup): Explained[] {
         ? 'dm-verity over the layers (dmverity_mode = "on", the differ\'s enable_dmverity = true)'
         : 'no dm-verity (dmverity_mode = "off")',
     ),
+  ];
+}
+
+/** EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: the instance, and where its binaries come from. */
+function nydusExplained(nydus: NydusSetup): Explained[] {
+  const binaries = Object.entries(nydus.binaries)
+    .map(([name, b]) => `${name} sha256:${b.sha256.slice(0, 12)}… (${b.size} bytes)`)
+    .join(", ");
+  return [
+    {
+      kind: "snapshotter",
+      key: "snapshotters.nydus",
+      value: nydus.name,
+      reason: `kata-deploy's nydus-for-kata-tee: its unit ${nydus.name}.service (wanted by ${nydus.criUnit}) and the proxy plugin ${nydus.name} in kata-install's containerd drop-in`,
+      source: nydus.source,
+      beaten: [],
+    },
+    {
+      kind: "snapshotter",
+      key: "snapshotters.nydus.source",
+      value: nydus.from.dir,
+      reason: `where containerd-nydus-grpc and nydus-overlayfs are copied from, byte for byte: ${binaries}`,
+      source: nydus.from.source,
+      beaten: [],
+    },
   ];
 }
 

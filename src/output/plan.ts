@@ -31,7 +31,7 @@ export function planDocument(decision: Decision, changeset: Changeset): PlanDocu
       reason: c.reason,
       diff: unifiedDiff(c),
       beforeHash: c.beforeHash,
-      afterHash: sha256(c.after),
+      afterHash: c.blob ? (c.action === "delete" ? null : c.blob.sha256) : sha256(c.after),
       ...(c.link ? { link: true as const } : {}),
     })),
     actions: changeset.actions.map(({ kind, target, reason }) => ({ kind, target, reason })),

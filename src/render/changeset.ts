@@ -27,10 +27,23 @@ export interface FileChange {
   block?: string;
   /** A symbolic link: `before` and `after` are its targets (and the hashes theirs). */
   link?: boolean;
+  /**
+   * A binary copied byte for byte from kata-install's own file system (nydus-snapshotter's, from
+   * kata-deploy's image): `before` and `after` are lines that say what they are, and the hashes are
+   * the bytes'. Install writes exactly the bytes of this hash, or nothing.
+   */
+  blob?: { from: string; sha256: string; size: number };
 }
 
 export interface PlanAction {
-  kind: "pull-artifact" | "restart-runtime" | "reload-runtime" | "take-over";
+  kind:
+    | "pull-artifact"
+    | "restart-runtime"
+    | "reload-runtime"
+    | "take-over"
+    /** A systemd unit kata-install runs (nydus's), restarted on its new files / stopped as it goes. */
+    | "restart-service"
+    | "stop-service";
   target: string;
   reason: string;
 }
@@ -65,6 +78,7 @@ export function change(
 export function unifiedDiff(c: FileChange): string {
   // patch makes no links: a link's change is said, as git says it, not diffed.
   if (c.link) return linkChange(c);
+  if (c.blob) return blobChange(c);
   const relative = c.path.replace(/^\/+/, "");
   const from = c.action === "create" ? "/dev/null" : `a/${relative}`;
   const to = c.action === "delete" ? "/dev/null" : `b/${relative}`;
@@ -87,6 +101,21 @@ function wholeFile(from: string, to: string, sign: "+" | "-", text: string): str
   const range = sign === "+" ? `-0,0 +1,${lines.length}` : `-1,${lines.length} +0,0`;
   const body = lines.map((l) => `${sign}${l}\n`).join("");
   return `${header}@@ ${range} @@\n${body}${ended ? "" : "\\ No newline at end of file\n"}`;
+}
+
+/** A binary's change as git says one it does not diff, with the bytes' hash and where they come from. */
+function blobChange(c: FileChange): string {
+  const relative = c.path.replace(/^\/+/, "");
+  const from = c.action === "create" ? "/dev/null" : `a/${relative}`;
+  const to = c.action === "delete" ? "/dev/null" : `b/${relative}`;
+  const lines = [`diff --git a/${relative} b/${relative}`];
+  if (c.action === "create") lines.push(`new file mode 100${c.mode.toString(8).padStart(3, "0")}`);
+  if (c.action === "delete") lines.push("deleted file mode 100755");
+  lines.push(`Binary files ${from} and ${to} differ`);
+  if (c.beforeHash !== null) lines.push(`# was sha256:${c.beforeHash}`);
+  if (c.blob && c.action !== "delete")
+    lines.push(`# sha256:${c.blob.sha256}, ${c.blob.size} bytes, copied from ${c.blob.from}`);
+  return `${lines.join("\n")}\n`;
 }
 
 /**

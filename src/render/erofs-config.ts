@@ -14,14 +14,17 @@ export interface ErofsTable {
 /** The options kata-deploy gives mkfs.erofs (--mkfs-time and --sort: erofs-utils 1.8.2 or later). */
 export const MKFS_OPTIONS = ["-T0", "--mkfs-time", "--sort=none"];
 
+/** Image pulls are the images plugin's from config version 3 on; before, the CRI plugin's containerd table's. */
+export function imagesTable(version: number): string[] {
+  return version >= 3
+    ? ["plugins", "io.containerd.cri.v1.images"]
+    : ["plugins", "io.containerd.grpc.v1.cri", "containerd"];
+}
+
 export function erofsTables(setup: ErofsSetup, version: number): ErofsTable[] {
   const dmverity = setup.dmverity.value;
   const memory = setup.snapshotterMode.value === "memory";
-  // Image pulls are the images plugin's from config version 3 on; before, the CRI plugin's.
-  const images =
-    version >= 3
-      ? ["plugins", "io.containerd.cri.v1.images"]
-      : ["plugins", "io.containerd.grpc.v1.cri", "containerd"];
+  const images = imagesTable(version);
   return [
     {
       table: images,

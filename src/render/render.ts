@@ -9,6 +9,7 @@ import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
 import { DECIDED_DROP_IN, defaultConfigLinks, installDir, variantsDir, WRAPPERS_DIR } from "./layout.js";
+import { isNydusUnitPath, nydusChanges } from "./nydus-changes.js";
 import { renderRuntimeConfig } from "./runtime-config.js";
 import { goneKataDeployImports } from "./stale-imports.js";
 import type { Templates } from "./templates.js";
@@ -85,6 +86,10 @@ export async function render(
       });
   };
   for (const file of kata) await consider(file, "kata");
+  // nydus-for-kata-tee (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus): Kata's side, written before the
+  // runtime's configuration names its proxy plugin; and the unit kata-install runs, when it changed.
+  const nydus = await nydusChanges(decision, templates, host, read, installed, takeover !== null);
+  changes.push(...nydus.changes);
   // Without the release, no shim's configuration is written (the plan refuses: "release"), and
   // nothing of Kata's already there is taken for stale.
   const withRelease = catalog.release !== null;
@@ -118,6 +123,7 @@ export async function render(
       actions.push({ kind: "pull-artifact", target: artifact.name, reason: artifact.reason });
     }
   }
+  actions.push(...nydus.actions);
   if (runtimeChanged && runtime.onChange)
     actions.push(
       journal.pendingRestart
@@ -187,7 +193,8 @@ async function staleKataFiles(
   for (const [path, link] of installed.files) {
     if (keep.has(path)) continue;
     if (link) {
-      if (linked.has(path)) continue;
+      // nydus's unit link is nydus's to keep or remove (nydus-changes.ts).
+      if (linked.has(path) || isNydusUnitPath(path)) continue;
       const c = change(
         path,
         await host.readlink(path),

@@ -16,6 +16,7 @@ import { checkErofs, erofsTables } from "./erofs-config.js";
 import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
 import type { RenderedFile } from "./kata-config.js";
 import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
+import { checkNydus, mergeTables, nydusTables } from "./nydus-config.js";
 import { isKataDeployImportName } from "./stale-imports.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
@@ -110,16 +111,23 @@ function handlersContext(
   version: number,
   handlers: Handler[],
   debugLevel: boolean,
-  erofs: ErofsSetup | null = null,
+  decision: Decision | null = null,
 ) {
+  const erofs: ErofsSetup | null = decision?.erofs ?? null;
+  const nydus = decision?.nydus ?? null;
   return {
     version,
     plugin: pluginFor(version),
     imagesPlugin: version >= 3 ? "io.containerd.cri.v1.images" : null,
     handlers,
     debugLevel,
-    // Only a drop-in of kata-install's carries them (see snapshotter-setup.ts).
-    erofs: erofs === null ? null : erofsTables(erofs, version),
+    // Only a drop-in of kata-install's carries them (see snapshotter-setup.ts, nydus-setup.ts).
+    erofs: erofs !== null,
+    nydus: nydus?.name ?? null,
+    tables: mergeTables([
+      ...(erofs === null ? [] : erofsTables(erofs, version)),
+      ...(nydus === null || decision === null ? [] : nydusTables(decision, nydus, version)),
+    ]),
   };
 }
 
@@ -282,7 +290,7 @@ function renderFor(
       const v = version(placement.defaultVersion);
       const own = `${dir}/${dropInName(suffix)}`;
       const user = userDropInFile(decision, dir, handlers.length > 0);
-      const files = [dropIn(own, v, handlers, templates, debug, decision.erofs), user];
+      const files = [dropIn(own, v, handlers, templates, debug, decision), user];
       const cleaned = cleanMain(
         main,
         current.get(main) ?? null,
@@ -308,7 +316,7 @@ function renderFor(
             handlers,
             templates,
             debug,
-            decision.erofs,
+            decision,
           ),
           userDropInFile(decision, dir, handlers.length > 0),
         ],
@@ -324,7 +332,7 @@ function renderFor(
             handlers,
             templates,
             debug,
-            decision.erofs,
+            decision,
           ),
           userDropInFile(decision, placement.dir, handlers.length > 0),
         ],
@@ -392,21 +400,26 @@ function dropIn(
   handlers: Handler[],
   templates: Templates,
   debugLevel: boolean,
-  erofs: ErofsSetup | null,
+  decision: Decision,
 ): RenderedFile {
   const name = "containerd/drop-in.toml.njk";
   // No shim to install: no drop-in either (an earlier one of ours goes).
   if (handlers.length === 0)
     return { path, content: null, mode: 0o644, template: name, reason: "no Kata shim is to be installed" };
-  const content = templates.render(name, handlersContext(version, handlers, debugLevel, erofs));
+  const content = templates.render(name, handlersContext(version, handlers, debugLevel, decision));
   checkContainerd(content, name, handlers, version);
-  checkErofs(parseOrNull(content) ?? {}, erofs, version, name);
+  checkErofs(parseOrNull(content) ?? {}, decision.erofs, version, name);
+  checkNydus(parseOrNull(content) ?? {}, decision, version, name);
+  const set = [
+    ...(decision.erofs === null ? [] : ["the erofs snapshotter"]),
+    ...(decision.nydus === null ? [] : [`the nydus snapshotter's proxy plugin ${decision.nydus.name}`]),
+  ];
   return {
     path,
     content,
     mode: 0o644,
     template: name,
-    reason: `containerd runtime handlers for the chosen shims${erofs === null ? "" : `, and the erofs snapshotter (${SETUP_VARIABLE})`}`,
+    reason: `containerd runtime handlers for the chosen shims${set.length === 0 ? "" : `, and ${set.join(" and ")} (${SETUP_VARIABLE})`}`,
   };
 }
 

@@ -59,6 +59,14 @@ export async function loadTemplates(dir = dataPath("templates")): Promise<Templa
   env.addFilter("comment", tomlComment);
   // One shell word, whatever the value holds.
   env.addFilter("sh", (value: unknown) => `'${String(value).replaceAll("'", `'\\''`)}'`);
+  // One word of a systemd unit file (a path, a unit's name): systemd splits ExecStart= on spaces and
+  // reads %, $ and quotes itself, so a value with anything else is refused, not escaped.
+  env.addFilter("unit", (value: unknown) => {
+    const text = String(value);
+    if (!/^[A-Za-z0-9/._@:+-]+$/.test(text))
+      throw new Error(`${JSON.stringify(text)} cannot be one word of a systemd unit file`);
+    return text;
+  });
   // YAML values as JSON, which YAML reads as it is: no value can break a manifest's structure.
   env.addFilter("json", (value: unknown) => JSON.stringify(value));
   const data = new Map<string, Record<string, unknown>>();

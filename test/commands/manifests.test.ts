@@ -193,13 +193,13 @@ describe("kata-install manifests", () => {
     const refused = runCli([
       "manifests",
       "--set",
-      "setup_snapshotter=nydus",
+      "setup_snapshotter=nydus,stargz",
       "--set",
       "erofs_merge_mode=flat",
     ]);
     expect(refused.status).toBe(1);
     expect(refused.stdout).toBe("");
-    expect(refused.stderr).toContain("setup_snapshotter: nydus: Kata's release carries no nydus-snapshotter");
+    expect(refused.stderr).toContain('setup_snapshotter: "stargz" is no snapshotter kata-deploy sets up');
     expect(refused.stderr).toContain(
       'erofs_merge_mode: expected merged (the default) or unmerged, got "flat"',
     );

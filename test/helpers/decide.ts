@@ -6,6 +6,7 @@ import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { ENGINE_CHECKS } from "../../src/decide/engine-checks.js";
 import { parseEnv } from "../../src/decide/env.js";
+import { loadNydusSource } from "../../src/decide/nydus-source.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
 import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
@@ -54,6 +55,7 @@ export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
     env,
     flags: { ignorePreflightErrors: [], ...options.flags },
     userDropIn: loadUserDropIn(options.env ?? {}),
+    nydusSource: loadNydusSource(options.env ?? {}),
   });
 }
 

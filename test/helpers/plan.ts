@@ -3,6 +3,7 @@
 import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
+import { loadNydusSource } from "../../src/decide/nydus-source.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
@@ -46,6 +47,7 @@ export async function planOn(
     env: parseEnv(options.env ?? {}, facts.arch),
     flags: { ignorePreflightErrors: [], ...options.flags },
     userDropIn: loadUserDropIn(options.env ?? {}),
+    nydusSource: loadNydusSource(options.env ?? {}),
   });
   const installed = await installedState(journalFor(host, installDir(decision)));
   const changeset = await render(decision, facts, withRelease, templates, host, installed);

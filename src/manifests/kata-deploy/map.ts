@@ -3,7 +3,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
-import { NYDUS_WHY } from "../../decide/setup-env.js";
 import type { Values } from "../values.js";
 import { CHART_ARCHES, CHART_DEFAULT_SHIM, CHART_SHIMS, type ChartArch, shimDefaults } from "./chart.js";
 import { mapCustomRuntimes } from "./custom-runtimes.js";
@@ -20,9 +19,6 @@ export interface Mapped {
   /** The keys not carried, with why: warnings. */
   notes: InputIssue[];
 }
-
-/** Why nydus is not set up, as the nodes say it. */
-const NYDUS_NOT_CARRIED = `nydus: ${NYDUS_WHY}`;
 
 function get(tree: unknown, path: Path): unknown {
   let at = tree;
@@ -186,18 +182,14 @@ export function mapChartValues(
     ] as const)
       direct(["health", chartProbe, key], `probes.${ours}.${target}`);
 
-  // erofs is set up by the nodes (setup_snapshotter); nydus is not: Kata's release has no
-  // nydus-snapshotter to install.
+  // Both are set up by the nodes (setup_snapshotter → EXPERIMENTAL_SETUP_SNAPSHOTTER): erofs in
+  // kata-install's drop-in, nydus from the binaries kata-deploy's image carries.
   const setup = (value(["snapshotter", "setup"]) as string[] | undefined) ?? ["nydus"];
   const erofs = setup.includes("erofs");
-  if (erofs) set(overlay, "setup_snapshotter", "erofs");
+  const named = [...new Set(setup)];
+  if (named.length > 0) set(overlay, "setup_snapshotter", named.join(","));
   if (setup.length === 0) ledger.noEffect(["snapshotter", "setup"], "empty");
-  else if (!setup.includes("nydus")) ledger.carried(["snapshotter", "setup"], "setup_snapshotter");
-  else
-    ledger.notCarried(
-      ["snapshotter", "setup"],
-      erofs ? `erofs carried (setup_snapshotter); ${NYDUS_NOT_CARRIED}` : NYDUS_NOT_CARRIED,
-    );
+  else ledger.carried(["snapshotter", "setup"], "setup_snapshotter");
   for (const [key, dflt, target] of [
     ["erofsMergeMode", "", "erofs_merge_mode"],
     ["erofsSnapshotterMode", "", "erofs_snapshotter_mode"],

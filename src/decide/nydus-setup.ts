@@ -1,0 +1,110 @@
+// EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus, decided: kata-deploy's nydus-for-kata-tee (its
+// install_nydus_snapshotter and configure_nydus_snapshotter) set up by kata-install in its own
+// journalled transaction: the binaries of kata-deploy's image, nydus's configuration and a systemd
+// unit bound to containerd's, and the proxy plugin in kata-install's containerd drop-in. Where the
+// drop-in cannot carry it (containerd's own file edited in place, an embedded containerd) and on
+// CRI-O it is not set up, said (a warning); the binaries must be there to copy (an error).
+import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import type { RuntimeKind } from "../detect/runtime/schema.js";
+import type { DecideInput } from "./decide.js";
+import type { Check, NydusSetup } from "./decision.js";
+import { DEFAULT_NYDUS_SOURCE, NYDUS_SOURCE_VARIABLE } from "./nydus-source.js";
+import { SETUP_VARIABLE } from "./setup-env.js";
+
+/** kata-deploy's name for its own nydus instance (its config.rs NYDUS_FOR_KATA_TEE). */
+export const NYDUS_FOR_KATA_TEE = "nydus-for-kata-tee";
+const ASKED = `${SETUP_VARIABLE}=nydus`;
+
+/** The instance's name with MULTI_INSTALL_SUFFIX, as kata-deploy names it. */
+export function nydusName(suffix: string | undefined): string {
+  return suffix ? `${NYDUS_FOR_KATA_TEE}-${suffix}` : NYDUS_FOR_KATA_TEE;
+}
+
+const check = (severity: Check["severity"], message: string, hint: string): Check => ({
+  id: "snapshotter-setup",
+  severity,
+  status: "fail",
+  message,
+  hint,
+  rule: "decide",
+});
+
+/**
+ * The nydus setup and the checks on it; null when nydus is not asked for, or where it cannot be
+ * set up (a check then says why, and stops the install unless ignored).
+ */
+export function nydusSetup(
+  input: DecideInput,
+  runtime: RuntimeKind | null,
+  inPlace: boolean,
+): { setup: NydusSetup | null; checks: Check[] } {
+  const { env } = input;
+  if (!env.setupSnapshotters?.value.includes("nydus")) return { setup: null, checks: [] };
+  if (runtime === null) return { setup: null, checks: [] }; // the container-runtime check says why
+  const placement = RUNTIME_LAYOUTS[runtime].handlers.kind;
+  if (placement === "crio")
+    return {
+      setup: null,
+      checks: [
+        check(
+          "warning",
+          `${ASKED}: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)`,
+          "CRI-O pulls a handler's images in the guest with PULL_TYPE_MAPPING's guest-pull; nothing is set up for it",
+        ),
+      ],
+    };
+  // Not set up, said: one DaemonSet's environment is the cluster's (the chart's default names nydus),
+  // and a node where it cannot go runs its handlers without it (guest-pull-default says so).
+  if (placement === "template" || inPlace)
+    return {
+      setup: null,
+      checks: [
+        check(
+          "warning",
+          `${ASKED}: containerd's configuration is edited in place on this node (${placement === "template" ? "microk8s's template" : "containerd 1.x, or a version not known"}), and kata-install sets nydus up only in a drop-in of its own: the proxy plugin and disable_snapshot_annotations = false would go into the admin's own CRI table, which uninstall could not give back whole (kata-deploy edits that file in place, and restores it from a whole-file backup): nydus is not set up here`,
+          placement === "template"
+            ? `set nydus-snapshotter up in microk8s's containerd template yourself and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`
+            : `upgrade containerd to 2.x (kata-install's drop-in then carries it; make containerd --version answer), or take nydus out of ${SETUP_VARIABLE}`,
+        ),
+      ],
+    };
+  if (runtime !== "containerd")
+    return {
+      setup: null,
+      checks: [
+        check(
+          "warning",
+          `${ASKED}: kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is ${runtime}'s (its unit, which nydus's must start before, is one of ${RUNTIME_LAYOUTS[runtime].restart?.units.join(", ") ?? runtime}): nydus is not set up here`,
+          `set nydus-snapshotter up on the node yourself (a proxy plugin in ${runtime}'s containerd configuration) and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`,
+        ),
+      ],
+    };
+  const source = input.nydusSource ?? null;
+  if (source === null || !source.ok)
+    return {
+      setup: null,
+      checks: [
+        check(
+          "error",
+          `${ASKED}: nydus-snapshotter's binaries are not there to copy: ${source === null ? `${DEFAULT_NYDUS_SOURCE} was not read` : source.problem}`,
+          `run kata-install from kata-deploy's image (it carries them in ${DEFAULT_NYDUS_SOURCE}/), or point ${NYDUS_SOURCE_VARIABLE} at a directory holding containerd-nydus-grpc and nydus-overlayfs (from nydus-snapshotter's release); or take nydus out of ${SETUP_VARIABLE}`,
+        ),
+      ],
+    };
+  return {
+    setup: {
+      source: { kind: "env", name: SETUP_VARIABLE },
+      name: nydusName(env.suffix?.value),
+      from: {
+        dir: source.dir,
+        source:
+          source.variable === null
+            ? { kind: "default", name: "kata-deploy's image (/opt/kata-artifacts/nydus-snapshotter)" }
+            : { kind: "env", name: source.variable },
+      },
+      binaries: source.files,
+      criUnit: "containerd.service",
+    },
+    checks: [],
+  };
+}

@@ -1,0 +1,363 @@
+// EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus end to end, on a containerd 2.0 node: install copies the two
+// binaries of the source directory (stand-ins: test/fixtures/nydus-snapshotter, never run) byte for
+// byte, writes nydus's configuration, its unit and the link that enables it, and the proxy plugin in
+// kata-install's drop-in; reloads systemd and restarts the unit before containerd. A second install
+// does nothing; uninstall stops the unit and gives the node back byte for byte. Every refusal leaves
+// the host as it was; a run killed part way is rolled back; a kata-deploy node with its
+// nydus-for-kata-tee is taken over with nydus carried over.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { parse } from "smol-toml";
+import { afterAll, describe, expect, it } from "vitest";
+import { dig } from "../../src/detect/toml.js";
+import { hash } from "../../src/hash.js";
+import { answeringHost } from "../helpers/answering.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { CLI, runCli } from "../helpers/cli.js";
+import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
+import { arm64Containerd20, intelContainerd16 } from "../helpers/nodes.js";
+import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
+import { snapshot } from "../helpers/tree.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir("3.9.0", "aarch64");
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+
+const SOURCE = path.resolve(import.meta.dirname, "../fixtures/nydus-snapshotter");
+const ENV = {
+  EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+  KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE,
+  SHIMS_AARCH64: "qemu qemu-coco-dev-runtime-rs",
+};
+const DROP_IN = "etc/containerd/conf.d/50-kata-install.toml";
+const UNIT = "etc/systemd/system/nydus-for-kata-tee.service";
+const WANTS = "etc/systemd/system/containerd.service.wants/nydus-for-kata-tee.service";
+const DIR = "opt/kata/nydus-for-kata-tee";
+const SYSTEMCTL = 'echo "$@" >> "$(dirname "$0")/../../var/log/systemctl.calls"';
+const LOG = "var/log/systemctl.calls";
+
+/** arm64 with containerd 2.0, whose systemctl logs what it is asked. */
+function node(spec: NodeSpec = arm64Containerd20()): NodeSpec {
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+  // As on every node: /run/lock is there (the lock a killed run leaves is in it).
+  spec.files = { ...spec.files, "/var/log/.keep": "", "/run/lock/.keep": "" };
+  return spec;
+}
+const cli = (root: string, args: string[], env: Record<string, string> = ENV) =>
+  runCli([...args, "--host-root", root], { env });
+const install = (root: string, env: Record<string, string> = ENV, more: string[] = []) =>
+  cli(root, ["install", "--artifacts", `dir:${artifacts}`, ...more], env);
+const read = (root: string, file: string) => fs.readFileSync(path.join(root, file), "utf8");
+const calls = (root: string) =>
+  fs.existsSync(path.join(root, LOG)) ? read(root, LOG).trim().split("\n") : [];
+const withoutLog = (tree: Record<string, string>) =>
+  Object.fromEntries(Object.entries(tree).filter(([p]) => p !== LOG));
+const bytes = (file: string) => fs.readFileSync(file);
+
+describe("containerd 2.0: nydus-for-kata-tee installed, again with nothing to do, uninstalled", () => {
+  it("every file as kata-deploy lays it out, the unit restarted before containerd; uninstall gives the node back", async () => {
+    const host = await answeringHost(node());
+    const before = snapshot(host.root);
+    const plan = cli(host.root, ["plan", "--artifacts", `dir:${artifacts}`]);
+    expect(plan.status, plan.stderr).toBe(0);
+    const grpcHash = hash(bytes(`${SOURCE}/containerd-nydus-grpc`));
+    expect(plan.stdout).toContain(
+      `Binary files /dev/null and b/${DIR}/containerd-nydus-grpc differ\n# sha256:${grpcHash}, `,
+    );
+    expect(plan.stdout).toContain(
+      "restart-service nydus-for-kata-tee.service: its files changed: systemd reloaded, nydus-for-kata-tee.service (re)started before containerd loads the proxy plugin\n",
+    );
+
+    const run = install(host.root);
+    expect(run.status, run.stderr).toBe(0);
+    // The binaries, byte for byte, executable.
+    for (const name of ["containerd-nydus-grpc", "nydus-overlayfs"]) {
+      const at = path.join(host.root, DIR, name);
+      expect(bytes(at).equals(bytes(`${SOURCE}/${name}`))).toBe(true);
+      expect(fs.statSync(at).mode & 0o777).toBe(0o755);
+    }
+    // nydus's configuration and unit, kata-deploy's with its paths substituted.
+    const config = parse(read(host.root, `${DIR}/config-guest-pulling.toml`));
+    expect(config).toEqual({
+      version: 1,
+      root: "/var/lib/nydus-for-kata-tee",
+      address: "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock",
+      daemon: { fs_driver: "proxy" },
+      snapshot: {
+        enable_kata_volume: true,
+        nydus_overlayfs_path: "/opt/kata/nydus-for-kata-tee/nydus-overlayfs",
+      },
+    });
+    const unit = read(host.root, UNIT);
+    expect(unit).toContain(
+      "\n[Service]\nExecStart=/opt/kata/nydus-for-kata-tee/containerd-nydus-grpc --config /opt/kata/nydus-for-kata-tee/config-guest-pulling.toml --log-to-stdout\nRestart=always\nRestartSec=5\n",
+    );
+    expect(unit).toContain("Before=containerd.service\n");
+    expect(unit).toContain("\n[Install]\nWantedBy=containerd.service\n");
+    expect(fs.readlinkSync(path.join(host.root, WANTS))).toBe(
+      "/etc/systemd/system/nydus-for-kata-tee.service",
+    );
+    // The proxy plugin, and the TEE shim's handler on it (the chart's default: guest pull through nydus).
+    const dropIn = parse(read(host.root, DROP_IN)) as Record<string, unknown>;
+    expect(dig(dropIn, ["proxy_plugins", "nydus-for-kata-tee"])).toEqual({
+      type: "snapshot",
+      address: "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock",
+      exports: { root: "/var/lib/nydus-for-kata-tee" },
+    });
+    expect(dig(dropIn, ["plugins", "io.containerd.cri.v1.images", "disable_snapshot_annotations"])).toBe(
+      false,
+    );
+    const runtimes = ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"];
+    expect(dig(dropIn, [...runtimes, "kata-qemu-coco-dev-runtime-rs", "snapshotter"])).toBe(
+      "nydus-for-kata-tee",
+    );
+    expect(dig(dropIn, [...runtimes, "kata-qemu", "snapshotter"])).toBeUndefined();
+    // systemd reloaded and the unit restarted on its files, then containerd.
+    expect(calls(host.root)).toEqual([
+      "daemon-reload",
+      "restart nydus-for-kata-tee.service",
+      "restart containerd",
+    ]);
+
+    const again = cli(host.root, ["plan", "--detailed-exitcode", "--artifacts", `dir:${artifacts}`]);
+    expect(again.status, again.stdout).toBe(0);
+    const noop = install(host.root);
+    expect(noop.stdout).toBe(
+      "Files: 0 written, 0 removed.\nNothing to do: the node is as the plan wants it.\n",
+    );
+    expect(calls(host.root)).toHaveLength(3);
+
+    const explained = cli(host.root, ["explain", "snapshotters.nydus"]);
+    expect(explained.stdout).toContain(
+      "snapshotters.nydus = \"nydus-for-kata-tee\"  — kata-deploy's nydus-for-kata-tee: its unit nydus-for-kata-tee.service (wanted by containerd.service) and the proxy plugin nydus-for-kata-tee in kata-install's containerd drop-in\n    set by environment EXPERIMENTAL_SETUP_SNAPSHOTTER\n",
+    );
+    expect(explained.stdout).toContain(
+      `snapshotters.nydus.source = "${SOURCE}"  — where containerd-nydus-grpc and nydus-overlayfs are copied from, byte for byte: containerd-nydus-grpc sha256:${grpcHash.slice(0, 12)}…`,
+    );
+
+    const uninstall = cli(host.root, ["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(calls(host.root).slice(3)).toEqual([
+      "stop nydus-for-kata-tee.service",
+      "daemon-reload",
+      "restart containerd",
+    ]);
+    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+  });
+
+  it("installed again without the variable: nydus's files go, its unit stopped; the handlers as before", async () => {
+    const host = await answeringHost(node());
+    const before = snapshot(host.root);
+    expect(install(host.root).status).toBe(0);
+    const without = install(host.root, { SHIMS_AARCH64: "qemu qemu-coco-dev-runtime-rs" });
+    expect(without.status, without.stderr).toBe(0);
+    for (const file of [UNIT, WANTS, `${DIR}/containerd-nydus-grpc`, `${DIR}/config-guest-pulling.toml`])
+      expect(fs.existsSync(path.join(host.root, file))).toBe(false);
+    expect(read(host.root, DROP_IN)).not.toContain("nydus");
+    expect(calls(host.root).slice(3)).toEqual([
+      "daemon-reload",
+      "stop nydus-for-kata-tee.service",
+      "restart containerd",
+    ]);
+    expect(cli(host.root, ["uninstall"]).status).toBe(0);
+    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+  });
+
+  it("MULTI_INSTALL_SUFFIX: the instance named with it, its binaries under the suffixed install directory", async () => {
+    const host = await answeringHost(node());
+    const run = install(host.root, { ...ENV, MULTI_INSTALL_SUFFIX: "blue" });
+    expect(run.status, run.stderr).toBe(0);
+    const unit = read(host.root, "etc/systemd/system/nydus-for-kata-tee-blue.service");
+    expect(unit).toContain(
+      "ExecStart=/opt/kata-blue/nydus-for-kata-tee/containerd-nydus-grpc --config /opt/kata-blue/nydus-for-kata-tee/config-guest-pulling.toml",
+    );
+    const dropIn = parse(read(host.root, "etc/containerd/conf.d/50-kata-install-blue.toml")) as Record<
+      string,
+      unknown
+    >;
+    expect(dig(dropIn, ["proxy_plugins", "nydus-for-kata-tee-blue", "address"])).toBe(
+      "/run/nydus-for-kata-tee-blue/containerd-nydus-grpc.sock",
+    );
+  });
+});
+
+describe("each refusal leaves the host as it was", () => {
+  it.each([
+    [
+      "no source directory",
+      node(),
+      { ...ENV, KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent/nydus" },
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's binaries are not there to copy: /nonexistent/nydus/containerd-nydus-grpc does not exist; /nonexistent/nydus/nydus-overlayfs does not exist",
+    ],
+    [
+      "an unknown snapshotter beside it",
+      node(),
+      { ...ENV, EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus,stargz" },
+      'environment: EXPERIMENTAL_SETUP_SNAPSHOTTER: "stargz" is no snapshotter kata-deploy sets up',
+    ],
+  ])("%s", async (_, spec, env, said) => {
+    const host = await answeringHost(spec);
+    const before = snapshot(host.root);
+    const run = install(host.root, env);
+    expect(run.status, run.stdout).toBe(1);
+    expect(run.stderr).toContain(said);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it("one binary missing: named, with what to do", async () => {
+    const dir = fs.mkdtempSync(path.join(path.dirname(artifacts), "nydus-half-"));
+    fs.copyFileSync(`${SOURCE}/containerd-nydus-grpc`, `${dir}/containerd-nydus-grpc`);
+    try {
+      const host = await answeringHost(node());
+      const before = snapshot(host.root);
+      const run = install(host.root, { ...ENV, KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: dir });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain(`${dir}/nydus-overlayfs does not exist`);
+      expect(run.stderr).not.toContain(`${dir}/containerd-nydus-grpc does not exist`);
+      expect(snapshot(host.root)).toEqual(before);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a binary that changed between plan and install: refused, nothing left applied", async () => {
+    const dir = fs.mkdtempSync(path.join(path.dirname(artifacts), "nydus-moving-"));
+    fs.cpSync(SOURCE, dir, { recursive: true });
+    try {
+      const host = await answeringHost(node());
+      const before = snapshot(host.root);
+      const out = path.join(dir, "plan.json");
+      const env = { ...ENV, KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: dir };
+      expect(cli(host.root, ["plan", "--artifacts", `dir:${artifacts}`, "--out", out], env).status).toBe(0);
+      fs.appendFileSync(`${dir}/nydus-overlayfs`, "changed");
+      const run = cli(host.root, ["install", "--artifacts", `dir:${artifacts}`, "--plan", out], env);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain("/opt/kata/nydus-for-kata-tee/nydus-overlayfs");
+      expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("containerd 1.6, edited in place: not set up there, said; the rest installed", () => {
+  it("a warning naming why, and nothing of nydus written", async () => {
+    const host = await answeringHost(node(intelContainerd16()));
+    const run = install(host.root, {
+      EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+      KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const plan = cli(host.root, ["plan"], {
+      EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+      KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE,
+    });
+    expect(plan.stdout).toContain(
+      "[WARNING] snapshotter-setup: EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd's configuration is edited in place on this node (containerd 1.x, or a version not known)",
+    );
+    for (const file of [UNIT, WANTS, DIR]) expect(fs.existsSync(path.join(host.root, file))).toBe(false);
+    expect(read(host.root, "etc/containerd/config.toml")).not.toContain("nydus");
+  });
+});
+
+describe("killed part way: the next run rolls it back, nydus's unit stopped on the files put back", () => {
+  it.each(["step:3:after-write", "services:after"])("at %s", async (point) => {
+    const host = await answeringHost(node());
+    const before = snapshot(host.root);
+    const killed = spawnSync(
+      process.execPath,
+      [CLI, "install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`],
+      { env: { ...process.env, ...ENV, KATA_INSTALL_CRASH_AT: point }, encoding: "utf8" },
+    );
+    expect(killed.status).not.toBe(0);
+    const recovered = cli(host.root, ["uninstall"]);
+    expect(recovered.status, recovered.stderr).toBe(0);
+    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+    if (point === "services:after")
+      expect(calls(host.root)).toEqual([
+        "daemon-reload",
+        "restart nydus-for-kata-tee.service",
+        "daemon-reload",
+        "stop nydus-for-kata-tee.service",
+      ]);
+  });
+});
+
+describe("a containerd 2.0 node kata-deploy set nydus-for-kata-tee up on, taken over", () => {
+  const deployed = "etc/containerd/conf.d/kata-deploy.toml";
+  const KATA_DEPLOYS = `version = 3\n${deployHandler("io.containerd.cri.v1.runtime", "qemu")}
+[plugins."io.containerd.cri.v1.images"]
+disable_snapshot_annotations = false
+
+[proxy_plugins."nydus-for-kata-tee"]
+type = "snapshot"
+address = "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock"
+
+[proxy_plugins."nydus-for-kata-tee".exports]
+root = "/var/lib/nydus-for-kata-tee"
+`;
+  const KATA_DEPLOYS_UNIT =
+    "[Unit]\nDescription=Nydus snapshotter\nAfter=network.target local-fs.target\nBefore=containerd.service\n\n[Service]\nExecStart=/opt/kata/nydus-for-kata-tee/containerd-nydus-grpc --config /opt/kata/nydus-for-kata-tee/config-guest-pulling.toml --log-to-stdout\nRestart=always\nRestartSec=5\n\n[Install]\nWantedBy=containerd.service\n";
+  const takenOver = () =>
+    answeringHost(node(), (root) => {
+      kataDeployTree(artifacts, root, ["qemu"]);
+      fs.writeFileSync(path.join(root, deployed), KATA_DEPLOYS);
+      fs.mkdirSync(path.join(root, DIR), { recursive: true });
+      fs.writeFileSync(path.join(root, DIR, "containerd-nydus-grpc"), "kata-deploy's old binary\0");
+      fs.writeFileSync(path.join(root, DIR, "nydus-overlayfs"), "kata-deploy's old helper\0");
+      fs.writeFileSync(
+        path.join(root, DIR, "config-guest-pulling.toml"),
+        'version = 1\nroot = "/var/lib/nydus-for-kata-tee"\n',
+      );
+      fs.mkdirSync(path.join(root, path.dirname(WANTS)), { recursive: true });
+      fs.writeFileSync(path.join(root, UNIT), KATA_DEPLOYS_UNIT);
+      fs.symlinkSync("/etc/systemd/system/nydus-for-kata-tee.service", path.join(root, WANTS));
+    });
+
+  it("without EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: refused, naming it; nothing changes", async () => {
+    const host = await takenOver();
+    const before = snapshot(host.root);
+    const run = install(host.root, {}, ["--shims", "qemu"]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("kata-deploy set up the nydus snapshotter here");
+    expect(run.stderr).toContain(
+      "which kata-install sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus",
+    );
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it("with it: carried over in the same transaction; uninstall then removes kata-deploy's unit and link too", async () => {
+    const host = await takenOver();
+    const run = install(host.root, ENV, ["--shims", "qemu"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(path.join(host.root, deployed))).toBe(false);
+    expect(
+      bytes(path.join(host.root, DIR, "containerd-nydus-grpc")).equals(
+        bytes(`${SOURCE}/containerd-nydus-grpc`),
+      ),
+    ).toBe(true);
+    expect(read(host.root, UNIT)).toContain("Written by kata-install");
+    expect(fs.readlinkSync(path.join(host.root, WANTS))).toBe(
+      "/etc/systemd/system/nydus-for-kata-tee.service",
+    );
+    const ours = parse(read(host.root, DROP_IN)) as Record<string, unknown>;
+    expect(dig(ours, ["proxy_plugins", "nydus-for-kata-tee", "type"])).toBe("snapshot");
+    expect(calls(host.root)).toEqual([
+      "daemon-reload",
+      "restart nydus-for-kata-tee.service",
+      "restart containerd",
+    ]);
+    expect(cli(host.root, ["plan", "--detailed-exitcode", "--shims", "qemu"]).status).toBe(0);
+
+    const uninstall = cli(host.root, ["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    for (const file of [UNIT, WANTS, DIR, deployed])
+      expect(fs.existsSync(path.join(host.root, file))).toBe(false);
+    expect(calls(host.root).slice(3)).toEqual([
+      "stop nydus-for-kata-tee.service",
+      "daemon-reload",
+      "restart containerd",
+    ]);
+  });
+});

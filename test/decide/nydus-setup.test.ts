@@ -1,0 +1,177 @@
+// EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus decided as kata-deploy decides it: set up on containerd (its
+// nydus-for-kata-tee, named with MULTI_INSTALL_SUFFIX), its binaries read and hashed from the
+// source directory, ignored on CRI-O and not set up where containerd is edited in place or embedded
+// (warnings), an error when the binaries are not there; the TEE shims' default and a mapping to
+// "nydus" then name the instance; a kata-deploy takeover with nydus-for-kata-tee carried over.
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Decision } from "../../src/decide/decision.js";
+import { parseEnv } from "../../src/decide/env.js";
+import { loadNydusSource } from "../../src/decide/nydus-source.js";
+import { takeoverSnapshotterChecks } from "../../src/decide/takeover.js";
+import { check, decideOn } from "../helpers/decide.js";
+import { amdSnpCrio, arm64Containerd20, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
+
+const SOURCE = path.resolve(import.meta.dirname, "../fixtures/nydus-snapshotter");
+const SETUP = { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE };
+const failing = (decision: Decision) =>
+  decision.checks.filter((c) => c.id === "snapshotter-setup" && c.status === "fail");
+
+describe("the variable and the source", () => {
+  it("nydus is a name kata-install sets up, beside erofs", () => {
+    expect(
+      parseEnv({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus, erofs,nydus" }, "x86_64").setupSnapshotters,
+    ).toEqual({
+      value: ["nydus", "erofs"],
+      name: "EXPERIMENTAL_SETUP_SNAPSHOTTER",
+    });
+  });
+
+  it("the directory is read only when nydus is named; kata-deploy's image's place by default", () => {
+    expect(loadNydusSource({ KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE })).toBeNull();
+    expect(loadNydusSource({ EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus" })).toMatchObject({
+      ok: false,
+      dir: "/opt/kata-artifacts/nydus-snapshotter",
+      variable: null,
+    });
+    const loaded = loadNydusSource(SETUP);
+    expect(loaded).toMatchObject({ ok: true, dir: SOURCE, variable: "KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR" });
+    if (loaded?.ok) {
+      expect(Object.keys(loaded.files)).toEqual(["containerd-nydus-grpc", "nydus-overlayfs"]);
+      expect(loaded.files["nydus-overlayfs"]).toMatchObject({ from: `${SOURCE}/nydus-overlayfs`, size: 81 });
+      expect(loaded.files["nydus-overlayfs"].sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+  });
+});
+
+describe("containerd 2.x: set up, the TEE shims on it", () => {
+  it("nydus-for-kata-tee, from the source, its binaries hashed; the chart's TEE default names it", async () => {
+    const decision = await decideOn(arm64Containerd20(), {
+      env: { ...SETUP, SHIMS_AARCH64: "qemu qemu-coco-dev-runtime-rs" },
+    });
+    expect(failing(decision)).toEqual([]);
+    expect(decision.nydus).toMatchObject({
+      name: "nydus-for-kata-tee",
+      source: { kind: "env", name: "EXPERIMENTAL_SETUP_SNAPSHOTTER" },
+      from: { dir: SOURCE, source: { kind: "env", name: "KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR" } },
+      criUnit: "containerd.service",
+    });
+    expect(decision.handlers["qemu-coco-dev-runtime-rs"]?.snapshotter?.value).toBe("nydus-for-kata-tee");
+    expect(decision.handlers.qemu?.snapshotter).toBeUndefined();
+    expect(check(decision, "guest-pull-default")).toBeUndefined();
+  });
+
+  it("MULTI_INSTALL_SUFFIX names the instance; a mapping to nydus is written as it, as kata-deploy writes it", async () => {
+    const decision = await decideOn(arm64Containerd20(), {
+      env: {
+        ...SETUP,
+        MULTI_INSTALL_SUFFIX: "blue",
+        SHIMS_AARCH64: "qemu",
+        SNAPSHOTTER_HANDLER_MAPPING_AARCH64: "qemu:nydus",
+      },
+    });
+    expect(decision.nydus?.name).toBe("nydus-for-kata-tee-blue");
+    expect(decision.handlers.qemu?.snapshotter).toMatchObject({
+      value: "nydus-for-kata-tee-blue",
+      source: { kind: "env", name: "SNAPSHOTTER_HANDLER_MAPPING_AARCH64" },
+    });
+    expect(check(decision, "handler-snapshotter")).toBeUndefined();
+  });
+
+  it("without the variable, a mapping to nydus on a node without one is refused as before", async () => {
+    const decision = await decideOn(arm64Containerd20(), {
+      env: { SHIMS_AARCH64: "qemu", SNAPSHOTTER_HANDLER_MAPPING_AARCH64: "qemu:nydus" },
+    });
+    expect(decision.nydus).toBeNull();
+    expect(check(decision, "handler-snapshotter")?.severity).toBe("error");
+  });
+
+  it("the binaries not there: an error naming each path and what to do", async () => {
+    const decision = await decideOn(arm64Containerd20(), {
+      env: { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent" },
+    });
+    expect(decision.nydus).toBeNull();
+    expect(failing(decision)).toEqual([
+      expect.objectContaining({
+        severity: "error",
+        message:
+          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's binaries are not there to copy: /nonexistent/containerd-nydus-grpc does not exist; /nonexistent/nydus-overlayfs does not exist",
+        hint: "run kata-install from kata-deploy's image (it carries them in /opt/kata-artifacts/nydus-snapshotter/), or point KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR at a directory holding containerd-nydus-grpc and nydus-overlayfs (from nydus-snapshotter's release); or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER",
+      }),
+    ]);
+  });
+});
+
+describe("where it is not set up: said, as a warning", () => {
+  it("CRI-O: ignored there, as kata-deploy ignores it", async () => {
+    const decision = await decideOn(amdSnpCrio(), { env: SETUP });
+    expect(decision.nydus).toBeNull();
+    expect(failing(decision)).toEqual([
+      expect.objectContaining({
+        severity: "warning",
+        message:
+          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)",
+      }),
+    ]);
+  });
+
+  it("CRI-O: the binaries are not even needed", async () => {
+    const decision = await decideOn(amdSnpCrio(), {
+      env: { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent" },
+    });
+    expect(failing(decision).map((c) => c.severity)).toEqual(["warning"]);
+  });
+
+  it("containerd 1.6, edited in place: not set up, why said; the TEE default falls back as before", async () => {
+    const decision = await decideOn(intelContainerd16(), { env: { ...SETUP, SHIMS: "qemu qemu-tdx" } });
+    expect(decision.nydus).toBeNull();
+    expect(failing(decision)).toEqual([
+      expect.objectContaining({
+        severity: "warning",
+        message: expect.stringContaining(
+          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd's configuration is edited in place on this node (containerd 1.x, or a version not known), and kata-install sets nydus up only in a drop-in of its own",
+        ),
+      }),
+    ]);
+  });
+
+  it("k3s: its containerd is embedded; not set up, said", async () => {
+    const decision = await decideOn(k3sImportingDropIns(), { env: SETUP });
+    expect(decision.nydus).toBeNull();
+    expect(failing(decision)[0]?.message).toContain(
+      "kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is k3s's",
+    );
+  });
+});
+
+describe("a kata-deploy takeover", () => {
+  const takeover = (paths: string[]) => ({
+    shims: ["qemu"],
+    settings: [],
+    done: false,
+    snapshotters: [{ name: "nydus", paths }],
+  });
+  const deployed = [
+    "/opt/kata/nydus-for-kata-tee",
+    "/etc/systemd/system/nydus-for-kata-tee.service",
+    '/opt/kata/containerd/config.d/kata-deploy.toml: [proxy_plugins."nydus-for-kata-tee"]',
+  ];
+
+  it("nydus-for-kata-tee refuses it unless nydus is set up; then it is carried over", () => {
+    expect(takeoverSnapshotterChecks(takeover(deployed), [])[0]?.message).toContain(
+      "which kata-install sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus",
+    );
+    expect(takeoverSnapshotterChecks(takeover(deployed), ["nydus-for-kata-tee"])).toEqual([]);
+  });
+
+  it("3.x's nydus-snapshotter is not carried over: still refused, naming only it", () => {
+    const checks = takeoverSnapshotterChecks(
+      takeover([...deployed, "/etc/systemd/system/nydus-snapshotter.service"]),
+      ["nydus-for-kata-tee"],
+    );
+    expect(checks).toHaveLength(1);
+    expect(checks[0]?.message).toContain(
+      "kata-deploy set up the nydus snapshotter here (/etc/systemd/system/nydus-snapshotter.service), which kata-install does not carry over (kata-deploy 3.x's nydus-snapshotter",
+    );
+  });
+});
