@@ -253,8 +253,11 @@ describe("the chart's own values files read", () => {
       failureThreshold: 60,
     });
     expect(container.imagePullPolicy).toBe("Always");
-    // The chart's nydus set up by the nodes, as kata-deploy sets it up.
-    expect(run.stderr).not.toMatch(/snapshotter\.setup/);
+    // The chart's nydus set up by the nodes, as kata-deploy sets it up, with a word that
+    // kata-install's image lacks its binaries.
+    expect(run.stderr).toMatch(
+      /snapshotter\.setup: nydus: each containerd 2\.x node sets nydus-for-kata-tee up from the binaries in its image's \/opt\/kata-artifacts\/nydus-snapshotter/,
+    );
     expect(daemonSetOf(run.docs).env.EXPERIMENTAL_SETUP_SNAPSHOTTER).toBe("nydus");
     // Every shim the chart enables is a release's: the nodes decide among them all, none refused here.
     expect(run.stderr).not.toMatch(/shims: not carried/);
@@ -323,7 +326,7 @@ describe("the chart's own values files read", () => {
     });
     expect(gpu.overhead).toEqual({ podFixed: { memory: "10240Mi", cpu: "1.0" } });
     // setup: ["nydus", "erofs"], erofsSnapshotterMode: memory, erofsDmverity: true.
-    expect(run.stderr).not.toMatch(/snapshotter\.setup/);
+    expect(run.stderr).toMatch(/snapshotter\.setup: nydus: each containerd 2\.x node/);
     expect(run.stderr).not.toMatch(/erofsSnapshotterMode|erofsDmverity/);
     // containerd.userDropIn: mounted beside the overrides, named to every node's install.
     expect(run.stderr).not.toMatch(/containerd\.userDropIn/);

@@ -190,6 +190,16 @@ export function mapChartValues(
   if (named.length > 0) set(overlay, "setup_snapshotter", named.join(","));
   if (setup.length === 0) ledger.noEffect(["snapshotter", "setup"], "empty");
   else ledger.carried(["snapshotter", "setup"], "setup_snapshotter");
+  // kata-deploy's image carries nydus-snapshotter's binaries; kata-install's does not (nor does
+  // Kata's release): said here, before every containerd 2.x node's install stops on it.
+  if (setup.includes("nydus"))
+    notes.push({
+      file: chart.file,
+      line: chart.lineOf(["snapshotter", "setup"]),
+      key: "snapshotter.setup",
+      message:
+        "nydus: each containerd 2.x node sets nydus-for-kata-tee up from the binaries in its image's /opt/kata-artifacts/nydus-snapshotter, which kata-deploy's image has and kata-install's does not: run an image that adds them (see the README's EXPERIMENTAL_SETUP_SNAPSHOTTER), or leave nydus out of snapshotter.setup; otherwise those nodes' installs stop, naming the missing files, and change nothing",
+    });
   for (const [key, dflt, target] of [
     ["erofsMergeMode", "", "erofs_merge_mode"],
     ["erofsSnapshotterMode", "", "erofs_snapshotter_mode"],
