@@ -10,6 +10,7 @@ import { isUtf8 } from "node:buffer";
 import type { Stats } from "node:fs";
 import fs from "node:fs";
 import path from "node:path";
+import { fileTree } from "../file-tree.js";
 import {
   type CommandResult,
   DEFAULT_TIMEOUT_MS,
@@ -172,8 +173,7 @@ export class Host {
   /** Every file below a host directory, as paths relative to it, or why not. */
   async lookTree(hostPath: string): Promise<Looked<string[]>> {
     try {
-      const entries = fs.readdirSync(await this.resolve(hostPath), { recursive: true });
-      return { ok: true, value: entries.map(String).sort() };
+      return { ok: true, value: fileTree(await this.resolve(hostPath)).map((e) => e.path) };
     } catch (error) {
       return failure(error);
     }

@@ -11,6 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
 import { hostError } from "../errors.js";
+import { fileTree } from "../file-tree.js";
 import type { Host } from "../host/host.js";
 import { ArtifactError } from "./artifact-error.js";
 import { crashPoint } from "./crash-point.js";
@@ -84,20 +85,21 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
     if (!fs.existsSync(root))
       throw new ArtifactError(`dir:${dir}: artifact "${artifact}" is missing (no ${root})`);
     const out: Array<{ file: string; full: string; mode: number; size: number; link?: string }> = [];
-    for (const rel of fs.readdirSync(root, { recursive: true }).map(String).sort()) {
-      const full = path.join(root, rel);
-      const st = fs.lstatSync(full);
-      if (st.isDirectory()) continue;
-      const file = rel.split(path.sep).join("/");
+    for (const { path: file, full, dirent } of fileTree(root)) {
+      if (dirent.isDirectory()) continue;
       const entry = `dir:${dir}: ${artifact}/opt/kata/${file}`;
       const refused = admits(catalogue, artifact, file);
       if (refused !== null) throw new ArtifactError(`${entry} cannot be in image "${artifact}": ${refused}`);
-      if (st.isSymbolicLink()) {
+      if (dirent.isSymbolicLink()) {
         const link = fs.readlinkSync(full);
         const outside = linkInside(file, link);
         if (outside !== null) throw new ArtifactError(`${entry}: ${outside}`);
         out.push({ file, full, mode: 0o777, size: 0, link });
-      } else if (st.isFile()) out.push({ file, full, mode: st.mode & 0o7777, size: st.size });
+        continue;
+      }
+      // Stat'ed as it is now (the directory's word on the type may be a moment old).
+      const st = fs.lstatSync(full);
+      if (st.isFile()) out.push({ file, full, mode: st.mode & 0o7777, size: st.size });
       else throw new ArtifactError(`${entry} is not a regular file or link (devices and pipes are refused)`);
     }
     return out;
@@ -130,10 +132,7 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
           continue;
         }
         let total = 0;
-        for (const rel of fs.readdirSync(root, { recursive: true }).map(String)) {
-          const st = fs.lstatSync(path.join(root, rel));
-          if (st.isFile()) total += st.size;
-        }
+        for (const { full, dirent } of fileTree(root)) if (dirent.isFile()) total += fs.lstatSync(full).size;
         out.set(artifact, total);
       }
       return out;
@@ -256,11 +255,10 @@ export async function existingVersion(host: Host, prefix: string, id: string): P
   if (!fs.existsSync(full)) return null;
   let files = 0;
   let bytes = 0;
-  for (const rel of fs.readdirSync(full, { recursive: true }).map(String)) {
-    const st = fs.lstatSync(path.join(full, rel));
-    if (st.isDirectory()) continue;
+  for (const { full: file, dirent } of fileTree(full)) {
+    if (dirent.isDirectory()) continue;
     files++;
-    if (st.isFile()) bytes += st.size;
+    if (dirent.isFile()) bytes += fs.lstatSync(file).size;
   }
   return { id, dir, files, bytes, copied: false };
 }
