@@ -92,7 +92,7 @@ export function chooseArtifacts(
   return withRules(input, fromHints(input, shims, sources, contradiction), matched);
 }
 
-/** The capability table's hints (rules/shims.toml artifacts), through the catalogue's dependencies. */
+/** The capability table's hints (src/shims/table.ts artifacts), through the catalogue's dependencies. */
 function fromHints(
   input: DecideInput,
   shims: Chosen[],

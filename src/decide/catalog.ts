@@ -1,5 +1,6 @@
-// The capability table (rules/shims.toml): what kata-install knows of each shim — the facts it
-// needs, whether it comes by default, where its files are when a host package stands in — and,
+// The capability table (src/shims/table.ts, with rules/shims.toml's host parts): what kata-install
+// knows of each shim — the facts it needs, whether it comes by default, where its files are when a
+// host package stands in — and,
 // once the release being installed is read, what that release says: which shims it ships (a shim
 // is a configuration file of the release), which keys each has, of which type, with which values.
 import fs from "node:fs";
@@ -11,6 +12,8 @@ import { tomlErrorText } from "../detect/toml.js";
 import type { KeyInfo, KeyType } from "../release/config-file.js";
 import { baseName, type Release, type ShimConfig } from "../release/release.js";
 import "../schema.js";
+import { DEFAULT_SHIM, GUEST_PULL, SHIMS, type Vetting } from "../shims/table.js";
+import { TEES } from "../shims/tees.js";
 import { parseTomlText } from "../toml-data.js";
 import { TomlLines } from "../toml-lines.js";
 import { InputError, type InputIssue } from "./input-error.js";
@@ -36,33 +39,33 @@ export function keyShapeProblem(key: string): string | null {
     : `"${key}" is no configuration key (expected a dotted key such as "hypervisor.qemu.default_memory")`;
 }
 
-const ShimSpec = z.strictObject({
-  description: z.string(),
-  hypervisor: z.string(),
-  runtime: z.enum(["go", "rust"]),
-  arches: z.array(z.string()),
-  shared_fs: z.array(z.string()),
-  block_device_drivers: z.array(z.string()),
-  vfio_hotplug: z.boolean(),
-  vfio_coldplug: z.boolean(),
-  virtio_mem: z.boolean(),
-  memory_hotplug: z.boolean(),
-  confidential: z.enum(["none", "tdx", "sev-snp", "se"]),
-  seccomp: z.boolean(),
-  rate_limiters: z.boolean(),
-  snapshotter: z.string(),
-  agent_transport: z.enum(["vsock", "hybrid-vsock", "remote"]),
-  requires: z.array(z.string()),
-  artifacts: z.array(z.string()),
-  arch_artifacts: z.optional(z.record(z.string(), z.array(z.string()))),
-  host_parts: z.array(z.string()),
-  opt_in: z.boolean(),
-});
-export type ShimSpec = z.infer<typeof ShimSpec> & {
+/** What the capability table says of a shim (src/shims/table.ts), as decide reads it. */
+type SpecFields = Omit<Vetting, "arch_artifacts" | "arches"> & {
+  arches: string[];
+  /** The TEE its guests run in, by its label ("tdx", "sev-snp", "se"), or "none". */
+  confidential: string;
+  arch_artifacts?: Record<string, string[]>;
+};
+export type ShimSpec = SpecFields & {
   name: string;
   /** Shipped by the release, unknown to the rules: installed only when asked for, with a warning. */
   unvetted?: boolean;
 };
+
+/** The capability table's shims, as specs: every record that has a vetting, in the table's order. */
+export function tableSpecs(): Record<string, SpecFields> {
+  const out: Record<string, SpecFields> = {};
+  for (const [name, record] of SHIMS) {
+    if (record.vetting === "none") continue;
+    const { arch_artifacts, ...vetting } = record.vetting;
+    out[name] = {
+      ...vetting,
+      confidential: record.tee === "none" ? "none" : TEES[record.tee].label,
+      ...(arch_artifacts === "none" ? {} : { arch_artifacts: arch_artifacts as Record<string, string[]> }),
+    };
+  }
+  return out;
+}
 
 /** An artifact a host's own package may stand in for (rules/shims.toml [host_part.*]). */
 const HostPart = z.strictObject({
@@ -82,10 +85,7 @@ export interface ValueLimits {
 }
 
 const ShimsFile = z.strictObject({
-  default_shim: z.string(),
-  guest_pull: z.optional(z.array(z.string())),
   host_part: z.record(z.string(), HostPart),
-  shim: z.record(z.string(), ShimSpec),
   unserved: z.optional(z.record(z.string(), z.string())),
 });
 
@@ -100,7 +100,7 @@ export class Catalog {
   readonly artifacts: ReadonlySet<string>;
 
   constructor(
-    shims: Record<string, z.infer<typeof ShimSpec>>,
+    shims: Record<string, SpecFields>,
     /** Artifact → the artifacts it depends on (artifacts/catalogue.toml). */
     readonly artifactDepends: ReadonlyMap<string, readonly string[]> = new Map(),
     /** Shim names kata-deploy accepts that kata-install does not serve, with why. */
@@ -111,7 +111,7 @@ export class Catalog {
     readonly defaultShim: string | null = null,
     /** Values Kata accepts, by key name (rules/config-values.toml), where the release lists none. */
     readonly valueLimits: ValueLimits = { oneOf: {}, atLeast: {} },
-    /** Shims whose images kata-deploy's chart pulls inside the guest by default (shims.toml guest_pull). */
+    /** Shims whose images kata-deploy's chart pulls inside the guest by default (the table's chart.guestPull). */
     readonly guestPull: ReadonlySet<string> = new Set(),
     /** The release being installed; null until it is read (or when there is none to read). */
     readonly release: Release | null = null,
@@ -132,7 +132,7 @@ export class Catalog {
    */
   withRelease(release: Release | null): Catalog {
     if (release === null) return this;
-    const shims: Record<string, z.infer<typeof ShimSpec> & { unvetted?: boolean }> = {};
+    const shims: Record<string, SpecFields & { unvetted?: boolean }> = {};
     for (const [name, spec] of this.shims) {
       const shipped = release.shims.get(name);
       const { name: _name, ...rest } = spec;
@@ -230,7 +230,7 @@ export class Catalog {
 }
 
 /** A shim the release ships that no rule knows: installable when asked for, vetted by nothing. */
-function unvettedSpec(release: Release, shipped: ShimConfig): z.infer<typeof ShimSpec> & { unvetted: true } {
+function unvettedSpec(release: Release, shipped: ShimConfig): SpecFields & { unvetted: true } {
   return {
     description: `shipped by Kata ${release.version} (${shipped.file}); no rule of kata-install's knows what it needs of a node`,
     hypervisor: shipped.hypervisor ?? "unknown",
@@ -255,25 +255,23 @@ function unvettedSpec(release: Release, shipped: ShimConfig): z.infer<typeof Shi
   };
 }
 
+/** Where the shims' records are (what a problem with one of them names). */
+const TABLE_FILE = "src/shims/table.ts";
+
 export function loadCatalog(dir: string): Catalog {
   const shimsFile = path.join(dir, "shims.toml");
   const issues: InputIssue[] = [];
   const shimsText = readText(shimsFile, issues);
-  let shims: Record<string, z.infer<typeof ShimSpec>> = {};
+  const shims = tableSpecs();
   let unserved: Record<string, string> = {};
   let hostParts: Record<string, HostPart> = {};
-  let defaultShim: string | null = null;
-  let guestPull: string[] = [];
   if (shimsText !== null) {
     const parsed = parseToml(shimsFile, shimsText, issues);
     if (parsed !== undefined) {
       const result = ShimsFile.safeParse(parsed);
       if (result.success) {
-        shims = result.data.shim;
         unserved = result.data.unserved ?? {};
         hostParts = result.data.host_part;
-        defaultShim = result.data.default_shim;
-        guestPull = result.data.guest_pull ?? [];
       } else {
         const lines = new TomlLines(shimsText);
         for (const issue of result.error.issues) {
@@ -288,13 +286,7 @@ export function loadCatalog(dir: string): Catalog {
     }
   }
   const depends = artifactDepends(path.join(dir, "..", "artifacts", "catalogue.toml"), issues);
-  if (depends !== null) {
-    // Lines only for a problem: indexing the file costs more than checking it.
-    let lines: TomlLines | null = null;
-    const lineOf = (keyPath: string[]) => {
-      lines ??= new TomlLines(shimsText ?? "");
-      return lines.lineOf(keyPath);
-    };
+  if (depends !== null)
     for (const [name, spec] of Object.entries(shims))
       for (const [key, names] of [
         ["artifacts", spec.artifacts],
@@ -303,12 +295,10 @@ export function loadCatalog(dir: string): Catalog {
         for (const artifact of names)
           if (!depends.has(artifact))
             issues.push({
-              file: shimsFile,
-              line: lineOf(["shim", name, ...key.split(".")]),
-              key: `shim.${name}.${key}`,
+              file: TABLE_FILE,
+              key: `${name}.vetting.${key}`,
               message: `no artifact "${artifact}" in artifacts/catalogue.toml`,
             });
-  }
   const valuesFile = path.join(dir, "config-values.toml");
   const valuesText = fs.existsSync(valuesFile) ? readText(valuesFile, issues) : null;
   let limits: ValueLimits = { oneOf: {}, atLeast: {} };
@@ -321,47 +311,32 @@ export function loadCatalog(dir: string): Catalog {
     else if (result?.success)
       limits = { oneOf: result.data.one_of ?? {}, atLeast: result.data.at_least ?? {} };
   }
-  if (issues.length === 0)
-    issues.push(...referenceIssues(shimsFile, shimsText ?? "", shims, hostParts, defaultShim));
-  // Names of the release's shims too (the Rust TEE ones no rule vets): checked by their form.
-  guestPull.forEach((name, i) => {
-    const problem = shimNameProblem(name);
-    if (problem !== null) issues.push({ file: shimsFile, key: `guest_pull[${i}]`, message: problem });
-  });
+  if (issues.length === 0) issues.push(...hostPartIssues(shims, hostParts));
   if (issues.length > 0) throw new InputError("the shim catalogue is invalid", issues);
   return new Catalog(
     shims,
     depends ?? new Map(),
     new Map(Object.entries(unserved)),
     new Map(Object.entries(hostParts)),
-    defaultShim,
+    DEFAULT_SHIM,
     limits,
-    new Set(guestPull),
+    GUEST_PULL,
   );
 }
 
-/** What shims.toml names must exist: the default shim; each host part a shim lists, among its artifacts. */
-function referenceIssues(
-  file: string,
-  text: string,
-  shims: Record<string, z.infer<typeof ShimSpec>>,
+/** Each host part a shim lists is one shims.toml describes, and among the shim's artifacts. */
+function hostPartIssues(
+  shims: Record<string, SpecFields>,
   hostParts: Record<string, HostPart>,
-  defaultShim: string | null,
 ): InputIssue[] {
   const issues: InputIssue[] = [];
-  // Lines are looked up only for a problem: indexing the file costs more than checking it.
-  let lines: TomlLines | undefined;
-  const at = (keyPath: string[], message: string) => {
-    lines ??= new TomlLines(text);
-    issues.push({ file, line: lines.lineOf(keyPath), key: keyPath.join("."), message });
-  };
-  if (defaultShim !== null && shims[defaultShim] === undefined)
-    at(["default_shim"], `no shim "${defaultShim}"`);
   for (const [shim, spec] of Object.entries(shims))
     for (const part of spec.host_parts) {
-      if (hostParts[part] === undefined) at(["shim", shim, "host_parts"], `no [host_part.${part}]`);
+      const key = `${shim}.vetting.host_parts`;
+      if (hostParts[part] === undefined)
+        issues.push({ file: TABLE_FILE, key, message: `no [host_part.${part}] in rules/shims.toml` });
       else if (!spec.artifacts.includes(part))
-        at(["shim", shim, "host_parts"], `"${part}" is not one of its artifacts`);
+        issues.push({ file: TABLE_FILE, key, message: `"${part}" is not one of its artifacts` });
     }
   return issues;
 }

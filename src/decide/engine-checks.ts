@@ -1,6 +1,6 @@
 // The checks the engine raises itself (beside the rules'): kata-deploy's mappings that name shims
 // not asked for, snapshotters a handler cannot use here; and the checks an admin chose to ignore.
-import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { ownContainerdConfig, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { compareVersions, versionParts } from "../version.js";
 import type { DecideInput, Flags } from "./decide.js";
 import type { Check } from "./decision.js";
@@ -37,7 +37,7 @@ const BUILTIN_FROM: Array<[string, number[]]> = [["erofs", [2, 2]]];
  */
 export function usableSnapshotters(facts: DecideInput["facts"], setUp: readonly string[] = []): Set<string> {
   const version =
-    facts.runtime.kind === "containerd" && facts.runtime.version !== null
+    ownContainerdConfig(facts.runtime) && facts.runtime.version !== null
       ? versionParts(facts.runtime.version)
       : null;
   return new Set([
@@ -92,7 +92,7 @@ export function snapshotterChecks(
   ];
   // A DaemonSet's environment is the whole cluster's: on a CRI-O node the mapping has nothing to
   // act on (kata-deploy ignores it there too), and that is said, not an error.
-  if (kind === null || RUNTIME_LAYOUTS[kind].handlers.kind === "crio")
+  if (kind === null || RUNTIME_LAYOUTS[kind].family === "crio")
     return [
       {
         id: "handler-snapshotter",
@@ -104,7 +104,7 @@ export function snapshotterChecks(
       },
     ];
   const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
-  if (kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
+  if (ownContainerdConfig(facts.runtime) && version !== null && compareVersions(version, [1, 7]) < 0)
     return problem(
       `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,
       "upgrade containerd to 1.7 or later, or unset the mapping",

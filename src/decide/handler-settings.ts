@@ -2,7 +2,7 @@
 // images. Precedence, lowest first: the capability table (fc needs devmapper) < kata-deploy's chart
 // default (its confidential shims pull in the guest: nydus, runtime_pull_image) < kata-deploy's
 // mappings (SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING) < the overrides file's [handlers.<shim>].
-import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { ownContainerdConfig, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { compareVersions, versionParts } from "../version.js";
 import type { ShimSpec } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
@@ -27,8 +27,7 @@ export function handlerSettings(
 ): Record<string, HandlerSettings> {
   const { catalog, env, facts, overrides } = input;
   const kind = overrides.runtimeKind ?? facts.runtime.kind;
-  const family =
-    kind === null ? null : RUNTIME_LAYOUTS[kind].handlers.kind === "crio" ? "crio" : "containerd";
+  const family = kind === null ? null : RUNTIME_LAYOUTS[kind].family;
   const nydus =
     family !== "containerd"
       ? { name: null, why: "" }
@@ -97,7 +96,7 @@ export function handlerSettings(
 function nydusOnNode(input: DecideInput): { name: string | null; why: string } {
   const { facts, env } = input;
   const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
-  if (facts.runtime.kind === "containerd" && version !== null && compareVersions(version, [1, 7]) < 0)
+  if (ownContainerdConfig(facts.runtime) && version !== null && compareVersions(version, [1, 7]) < 0)
     return {
       name: null,
       why: `containerd ${facts.runtime.version} has no snapshotter per runtime handler (1.7 and later have)`,

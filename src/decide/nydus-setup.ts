@@ -74,7 +74,7 @@ export function nydusSetup(
       checks: [
         check(
           "warning",
-          `${ASKED}: kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is ${runtime}'s (its unit, which nydus's must start before, is one of ${RUNTIME_LAYOUTS[runtime].restart?.units.join(", ") ?? runtime}): nydus is not set up here`,
+          `${ASKED}: kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is ${runtime}'s (its unit, which nydus's must start before, is one of ${unitsOf(runtime)}): nydus is not set up here`,
           `set nydus-snapshotter up on the node yourself (a proxy plugin in ${runtime}'s containerd configuration) and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`,
         ),
       ],
@@ -107,4 +107,10 @@ export function nydusSetup(
     },
     checks: [],
   };
+}
+
+/** The systemd units a runtime's containerd runs as, for a message; its kind where none is one. */
+function unitsOf(runtime: RuntimeKind): string {
+  const restart = RUNTIME_LAYOUTS[runtime].restart;
+  return restart.kind === "systemd" ? restart.units.join(", ") : runtime;
 }

@@ -110,8 +110,8 @@ export function addsToKernelParams(key: string, source: Source): boolean {
   );
 }
 
-/** What the capability table (rules/shims.toml) says of a shim. */
-export const CAPABILITY_TABLE: Source = { kind: "default", name: "capability table (rules/shims.toml)" };
+/** What the capability table (src/shims/table.ts) says of a shim. */
+export const CAPABILITY_TABLE: Source = { kind: "default", name: "capability table (src/shims/table.ts)" };
 
 export function ruleSource(rule: Rule): Source {
   return { kind: "rule", name: rule.name, file: rule.file, why: rule.why, priority: rule.priority };

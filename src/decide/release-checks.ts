@@ -83,7 +83,7 @@ export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>)
       severity: "warning",
       status: "fail",
       message: `${name} is installed as asked: Kata ${release.version} ships it (${release.shims.get(name)?.file}), but no rule of kata-install's knows what it needs of a node, so nothing here checked that it can run`,
-      hint: "check its hypervisor and TEE on this node yourself, or describe it in rules/shims.toml",
+      hint: "check its hypervisor and TEE on this node yourself, or describe it in src/shims/table.ts",
       rule: "decide",
     });
   }

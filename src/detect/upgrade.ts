@@ -4,6 +4,8 @@
 // mean what this one cannot know.
 import { SCHEMA_VERSION } from "./facts.js";
 import { type Problem, sortProblems } from "./problems.js";
+import { layoutFacts } from "./runtime/layouts.js";
+import { RuntimeKind } from "./runtime/schema.js";
 import { SOURCES } from "./sources.js";
 
 type Document = Record<string, unknown>;
@@ -56,9 +58,26 @@ export function withUnknownSources(document: Document): Document {
   return filled;
 }
 
+/**
+ * A runtime's family and placement, which documents saved before they were recorded lack, from its
+ * kind (layouts.ts): rules match them, and a rule on the family must not miss a saved containerd.
+ */
+export function withRuntimeLayout(document: Document): Document {
+  const runtime = document.runtime;
+  if (runtime === null || typeof runtime !== "object" || Array.isArray(runtime)) return document;
+  const { kind } = runtime as Record<string, unknown>;
+  if ("family" in runtime && "placement" in runtime) return document;
+  const parsed = RuntimeKind.safeParse(kind);
+  const derived = layoutFacts(parsed.success ? parsed.data : null);
+  if (!parsed.success && kind !== null) return document; // validation names it
+  return { ...document, runtime: { ...derived, ...runtime } };
+}
+
 /** `json` brought to this kata-install's schema where it can be; anything else is returned as it is. */
 export function upgradeFacts(json: unknown): unknown {
   if (json === null || typeof json !== "object" || Array.isArray(json)) return json;
   const migrated = migrate(json as Document);
-  return migrated.schemaVersion === SCHEMA_VERSION ? withUnknownSources(migrated) : migrated;
+  return migrated.schemaVersion === SCHEMA_VERSION
+    ? withRuntimeLayout(withUnknownSources(migrated))
+    : migrated;
 }

@@ -4,7 +4,7 @@
 // what the runtime and the kubelet hold in memory is made what is on disk again.
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
-import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { RUNTIME_LAYOUTS, unreachable } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
@@ -29,15 +29,31 @@ async function systemctl(host: Host, args: string[]): Promise<void> {
 /** The runtime's unit restarted (the first active one of its units), and the kubelet where it has one. */
 async function restartRuntimeAndKubelet(host: Host, kind: RuntimeKind, log: (line: string) => void) {
   const restart = RUNTIME_LAYOUTS[kind].restart;
-  if (restart === null) return log(`Runtime: ${kind} reads its configuration by itself: nothing restarted.`);
-  let unit = restart.units[0] as string;
-  for (const u of restart.units)
-    if ((await host.run("systemctl", ["is-active", "--quiet", u])).ok) {
-      unit = u;
+  let unit: string;
+  switch (restart.kind) {
+    case "none":
+      return log(`Runtime: ${kind} reads its configuration by itself: nothing restarted.`);
+    case "command": {
+      const [command, ...args] = restart.argv;
+      const run = await host.run(command, args, { timeoutMs: 120_000 });
+      if (!run.ok) throw new UserError(`reset: ${restart.argv.join(" ")} failed: ${run.reason}`);
+      unit = restart.target;
       break;
     }
-  await systemctl(host, ["daemon-reload"]);
-  await systemctl(host, ["restart", unit]);
+    case "systemd": {
+      unit = restart.units[0] ?? restart.target;
+      for (const u of restart.units)
+        if ((await host.run("systemctl", ["is-active", "--quiet", u])).ok) {
+          unit = u;
+          break;
+        }
+      await systemctl(host, ["daemon-reload"]);
+      await systemctl(host, ["restart", unit]);
+      break;
+    }
+    default:
+      return unreachable(restart);
+  }
   if (OWN_KUBELET.includes(kind)) await systemctl(host, ["restart", "kubelet"]);
   log(`Runtime: ${unit} restarted${OWN_KUBELET.includes(kind) ? ", and the kubelet" : ""}.`);
 }

@@ -13,6 +13,7 @@ import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
 import { hostError } from "../errors.js";
 import { fileTree } from "../file-tree.js";
 import type { Host } from "../host/host.js";
+import { SHIM_LINKS } from "../shims/table.js";
 import { ArtifactError } from "./artifact-error.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
@@ -52,16 +53,16 @@ export interface ArtifactSource {
 /** Where a source writes an artifact's files: a staging directory, or memory (a release's meta, read by a plan). */
 export type FileSink = Pick<StagingDir, "open" | "link" | "copy">;
 
-/** Links from Kata's usual paths into `current`; created when the prefix has nothing there. */
+/**
+ * Links from Kata's usual paths into `current`; created when the prefix has nothing there: every
+ * release's, the shims' own directories (their records' `links`, src/shims/table.ts), the firmware's.
+ */
 export const LINKS = [
   "bin",
   "libexec",
   "runtime-rs",
   "share/kata-containers",
-  "share/kata-qemu",
-  "share/kata-qemu-no-shared-fs",
-  "share/kata-qemu-snp-experimental",
-  "share/kata-qemu-tdx-experimental",
+  ...SHIM_LINKS,
   "share/ovmf",
   "share/aavmf",
 ];

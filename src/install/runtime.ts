@@ -3,7 +3,7 @@
 // answers on its socket. A runtime that does not come back is an error naming the socket: the
 // admin must know at once, not at the next pod.
 import net from "node:net";
-import { restartFor } from "../detect/runtime/layouts.js";
+import { type RuntimeRestart, restartFor, unreachable } from "../detect/runtime/layouts.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { PlanAction } from "../render/changeset.js";
@@ -16,13 +16,12 @@ export const ANSWER_TIMEOUT_MS = 30_000;
  * systemd is asked which is active. None active: the first, a unit that exists where the runtime
  * is installed (there is no rke2.service or k0s.service to fall back on).
  */
-async function unitFor(host: Host, target: string): Promise<string> {
-  const units = restartFor(target)?.units ?? [target];
-  if (units.length === 1) return units[0] as string;
+async function unitFor(host: Host, units: [string, ...string[]]): Promise<string> {
+  if (units.length === 1) return units[0];
   for (const unit of units) {
     if ((await host.run("systemctl", ["is-active", "--quiet", unit])).ok) return unit;
   }
-  return units[0] as string;
+  return units[0];
 }
 
 export async function restartRuntime(
@@ -31,16 +30,52 @@ export async function restartRuntime(
   socket: string | null,
   timeoutMs = ANSWER_TIMEOUT_MS,
 ): Promise<void> {
-  const unit = await unitFor(host, action.target);
-  const verb = action.kind === "reload-runtime" ? "reload" : "restart";
-  try {
-    fault("restart", unit);
-  } catch (error) {
-    throw new UserError(`systemctl ${verb} ${unit} failed: ${(error as Error).message}`);
+  // A plan's target no layout has (a plan of another kata-install): the systemd unit of that name.
+  const restart: RuntimeRestart = restartFor(action.target) ?? {
+    kind: "systemd",
+    verb: "restart",
+    target: action.target,
+    units: [action.target],
+    reason: "",
+  };
+  switch (restart.kind) {
+    case "systemd": {
+      const [first, ...rest] = restart.units;
+      const unit = await unitFor(host, [first ?? action.target, ...rest]);
+      const verb = action.kind === "reload-runtime" ? "reload" : "restart";
+      const what = `systemctl ${verb} ${unit}`;
+      await runRestart(host, unit, "systemctl", [verb, unit], what);
+      if (socket !== null) await waitForAnswer(host, socket, timeoutMs, `${unit} after systemctl ${verb}`);
+      return;
+    }
+    case "command": {
+      const [command, ...args] = restart.argv;
+      const what = restart.argv.join(" ");
+      await runRestart(host, restart.target, command, args, what);
+      if (socket !== null) await waitForAnswer(host, socket, timeoutMs, `${restart.target} after ${what}`);
+      return;
+    }
+    case "none":
+      return;
+    default:
+      unreachable(restart);
   }
-  const run = await host.run("systemctl", [verb, unit], { timeoutMs: 120_000 });
-  if (!run.ok) throw new UserError(`systemctl ${verb} ${unit} failed: ${run.reason}`);
-  if (socket !== null) await waitForAnswer(host, socket, timeoutMs, `${unit} after systemctl ${verb}`);
+}
+
+async function runRestart(
+  host: Host,
+  name: string,
+  command: string,
+  args: string[],
+  what: string,
+): Promise<void> {
+  try {
+    fault("restart", name);
+  } catch (error) {
+    throw new UserError(`${what} failed: ${(error as Error).message}`);
+  }
+  const run = await host.run(command, args, { timeoutMs: 120_000 });
+  if (!run.ok) throw new UserError(`${what} failed: ${run.reason}`);
 }
 
 /** Poll until a connection to the socket succeeds (the runtime answers), or fail after `timeoutMs`. */

@@ -5,6 +5,7 @@
 // kernel modules Kata depends on, the container runtime, the hypervisors' and Kata's versions, the
 // GPUs, the artifacts taken from the distribution, and the shims this node can run (kata-install's
 // rules on its facts, nothing pinned). `report` selects its pools of nodes by these labels.
+import { teeOf } from "../shims/tees.js";
 import type { NodeSummary } from "./summary.js";
 
 export const NFD_PREFIX = "kata.feature.node.kubernetes.io/";
@@ -14,16 +15,6 @@ export const FEATURES_DIR = "/etc/kubernetes/node-feature-discovery/features.d";
 export function featureFile(suffix: string | null): string {
   return `${FEATURES_DIR}/kata-install${suffix ? `-${suffix}` : ""}`;
 }
-
-/** Security facts → the names of their labels. */
-export const CONFIDENTIAL: Record<string, string> = {
-  sev: "sev",
-  sevEs: "sev-es",
-  sevSnp: "sev-snp",
-  tdx: "tdx",
-  sgx: "sgx",
-  s390xSe: "se",
-};
 
 /**
  * A label value Kubernetes takes: up to 63 of [A-Za-z0-9._-], beginning and ending with a letter or
@@ -47,7 +38,7 @@ export function nfdFeatureFile(summary: NodeSummary, from: string): string {
       String(present),
     ]),
     ...summary.confidential.map((name): [string, string] => [
-      `confidential.${CONFIDENTIAL[name] ?? name}`,
+      `confidential.${teeOf(name)?.label ?? name}`,
       "true",
     ]),
     ...(summary.gpus ?? []).map((vendor): [string, string] => [`gpu.${vendor}`, "true"]),

@@ -2,11 +2,31 @@
 // NodeFeatureRule that labels TEE nodes and advertises their key counts (the confidential
 // RuntimeClasses then request one key per pod), one that labels NVIDIA GPU nodes, and the
 // DaemonSet's affinity for nodes that can virtualise.
+import { TEE_KEYS, TEES, type Tee } from "../shims/tees.js";
 
 /** Labels kata-install's own NFD rules add, in a namespace NFD always allows. */
 export const NFD_LABEL_PREFIX = "kata.feature.node.kubernetes.io/";
 
 type Json = Record<string, unknown>;
+
+/** A rule for each TEE that has one (src/shims/tees.ts): its label, and its keys as an extended resource. */
+function teeRules(): Json[] {
+  return TEE_KEYS.flatMap((key) => {
+    const tee: Tee = TEES[key];
+    if (tee.nfdRule === "none" || tee.runtimeClassSelector === "none" || tee.nfdResource === "none")
+      return [];
+    return [
+      {
+        name: tee.nfdRule.name,
+        labels: { [tee.runtimeClassSelector]: "true" },
+        extendedResources: { [tee.nfdResource]: tee.nfdRule.resourceFrom },
+        matchFeatures: [
+          { feature: "cpu.security", matchExpressions: { [tee.nfdRule.matches]: { op: "Exists" } } },
+        ],
+      },
+    ];
+  });
+}
 
 export function nodeFeatureRule(suffix: string | null): Json {
   return {
@@ -21,20 +41,7 @@ export function nodeFeatureRule(suffix: string | null): Json {
     },
     spec: {
       rules: [
-        {
-          name: "amd.sev-snp",
-          labels: { "amd.feature.node.kubernetes.io/snp": "true" },
-          extendedResources: { "sev-snp.amd.com/esids": "@cpu.security.sev.encrypted_state_ids" },
-          matchFeatures: [
-            { feature: "cpu.security", matchExpressions: { "sev.snp.enabled": { op: "Exists" } } },
-          ],
-        },
-        {
-          name: "intel.tdx",
-          labels: { "intel.feature.node.kubernetes.io/tdx": "true" },
-          extendedResources: { "tdx.intel.com/keys": "@cpu.security.tdx.total_keys" },
-          matchFeatures: [{ feature: "cpu.security", matchExpressions: { "tdx.enabled": { op: "Exists" } } }],
-        },
+        ...teeRules(),
         {
           // The display (0300) and 3D (0302) controllers of NVIDIA's vendor id: what the GPU shims
           // pass through.

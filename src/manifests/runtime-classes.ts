@@ -6,6 +6,8 @@
 import type { Catalog } from "../decide/catalog.js";
 import type { InputIssue } from "../decide/input-error.js";
 import { shimLabel } from "../kube/node-labels.js";
+import { shimRecord } from "../shims/table.js";
+import { TEES, type Tee } from "../shims/tees.js";
 import { customRuntimeClasses } from "./custom-classes.js";
 import { ARCHES, suffixOf } from "./environment.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
@@ -23,16 +25,11 @@ export interface RuntimeClassSpec {
 
 type Table = Record<string, unknown>;
 
-/** Shims whose pods need a TEE: what NFD's TEE labels select, and what holds a TEE key. */
-const TEE_SELECTORS: Array<[RegExp, string]> = [
-  [/snp/, "amd.feature.node.kubernetes.io/snp"],
-  [/tdx/, "intel.feature.node.kubernetes.io/tdx"],
-  [/-se$/, "feature.node.kubernetes.io/cpu-security.se.enabled"],
-];
-const TEE_KEYS: Array<[RegExp, string]> = [
-  [/snp/, "sev-snp.amd.com/esids"],
-  [/tdx/, "tdx.intel.com/keys"],
-];
+/** The TEE a shim's guests run in, from its record (none for a shim kata-install does not know). */
+function teeOf(shim: string): Tee | null {
+  const tee = shimRecord(shim)?.tee;
+  return tee === undefined || tee === "none" ? null : TEES[tee];
+}
 
 function pinnedShims(v: Values): string[] {
   const arches = v.arch as Record<string, Table>;
@@ -105,12 +102,14 @@ export function runtimeClasses(
       : {};
     // A TEE key per sandbox whatever overhead_enabled says: without it the scheduler would place
     // more confidential pods on a node than it has keys for.
-    if (nfdRules) for (const [re, key] of TEE_KEYS) if (re.test(shim)) overhead[key] = "1";
+    const tee = teeOf(shim);
+    if (nfdRules && tee !== null && tee.nfdResource !== "none") overhead[tee.nfdResource] = "1";
     const own = byShim("node_selector_by_shim")[shim] as Record<string, string> | undefined;
     const selector: Record<string, string> = { ...(own ?? {}), [shimLabel(shim, suffix)]: "true" };
-    // As kata-deploy's chart: NFD's TEE labels for the TEE shims that set no selector of their own.
-    if (rc.tee_node_selectors && own === undefined && !shim.includes("nvidia-gpu"))
-      for (const [re, label] of TEE_SELECTORS) if (re.test(shim)) selector[label] = "true";
+    // As kata-deploy's chart: NFD's TEE label for the TEE shims that set no selector of their own
+    // (by default: the GPU ones carry theirs, their TEE's label among them).
+    if (rc.tee_node_selectors && own === undefined && tee !== null && tee.runtimeClassSelector !== "none")
+      selector[tee.runtimeClassSelector] = "true";
     return {
       name,
       handler: handlerName,

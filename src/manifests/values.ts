@@ -7,6 +7,7 @@ import { parse } from "smol-toml";
 import { type Catalog, parseToml } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { readInputText } from "../input-file.js";
+import { SHIMS } from "../shims/table.js";
 import { TomlLines } from "../toml-lines.js";
 import { CHART } from "./kata-deploy/chart.js";
 import type { Entry } from "./kata-deploy/ledger.js";
@@ -130,6 +131,30 @@ export interface LoadedValues {
   entries: Entry[] | null;
 }
 
+/**
+ * The defaults with each shim's RuntimeClass defaults (its record's overhead and node selector, as
+ * kata-deploy's chart sets them) under what the defaults file gives for it.
+ */
+function withShimDefaults(values: Values): Values {
+  const rc = values.runtime_classes;
+  if (!isTable(rc)) return values;
+  const overhead: Values = {};
+  const selector: Values = {};
+  for (const [name, record] of SHIMS) {
+    if (record.runtimeClass.overhead !== "default") overhead[name] = { ...record.runtimeClass.overhead };
+    if (record.runtimeClass.nodeSelector !== "none") selector[name] = { ...record.runtimeClass.nodeSelector };
+  }
+  const own = (key: string): Values => (isTable(rc[key]) ? rc[key] : {});
+  return {
+    ...values,
+    runtime_classes: {
+      ...rc,
+      overhead_by_shim: { ...overhead, ...own("overhead_by_shim") },
+      node_selector_by_shim: { ...selector, ...own("node_selector_by_shim") },
+    },
+  };
+}
+
 /** kata-deploy's chart values are YAML; ours are TOML. */
 export function isChartValues(file: string): boolean {
   return /\.ya?ml$/i.test(file);
@@ -145,7 +170,7 @@ export function loadValues(
   catalog: Catalog,
 ): LoadedValues {
   const issues: InputIssue[] = [];
-  let values = parse(fs.readFileSync(defaultsFile, "utf8")) as Values;
+  let values = withShimDefaults(parse(fs.readFileSync(defaultsFile, "utf8")) as Values);
   let notes: InputIssue[] = [];
   let entries: Entry[] | null = null;
   if (valuesFile !== undefined) {

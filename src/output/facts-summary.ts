@@ -3,6 +3,7 @@
 import type { Facts } from "../detect/facts.js";
 import type { SecurityFeature } from "../detect/security.js";
 import { SOURCES, type SourceKey } from "../detect/sources.js";
+import { TEE_KEYS, TEES } from "../shims/tees.js";
 
 const GPU_CLASS = /^03/;
 const NVIDIA = "10de";
@@ -57,15 +58,7 @@ const ROWS: { [Key in SourceKey]: (value: Facts[Key], facts: Facts) => Row[] } =
   ],
   security: (s) => {
     const cc = (f: SecurityFeature) => (f.usable ? "yes" : f.cpu ? "cpu only" : "no");
-    const features: Array<[string, SecurityFeature]> = [
-      ["sev", s.sev],
-      ["sev-es", s.sevEs],
-      ["sev-snp", s.sevSnp],
-      ["tdx", s.tdx],
-      ["sgx", s.sgx],
-      ["se", s.s390xSe],
-    ];
-    return [["confidential", each(features.map(([name, f]) => [name, cc(f)]))]];
+    return [["confidential", each(TEE_KEYS.map((key) => [TEES[key].label, cc(s[key])]))]];
   },
   hypervisors: (h) => {
     const hv = (b: Facts["hypervisors"]["qemu"]) =>

@@ -9,7 +9,7 @@ import type { Decision, ErofsSetup } from "../decide/decision.js";
 import { SETUP_VARIABLE } from "../decide/setup-env.js";
 import { USER_DROP_IN_VARIABLE } from "../decide/user-drop-in.js";
 import type { Facts } from "../detect/facts.js";
-import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { RUNTIME_LAYOUTS, type RuntimeRestart } from "../detect/runtime/layouts.js";
 import { dig, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import { checkErofs, erofsTables } from "./erofs-config.js";
@@ -257,13 +257,7 @@ function renderFor(
   const layout = RUNTIME_LAYOUTS[kind];
   // Detected facts describe the runtime found; the overrides file may name another kind.
   const runtime = facts.runtime.kind === kind ? facts.runtime : null;
-  const onChange: RuntimeAction | undefined = layout.restart
-    ? {
-        kind: layout.restart.verb === "reload" ? "reload-runtime" : "restart-runtime",
-        target: layout.restart.target,
-        reason: layout.restart.reason,
-      }
-    : undefined;
+  const onChange = restartAction(layout.restart);
   const version = (fallback: number) => runtime?.configVersion ?? fallback;
   const placement = layout.handlers;
   switch (placement.kind) {
@@ -616,4 +610,22 @@ function pruneEmpty(table: Record<string, unknown>): Record<string, unknown> {
     }
   }
   return table;
+}
+
+/** The action a plan shows for the runtime's restart; undefined when it picks changes up by itself. */
+function restartAction(restart: RuntimeRestart): RuntimeAction | undefined {
+  switch (restart.kind) {
+    case "systemd":
+      return {
+        kind: restart.verb === "reload" ? "reload-runtime" : "restart-runtime",
+        target: restart.target,
+        reason: restart.reason,
+      };
+    case "command":
+      return { kind: "restart-runtime", target: restart.target, reason: restart.reason };
+    case "none":
+      return undefined;
+    default:
+      return unreachable(restart);
+  }
 }

@@ -4,8 +4,9 @@
 // kubernetes.io/arch and the labels the nodes' NFD feature files give, nfd.feature_file), and the
 // preflight errors and warnings its nodes have.
 import { byText } from "../compare.js";
-import { CONFIDENTIAL, NFD_PREFIX } from "../kube/nfd-features.js";
+import { NFD_PREFIX } from "../kube/nfd-features.js";
 import type { NodeSummary } from "../kube/summary.js";
+import { teeOf } from "../shims/tees.js";
 import type { NodeEntry } from "./report.js";
 import { type UniformOverrides, uniform } from "./uniform.js";
 
@@ -59,7 +60,7 @@ function idOf(k: PoolKey): string {
   return [
     k.arch ?? "unknown-arch",
     k.runtime ?? "no-runtime",
-    ...k.tee.map((t) => CONFIDENTIAL[t] ?? t),
+    ...k.tee.map((t) => teeOf(t)?.label ?? t),
     ...k.gpus.map((g) => `gpu-${g}`),
     ...(k.distroQemu ? ["distro-qemu"] : []),
   ].join("-");
@@ -100,7 +101,7 @@ function selectorOf(key: PoolKey, all: PoolKey[]): Requirement[] {
       : { key: `${NFD_PREFIX}${name}`, operator: "DoesNotExist" };
   for (const tee of [...new Set(all.flatMap((k) => k.tee))].sort())
     if (!all.every((k) => k.tee.includes(tee)))
-      out.push(flag(`confidential.${CONFIDENTIAL[tee] ?? tee}`, key.tee.includes(tee)));
+      out.push(flag(`confidential.${teeOf(tee)?.label ?? tee}`, key.tee.includes(tee)));
   for (const gpu of [...new Set(all.flatMap((k) => k.gpus))].sort())
     if (!all.every((k) => k.gpus.includes(gpu))) out.push(flag(`gpu.${gpu}`, key.gpus.includes(gpu)));
   if (new Set(all.map((k) => k.distroQemu)).size > 1) out.push(flag("distro.qemu", key.distroQemu));

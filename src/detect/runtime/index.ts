@@ -63,13 +63,15 @@ export const runtime = defineSource({
     const templatePath = await firstExisting(ctx, layout.templates);
     const base = {
       kind: layout.kind,
+      family: layout.family,
+      placement: layout.handlers.kind,
       version,
       socket: { path: layout.socket, present: chosen.socketLive },
       configPath: layout.config,
       templatePath,
       candidates: summary,
     };
-    if (layout.kind === "crio") {
+    if (layout.family === "crio") {
       const crio = await readCrioConfig(ctx);
       return {
         ...base,
@@ -131,6 +133,8 @@ async function evidenceFor(ctx: DetectContext, layout: RuntimeLayout): Promise<C
 function empty(): Omit<RuntimeFacts, "candidates"> {
   return {
     kind: null,
+    family: null,
+    placement: null,
     version: null,
     socket: null,
     configPath: null,

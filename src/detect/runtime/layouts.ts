@@ -1,7 +1,7 @@
 // Each container runtime kata-install configures, in one record: how detection recognises it,
 // where its handlers go, and what makes it read them. Keyed by RuntimeKind, so a kind without its
 // record does not compile, and the stages switch over `handlers.kind` exhaustively.
-import type { RuntimeKind } from "./schema.js";
+import type { PlacementKind, RuntimeFamily, RuntimeKind } from "./schema.js";
 
 /** Where a runtime's Kata handlers are written. */
 export type HandlerPlacement =
@@ -16,18 +16,40 @@ export type HandlerPlacement =
   /** CRI-O: a drop-in of its crio.conf.d. */
   | { kind: "crio"; dir: string };
 
-/** What makes the runtime read changed handlers: systemd `verb` on the first active unit. */
-export interface RuntimeRestart {
-  verb: "restart" | "reload";
-  /** The name plans and journals use for it. */
-  target: string;
-  /** The systemd units it may run as, the first active one is used. */
-  units: string[];
-  reason: string;
-}
+/**
+ * What makes the runtime read changed handlers, a closed set switched over exhaustively (install/
+ * runtime.ts): systemd `verb` on the first active unit; a command of the host's; nothing (it picks
+ * changes up by itself).
+ */
+export type RuntimeRestart =
+  | {
+      kind: "systemd";
+      verb: "restart" | "reload";
+      /** The name plans and journals use for it. */
+      target: string;
+      /** The systemd units it may run as, the first active one is used. */
+      units: string[];
+      reason: string;
+    }
+  | {
+      kind: "command";
+      /** The name plans and journals use for it. */
+      target: string;
+      /** The host command and its arguments. */
+      argv: [string, ...string[]];
+      reason: string;
+    }
+  | { kind: "none" };
 
 export interface RuntimeLayout {
   kind: RuntimeKind;
+  /** The runtime it is or embeds: what its handlers are written for. */
+  family: RuntimeFamily;
+  /**
+   * The kind it is a more specific form of (k3s embeds containerd, whose evidence a k3s node may
+   * also show): detection tries it before that one. "none": none.
+   */
+  moreSpecificThan: RuntimeKind | "none";
   binaries: string[];
   socket: string;
   /** The main configuration file. */
@@ -39,8 +61,7 @@ export interface RuntimeLayout {
   /** Arguments that make the binary print its version. */
   versionArgs: string[];
   handlers: HandlerPlacement;
-  /** Null: the runtime picks changes up by itself (none does today). */
-  restart: RuntimeRestart | null;
+  restart: RuntimeRestart;
 }
 
 const K3S_CONTAINERD = "/var/lib/rancher/k3s/agent/etc/containerd";
@@ -49,6 +70,7 @@ export const CRIO_CONFIG = "/etc/crio/crio.conf";
 export const CRIO_DROP_IN_DIR = "/etc/crio/crio.conf.d";
 
 const restartOf = (target: string, units: string[] = [target]): RuntimeRestart => ({
+  kind: "systemd",
   verb: "restart",
   target,
   units,
@@ -58,6 +80,8 @@ const restartOf = (target: string, units: string[] = [target]): RuntimeRestart =
 export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   k0s: {
     kind: "k0s",
+    family: "containerd",
+    moreSpecificThan: "containerd",
     binaries: ["/usr/local/bin/k0s", "/usr/bin/k0s"],
     socket: "/run/k0s/containerd.sock",
     config: "/etc/k0s/containerd.toml",
@@ -70,6 +94,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     // the configuration it started with. So the worker's unit is restarted: k0sworker, or
     // k0scontroller on a controller that runs workloads.
     restart: {
+      kind: "systemd",
       verb: "restart",
       target: "k0s",
       units: ["k0sworker", "k0scontroller"],
@@ -79,6 +104,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   },
   k3s: {
     kind: "k3s",
+    family: "containerd",
+    moreSpecificThan: "containerd",
     binaries: ["/usr/local/bin/k3s", "/usr/bin/k3s"],
     socket: "/run/k3s/containerd/containerd.sock",
     config: `${K3S_CONTAINERD}/config.toml`,
@@ -90,6 +117,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   },
   rke2: {
     kind: "rke2",
+    family: "containerd",
+    moreSpecificThan: "containerd",
     binaries: ["/usr/local/bin/rke2", "/usr/bin/rke2", "/opt/rke2/bin/rke2"],
     socket: "/run/k3s/containerd/containerd.sock",
     config: `${RKE2_CONTAINERD}/config.toml`,
@@ -101,6 +130,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   },
   microk8s: {
     kind: "microk8s",
+    family: "containerd",
+    moreSpecificThan: "containerd",
     binaries: ["/snap/bin/microk8s"],
     socket: "/var/snap/microk8s/common/run/containerd.sock",
     config: "/var/snap/microk8s/current/args/containerd.toml",
@@ -112,6 +143,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   },
   crio: {
     kind: "crio",
+    family: "crio",
+    moreSpecificThan: "none",
     binaries: ["/usr/bin/crio", "/usr/local/bin/crio"],
     socket: "/var/run/crio/crio.sock",
     config: CRIO_CONFIG,
@@ -120,6 +153,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     versionArgs: ["--version"],
     handlers: { kind: "crio", dir: CRIO_DROP_IN_DIR },
     restart: {
+      kind: "systemd",
       verb: "reload",
       target: "crio",
       units: ["crio"],
@@ -128,6 +162,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   },
   containerd: {
     kind: "containerd",
+    family: "containerd",
+    moreSpecificThan: "none",
     binaries: ["/usr/bin/containerd", "/usr/local/bin/containerd"],
     socket: "/run/containerd/containerd.sock",
     config: "/etc/containerd/config.toml",
@@ -139,10 +175,64 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
   },
 };
 
-/** When the kubelet does not say which runtime it uses: the embedding distributions first. */
-export const DETECTION_ORDER: RuntimeKind[] = ["k0s", "k3s", "rke2", "microk8s", "crio", "containerd"];
+/**
+ * When the kubelet does not say which runtime it uses: a kind before the one it is a more specific
+ * form of (the embedding distributions before containerd), else in the table's order.
+ */
+export const DETECTION_ORDER: RuntimeKind[] = detectionOrder(Object.values(RUNTIME_LAYOUTS));
+
+function detectionOrder(layouts: RuntimeLayout[]): RuntimeKind[] {
+  const out: RuntimeKind[] = [];
+  const visit = (layout: RuntimeLayout) => {
+    if (out.includes(layout.kind)) return;
+    for (const other of layouts) if (other.moreSpecificThan === layout.kind) visit(other);
+    out.push(layout.kind);
+  };
+  for (const layout of layouts) visit(layout);
+  return out;
+}
+
+/** The name plans and journals give a restart; null for none. */
+export function restartTarget(restart: RuntimeRestart): string | null {
+  switch (restart.kind) {
+    case "systemd":
+    case "command":
+      return restart.target;
+    case "none":
+      return null;
+    default:
+      return unreachable(restart);
+  }
+}
+
+/** A branch a closed set has no member for: does not compile when a member is added unhandled. */
+export function unreachable(value: never): never {
+  throw new Error(`unhandled: ${JSON.stringify(value)}`);
+}
 
 /** The restart a plan or journal names by its target. */
 export function restartFor(target: string): RuntimeRestart | null {
-  return Object.values(RUNTIME_LAYOUTS).find((l) => l.restart?.target === target)?.restart ?? null;
+  return Object.values(RUNTIME_LAYOUTS).find((l) => restartTarget(l.restart) === target)?.restart ?? null;
+}
+
+/** The family and placement facts of a kind (null for no runtime). */
+export function layoutFacts(kind: RuntimeKind | null): {
+  family: RuntimeFamily | null;
+  placement: PlacementKind | null;
+} {
+  if (kind === null) return { family: null, placement: null };
+  const layout = RUNTIME_LAYOUTS[kind];
+  return { family: layout.family, placement: layout.handlers.kind };
+}
+
+/**
+ * Whether the runtime found is containerd configured through its own config.toml (edited in place
+ * or importing a drop-in), whatever the kind is called: its version is containerd's, and what
+ * containerd's versions do with that file (1.x replaces imported tables, 2.x merges) applies.
+ */
+export function ownContainerdConfig(runtime: {
+  kind: RuntimeKind | null;
+  placement?: PlacementKind | null;
+}): boolean {
+  return (runtime.placement ?? layoutFacts(runtime.kind).placement) === "containerd";
 }

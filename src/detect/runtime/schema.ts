@@ -4,6 +4,14 @@ import { MkfsErofs } from "./mkfs-erofs.js";
 export const RuntimeKind = z.enum(["containerd", "crio", "k3s", "rke2", "k0s", "microk8s"]);
 export type RuntimeKind = z.infer<typeof RuntimeKind>;
 
+/** The runtime a kind is, or embeds: what its handlers are written for (containerd's CRI plugin, CRI-O's). */
+export const RuntimeFamily = z.enum(["containerd", "crio"]);
+export type RuntimeFamily = z.infer<typeof RuntimeFamily>;
+
+/** Where a runtime's handlers are written (layouts.ts HandlerPlacement's kinds). */
+export const PlacementKind = z.enum(["containerd", "imported-dir", "drop-in-dir", "template", "crio"]);
+export type PlacementKind = z.infer<typeof PlacementKind>;
+
 export const RuntimeHandler = z.object({
   name: z.string(),
   runtimeType: z.nullable(z.string()),
@@ -25,6 +33,14 @@ export type Snapshotter = z.infer<typeof Snapshotter>;
 
 export const RuntimeFacts = z.object({
   kind: z.nullable(RuntimeKind),
+  /**
+   * Its layout's family and handler placement (layouts.ts), so that rules match what a kind is
+   * rather than its name: "containerd" placement is containerd's own config.toml, edited in place
+   * or importing a drop-in, whatever the kind. Optional: documents saved before them get them from
+   * their kind on load (upgrade.ts).
+   */
+  family: z.optional(z.nullable(RuntimeFamily)),
+  placement: z.optional(z.nullable(PlacementKind)),
   version: z.nullable(z.string()),
   socket: z.nullable(z.object({ path: z.string(), present: z.boolean() })),
   configPath: z.nullable(z.string()),

@@ -1,6 +1,8 @@
 // The keys of kata-deploy's Helm chart (4.1: helm-chart/kata-deploy/values.yaml), their kinds and
 // the defaults this project compares against: the shape a values file for that chart must have.
-// Written from the chart's documented keys; what each key does here is map.ts's.
+// Written from the chart's documented keys; what each key does here is map.ts's. What the chart
+// sets for each of its shims is the shim's record (src/shims/table.ts).
+import { type Arch, type ChartArch, type ShimName, shimRecord } from "../../shims/table.js";
 
 export type Kind =
   | "string"
@@ -52,13 +54,13 @@ const probe = (initialDelay: boolean, period: number, failure: number): Spec => 
 /** The default shim of kata-deploy 4.1's chart, on every architecture. */
 export const CHART_DEFAULT_SHIM = "qemu-runtime-rs";
 
-export const CHART_ARCHES = {
+export const CHART_ARCHES: Record<ChartArch, Arch> = {
   amd64: "x86_64",
   arm64: "aarch64",
   s390x: "s390x",
   ppc64le: "ppc64le",
-} as const;
-export type ChartArch = keyof typeof CHART_ARCHES;
+};
+export type { ChartArch };
 
 const SHIM: Spec = {
   children: {
@@ -221,74 +223,51 @@ export const CHART: Spec = {
   },
 };
 
-/** A shim of the chart's values.yaml: where it runs, and what the chart sets for it by default. */
-interface ChartShim {
-  arches: ChartArch[];
-  snapshotter: string;
-  /** A confidential shim: guest pull on CRI-O, an agent proxy of its own (empty). */
-  tee: boolean;
-  nodeSelector?: Record<string, string>;
-  enabled?: false;
-}
+/**
+ * The chart's shims in the order of its values.yaml: the order its per-architecture lists come in
+ * (SHIMS_<ARCH>). What the chart sets for each is its record's (src/shims/table.ts `chart`); a
+ * shim with a chart entry missing here, or one here without, fails test/shims/table.test.ts.
+ */
+const CHART_ORDER: readonly ShimName[] = [
+  "clh",
+  "clh-azure",
+  "clh-runtime-rs",
+  "clh-azure-runtime-rs",
+  "dragonball",
+  "fc",
+  "qemu",
+  "qemu-runtime-rs",
+  "qemu-nvidia-cpu",
+  "qemu-nvidia-cpu-runtime-rs",
+  "qemu-nvidia-gpu",
+  "qemu-nvidia-gpu-runtime-rs",
+  "qemu-nvidia-gpu-snp",
+  "qemu-nvidia-gpu-snp-runtime-rs",
+  "qemu-nvidia-gpu-tdx",
+  "qemu-nvidia-gpu-tdx-runtime-rs",
+  "qemu-snp",
+  "qemu-snp-runtime-rs",
+  "qemu-tdx",
+  "qemu-tdx-runtime-rs",
+  "qemu-se",
+  "qemu-se-runtime-rs",
+  "qemu-coco-dev",
+  "qemu-coco-dev-runtime-rs",
+  "remote",
+  "openvmm-azure-runtime-rs",
+];
 
-const X86: ChartArch[] = ["amd64"];
-const ALL: ChartArch[] = ["amd64", "arm64", "s390x", "ppc64le"];
-const GPU = { "nvidia.com/cc.ready.state": "false" };
-const gpuCc = (tee: string) => ({ "nvidia.com/cc.ready.state": "true", [tee]: "true" });
-const SNP = "amd.feature.node.kubernetes.io/snp";
-const TDX = "intel.feature.node.kubernetes.io/tdx";
-
-const SHIMS: Record<string, ChartShim> = {
-  clh: { arches: X86, snapshotter: "", tee: false },
-  "clh-azure": { arches: X86, snapshotter: "", tee: false },
-  "clh-runtime-rs": { arches: X86, snapshotter: "", tee: false },
-  "clh-azure-runtime-rs": { arches: X86, snapshotter: "", tee: false },
-  dragonball: { arches: X86, snapshotter: "", tee: false },
-  fc: { arches: X86, snapshotter: "devmapper", tee: false },
-  qemu: { arches: ALL, snapshotter: "", tee: false },
-  "qemu-runtime-rs": { arches: ALL, snapshotter: "", tee: false },
-  "qemu-nvidia-cpu": { arches: ["amd64", "arm64"], snapshotter: "", tee: false },
-  "qemu-nvidia-cpu-runtime-rs": { arches: ["amd64", "arm64"], snapshotter: "", tee: false },
-  "qemu-nvidia-gpu": { arches: X86, snapshotter: "", tee: false, nodeSelector: GPU },
-  "qemu-nvidia-gpu-runtime-rs": {
-    arches: ["amd64", "arm64"],
-    snapshotter: "",
-    tee: false,
-    nodeSelector: GPU,
-  },
-  "qemu-nvidia-gpu-snp": { arches: X86, snapshotter: "nydus", tee: true, nodeSelector: gpuCc(SNP) },
-  "qemu-nvidia-gpu-snp-runtime-rs": {
-    arches: X86,
-    snapshotter: "nydus",
-    tee: true,
-    nodeSelector: gpuCc(SNP),
-  },
-  "qemu-nvidia-gpu-tdx": { arches: X86, snapshotter: "nydus", tee: true, nodeSelector: gpuCc(TDX) },
-  "qemu-nvidia-gpu-tdx-runtime-rs": {
-    arches: X86,
-    snapshotter: "nydus",
-    tee: true,
-    nodeSelector: gpuCc(TDX),
-  },
-  "qemu-snp": { arches: X86, snapshotter: "nydus", tee: true },
-  "qemu-snp-runtime-rs": { arches: X86, snapshotter: "nydus", tee: true },
-  "qemu-tdx": { arches: X86, snapshotter: "nydus", tee: true },
-  "qemu-tdx-runtime-rs": { arches: X86, snapshotter: "nydus", tee: true },
-  "qemu-se": { arches: ["s390x"], snapshotter: "nydus", tee: true },
-  "qemu-se-runtime-rs": { arches: ["s390x"], snapshotter: "nydus", tee: true },
-  "qemu-coco-dev": { arches: ["amd64", "s390x"], snapshotter: "nydus", tee: true },
-  "qemu-coco-dev-runtime-rs": { arches: ["amd64", "arm64", "s390x"], snapshotter: "nydus", tee: true },
-  remote: { arches: ["amd64", "ppc64le", "s390x"], snapshotter: "nydus", tee: true, enabled: false },
-  "openvmm-azure-runtime-rs": { arches: X86, snapshotter: "", tee: false },
-};
-
-export const CHART_SHIMS: readonly string[] = Object.keys(SHIMS);
+export const CHART_SHIMS: readonly string[] = CHART_ORDER.filter(
+  (name) => shimRecord(name)?.chart !== "none",
+);
 
 /** The chart's default values for one of its shims (as values.yaml has them). */
 export function shimDefaults(name: string): Record<string, unknown> | undefined {
-  const s = SHIMS[name];
-  if (s === undefined) return undefined;
-  const tee = s.tee
+  const record = shimRecord(name);
+  if (record === undefined || record.chart === "none") return undefined;
+  const s = record.chart;
+  const nodeSelector = record.runtimeClass.nodeSelector;
+  const tee = s.guestPull
     ? {
         crio: { guestPull: true },
         agent: { httpsProxy: "", noProxy: "" },
@@ -296,11 +275,11 @@ export function shimDefaults(name: string): Record<string, unknown> | undefined 
       }
     : {};
   return {
-    enabled: s.enabled ?? null,
+    enabled: s.enabled ? null : false,
     supportedArches: s.arches,
     allowedHypervisorAnnotations: [],
     containerd: { snapshotter: s.snapshotter },
     ...tee,
-    ...(s.nodeSelector ? { runtimeClass: { nodeSelector: s.nodeSelector } } : {}),
+    ...(nodeSelector === "none" ? {} : { runtimeClass: { nodeSelector } }),
   };
 }

@@ -2,7 +2,13 @@
 // detected, and what the stages read of it holds together.
 import { describe, expect, it } from "vitest";
 import { IN_PLACE_VAR } from "../../../src/decide/decide.js";
-import { DETECTION_ORDER, RUNTIME_LAYOUTS, restartFor } from "../../../src/detect/runtime/layouts.js";
+import { evaluate } from "../../../src/decide/match.js";
+import {
+  DETECTION_ORDER,
+  layoutFacts,
+  RUNTIME_LAYOUTS,
+  restartFor,
+} from "../../../src/detect/runtime/layouts.js";
 import { RuntimeKind } from "../../../src/detect/runtime/schema.js";
 import { rules } from "../../helpers/decide.js";
 
@@ -16,13 +22,39 @@ describe("runtime layouts", () => {
     for (const layout of Object.values(RUNTIME_LAYOUTS)) {
       if (layout.handlers.kind === "template")
         expect(layout.templates.length, layout.kind).toBeGreaterThan(0);
-      if (layout.restart) expect(restartFor(layout.restart.target)).toBe(layout.restart);
+      if (layout.restart.kind !== "none") expect(restartFor(layout.restart.target)).toBe(layout.restart);
     }
-    expect(restartFor("k3s")?.units).toEqual(["k3s", "k3s-agent"]);
+    expect(restartFor("k3s")).toMatchObject({ kind: "systemd", units: ["k3s", "k3s-agent"] });
     expect(restartFor("nothing")).toBeNull();
   });
 
   it("the variable decide reads for containerd's placement is one the rules set", () => {
     expect(rules.vars.has(IN_PLACE_VAR)).toBe(true);
   });
+
+  it("a kind more specific than another is of its family, and detected before it", () => {
+    for (const layout of Object.values(RUNTIME_LAYOUTS)) {
+      if (layout.moreSpecificThan === "none") continue;
+      expect(layout.family, layout.kind).toBe(RUNTIME_LAYOUTS[layout.moreSpecificThan].family);
+      expect(DETECTION_ORDER.indexOf(layout.kind), layout.kind).toBeLessThan(
+        DETECTION_ORDER.indexOf(layout.moreSpecificThan),
+      );
+    }
+    // The order detection had before it was derived, kept for the kinds of then (a new one may go anywhere).
+    const before = ["k0s", "k3s", "rke2", "microk8s", "crio", "containerd"];
+    expect(DETECTION_ORDER.filter((k) => before.includes(k))).toEqual(before);
+  });
+
+  // The data-loss path: containerd 1.6 and 1.7 replace the main file's CRI table with an imported
+  // one's. Every kind whose handlers go into containerd's own config.toml meets the rule that keeps
+  // them there, by its placement, whatever it is called; the others never do.
+  it.each(Object.values(RUNTIME_LAYOUTS).map((l) => [l.kind, l] as const))(
+    "%s: containerd 1.6 edits config.toml in place exactly when its handlers go there",
+    (kind, layout) => {
+      const inPlace = rules.rules.filter((r) => r.vars[IN_PLACE_VAR] === true);
+      const facts = { runtime: { kind, ...layoutFacts(kind), version: "1.6.12", configExists: true } };
+      const met = inPlace.some((rule) => evaluate(rule.match, { ...facts, vars: {} }));
+      expect(met).toBe(layout.handlers.kind === "containerd");
+    },
+  );
 });
