@@ -1,5 +1,5 @@
-# The kata-deploy container's image: kata-install bundled into dist/ (esbuild: one entry file and its
-# lazily loaded chunks, every dependency inside) with its templates, rules and artifact catalogue,
+# The kata-deploy container's image: kata-install bundled into dist/ (esbuild: the CLI file, one file per
+# group of commands and the large libraries, every dependency inside) with its templates, rules and artifact catalogue,
 # on a small Node base. Built without a Docker engine by scripts/image.sh (buildah) in CI.
 
 # Build as an unprivileged user: npm's install scripts never run as root.

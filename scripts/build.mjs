@@ -1,29 +1,64 @@
-// Bundle the CLI into dist/: one entry file plus lazily loaded chunks, so that starting the CLI reads
-// a handful of files instead of hundreds of modules (zod alone is ~100), and `--help` loads no
-// command code at all. Type-checking is `tsc --noEmit` (npm run check).
+// Bundle the CLI into dist/, as few files as a command needs: starting Node costs per module file
+// (resolving, reading, compiling each), and code splitting cut the node's commands into ~50 small
+// chunks. So:
+//   dist/cli.js              commander and the command table only: `--help` loads nothing else;
+//   dist/commands/<group>.js one file per group of commands, everything it runs inside, each
+//                            loaded only when one of its commands runs (no state crosses groups:
+//                            a run is one command, and errors are told apart by name, not class);
+//   dist/lib/<name>.js       the large libraries only some runs need (the Kubernetes client, tar,
+//                            listr2, nunjucks' compiler), loaded when first asked for.
+// Type-checking is `tsc --noEmit` (npm run check).
 
 import { rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { build } from "esbuild";
 
-await rm("dist", { recursive: true, force: true });
-await build({
-  entryPoints: ["src/cli.ts"],
-  outdir: "dist",
+/** The command groups cli.ts imports ("./commands/<group>.js"). */
+const GROUPS = ["facts", "node-side", "manifests", "artifacts"];
+/** Libraries kept out of the groups, by package: loaded from dist/lib/<file>.js. */
+const LIBS = { "@kubernetes/client-node": "k8s", tar: "tar", listr2: "listr2", nunjucks: "nunjucks" };
+
+const common = {
   bundle: true,
-  splitting: true,
   format: "esm",
   platform: "node",
   target: "node20",
   sourcemap: true,
   minify: true,
   keepNames: true,
-  chunkNames: "chunks/[name]-[hash]",
   // CommonJS dependencies bundled into ESM call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __kiCreateRequire } from 'node:module'; const require = __kiCreateRequire(import.meta.url);",
   },
   logLevel: "warning",
+};
+
+/** Imports of `filter` resolved to a file of dist/ beside the output: left as imports. */
+const external = (name, filter, to) => ({
+  name,
+  setup(b) {
+    b.onResolve({ filter }, (args) => ({ path: to(args.path), external: true }));
+  },
+});
+const libFilter = new RegExp(`^(${Object.keys(LIBS).join("|").replace("/", "\\/")})$`);
+
+await rm("dist", { recursive: true, force: true });
+await build({
+  ...common,
+  entryPoints: ["src/cli.ts"],
+  outfile: "dist/cli.js",
+  plugins: [external("command-groups", /^\.\/commands\//, (p) => p)],
+});
+await build({
+  ...common,
+  entryPoints: GROUPS.map((group) => ({ in: `src/commands/${group}.ts`, out: group })),
+  outdir: "dist/commands",
+  plugins: [external("libraries", libFilter, (p) => `../lib/${LIBS[p]}.js`)],
+});
+await build({
+  ...common,
+  entryPoints: Object.entries(LIBS).map(([pkg, file]) => ({ in: pkg, out: file })),
+  outdir: "dist/lib",
 });
 
 // The templates, compiled to JavaScript now rather than at every run (the first render of a

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
-import { Parser, type ReadEntry } from "tar";
+import type { ReadEntry } from "tar";
 import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
 import { ArtifactError, absentAsNull } from "./artifact-error.js";
 import { type ArtifactSource, type FileSink, linkInside } from "./artifacts.js";
@@ -263,7 +263,14 @@ interface LayerContext {
  * One layer (a tar, gzipped or not) streamed into the staging directory. The blob is hashed as it
  * flows; when it does not match, that is the error, whatever the tar reader made of the bad bytes.
  */
-function extractLayer(
+/** tar, loaded when a layer is first read: a plan from a dir: source, or a no-op install, never reads one. */
+let tar: Promise<typeof import("tar")> | undefined;
+const tarLibrary = () => {
+  tar ??= import("tar");
+  return tar;
+};
+
+async function extractLayer(
   stream: Readable,
   hashedElsewhere: OpenedBlob["digest"],
   layer: LayerContext,
@@ -271,6 +278,8 @@ function extractLayer(
   // Handled now: a hash that fails before the layer is read through must not be an unhandled
   // rejection (it is reported when the layer settles).
   hashedElsewhere?.catch(() => undefined);
+  // The stream is paused until the parser reads it: nothing is lost while tar loads.
+  const { Parser } = await tarLibrary();
   return new Promise((resolve, reject) => {
     const digest = hashedElsewhere ? null : createHash("sha256");
     // Files being written: closed if the layer ends early (a refusal, bad bytes), not leaked.
@@ -477,7 +486,8 @@ function place(entry: ReadEntry, layer: LayerContext): Placed {
 }
 
 /** A layer's entries under opt/kata, from its tar headers alone. */
-function listLayer(stream: Readable, out: Map<string, ListedEntry>, where: string): Promise<void> {
+async function listLayer(stream: Readable, out: Map<string, ListedEntry>, where: string): Promise<void> {
+  const { Parser } = await tarLibrary();
   return new Promise((resolve, reject) => {
     const parser = new Parser({ strict: true });
     parser.on("entry", (entry: ReadEntry) => {
