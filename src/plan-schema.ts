@@ -58,6 +58,7 @@ export const PlanJson = z.strictObject({
       releaseBytes: z.number(),
       images: z.number(),
       releaseImages: z.number(),
+      reused: z.optional(z.strictObject({ images: z.number(), bytes: z.number(), version: z.string() })),
     }),
   ),
 });

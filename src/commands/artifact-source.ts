@@ -5,8 +5,9 @@ import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import type { ArtifactSource } from "../install/artifacts.js";
 import { installChecks } from "../install/install-checks.js";
 import type { JournalStore } from "../install/journal.js";
+import { reusableArtifacts } from "../install/reuse.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
-import { verifyPlanned } from "../install/verify.js";
+import { NOTHING_REUSED, verifyPlanned } from "../install/verify.js";
 import type { Planned } from "../pipeline.js";
 import { installDir } from "../render/layout.js";
 
@@ -24,7 +25,13 @@ export async function withArtifactSource(
     ...(await installChecks(planned.host, planned.facts, planned.decision, planned.prepared.catalog, store)),
   );
   const { source } = planned;
-  if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store);
+  // What the installed version holds with the source's digests: taken from the node, not pulled.
+  const bundled = planned.decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  const reused =
+    source === null
+      ? NOTHING_REUSED
+      : await reusableArtifacts((await store.load())?.artifacts ?? null, source, bundled);
+  if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store, reused);
   // Pulls without a source: install would refuse, so the plan says it first.
   const pulls = planned.changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
   const where =
@@ -48,6 +55,6 @@ export async function withArtifactSource(
       rule: "install",
     });
   // Every file the configurations name, checked before anything is pulled or written.
-  await verifyPlanned(planned, source, [...loadArtifactCatalogue().keys()]);
+  await verifyPlanned(planned, source, [...loadArtifactCatalogue().keys()], reused);
   return source;
 }

@@ -195,6 +195,35 @@ export interface Staged {
   bytes: number;
   /** False when that version was already there: nothing copied. */
   copied: boolean;
+  /** Artifacts taken from the installed version (the same digest), not the source. */
+  reused?: string[];
+}
+
+/** Whether a version directory holds `entry` as listed (a file of that size, or that link). */
+export function holds(version: string, entry: ListedEntry): boolean {
+  const st = fs.lstatSync(path.join(version, entry.path), { throwIfNoEntry: false });
+  if (!st) return false;
+  if (entry.type === "link")
+    return st.isSymbolicLink() && fs.readlinkSync(path.join(version, entry.path)) === entry.target;
+  return st.isFile() && st.size === entry.size;
+}
+
+/**
+ * An artifact of the installed version (`from`, its real path) put into the staging directory as
+ * the source lists it, when the version still holds every entry so; false (nothing taken) if not.
+ */
+async function reuseArtifact(
+  source: ArtifactSource,
+  artifact: string,
+  from: string,
+  into: StagingDir,
+): Promise<boolean> {
+  const listing = await source.list(artifact);
+  if (!listing.every((entry) => holds(from, entry))) return false;
+  for (const entry of listing)
+    if (entry.type === "link") into.link(entry.path, entry.target);
+    else into.reuse(entry.path, path.join(from, entry.path), entry.mode);
+  return true;
 }
 
 /** The version id of a set of artifacts: a digest of what identifies each in the source. */
@@ -220,7 +249,11 @@ export async function stageVersion(
   id: string,
   source: ArtifactSource,
   artifacts: string[],
-  options: { rename?: boolean } = {},
+  options: {
+    rename?: boolean;
+    /** Artifacts to take from the installed version (its real path) rather than the source. */
+    reuse?: { dir: string; artifacts: ReadonlySet<string> };
+  } = {},
 ): Promise<Staged> {
   const dir = `${prefix}/versions/${id}`;
   const staging = stagingPath(prefix, id);
@@ -229,15 +262,23 @@ export async function stageVersion(
   mkdirOwn(await ownPath(host, prefix, `${prefix}/versions`, "dir"), `${prefix}/versions`);
   mkdirOwn(partial, staging);
   const into = new StagingDir(partial);
+  const reused: string[] = [];
   try {
-    for (const artifact of [...artifacts].sort()) await source.extract(artifact, into);
+    for (const artifact of [...artifacts].sort()) {
+      const { reuse } = options;
+      if (reuse?.artifacts.has(artifact) && (await reuseArtifact(source, artifact, reuse.dir, into))) {
+        reused.push(artifact);
+        continue;
+      }
+      await source.extract(artifact, into);
+    }
   } catch (error) {
     fs.rmSync(partial, { recursive: true, force: true });
     throw error;
   }
   // Without the rename (a repair takes files from it), `dir` is the staging directory's real path.
   if (options.rename === false)
-    return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true };
+    return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true, reused };
   try {
     const target = await ownPath(host, prefix, dir, "dir");
     fault("rename", dir);
@@ -246,7 +287,7 @@ export async function stageVersion(
     fs.rmSync(partial, { recursive: true, force: true });
     throw hostError(`cannot rename the staged version into ${dir}`, error);
   }
-  return { id, dir, files: into.files, bytes: into.bytes, copied: true };
+  return { id, dir, files: into.files, bytes: into.bytes, copied: true, reused };
 }
 
 /** A version already on the node (a cut-short run made it): its files counted, nothing copied. */

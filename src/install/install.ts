@@ -25,12 +25,19 @@ import {
   removeRetired,
   type SwitchResult,
 } from "./switch.js";
-import { describeFailures, findFailures, namedPaths, nodeWorld, transferOf } from "./verify.js";
+import {
+  describeFailures,
+  findFailures,
+  namedPaths,
+  nodeWorld,
+  type Transfer,
+  transferOf,
+} from "./verify.js";
 
 export interface InstallReport {
   artifacts: SwitchResult;
   /** Bytes of the artifacts this node needed, against the whole release in the source. */
-  pulled: { bytes: number; releaseBytes: number; images: number; releaseImages: number } | null;
+  pulled: Transfer | null;
   files: ApplyResult;
   restarted: PlanAction | null;
 }
@@ -88,10 +95,14 @@ export async function install(
     store,
     changeset.changes.filter((c) => !takeOver || !c.path.startsWith(`${prefix}/`)),
   );
+  // The version this install switches away from: what an upgrade takes unchanged artifacts from.
+  let previousVersion: string | null = null;
   try {
     // Artifacts first: no configuration may name a file that is not there yet.
-    if (source && pulls.length > 0)
+    if (source && pulls.length > 0) {
+      previousVersion = (await store.load())?.artifacts.version ?? null;
       artifacts = await installArtifacts(store, prefix, source, names, { takeOver });
+    }
     // A takeover: what kata-deploy served and wrote is kept with the install, for every later plan.
     const deploy = facts.kata.deploy;
     if (takingOver && deploy !== undefined) {
@@ -160,7 +171,10 @@ export async function install(
   }
   let pulled: InstallReport["pulled"] = null;
   if (source && artifacts.switched)
-    pulled = await transferOf(source, names, [...loadArtifactCatalogue().keys()]);
+    pulled = await transferOf(source, names, [...loadArtifactCatalogue().keys()], {
+      version: previousVersion,
+      artifacts: new Set(artifacts.staged?.reused ?? []),
+    });
   return { artifacts, pulled, files, restarted };
 }
 

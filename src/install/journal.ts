@@ -94,6 +94,12 @@ const ArtifactsRecordSchema = z.object({
    * against that same image reads the release's configuration from the node, not the image.
    */
   meta: z.optional(z.object({ version: z.string(), digest: z.string() })),
+  /**
+   * What identifies each artifact of that version in the source it came from (its image digest):
+   * an upgrade takes an artifact whose digest did not change from the node, not the source.
+   * Absent in journals written before it: everything is pulled again.
+   */
+  identities: z.optional(z.record(z.string(), z.string())),
 });
 export type ArtifactsRecord = z.infer<typeof ArtifactsRecordSchema>;
 

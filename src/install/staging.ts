@@ -101,6 +101,35 @@ export class StagingDir {
     this.written.set(file, "file");
   }
 
+  /**
+   * A file of the installed version, unchanged in the new one (its artifact has the same digest):
+   * hard-linked when it already has the mode and owner it is installed with (nothing written),
+   * copied otherwise. Its bytes are not counted as written.
+   */
+  reuse(file: string, from: string, shipped: number): void {
+    const mode = tame(shipped);
+    const target = this.place(file);
+    const st = fs.lstatSync(from);
+    try {
+      if (!st.isFile()) throw new ArtifactError(`${file}: ${from} is not a file`);
+      if ((st.mode & 0o7777) === mode && st.uid === 0 && st.gid === 0) fs.linkSync(from, target);
+      else {
+        fs.copyFileSync(from, target);
+        fs.chmodSync(target, mode);
+        fs.chownSync(target, 0, 0);
+      }
+    } catch (error) {
+      if (error instanceof ArtifactError) throw error;
+      throw hostError(`cannot take ${file} into ${this.root} from the installed version`, error);
+    }
+    this.files++;
+    this.reusedBytes += st.size;
+    this.written.set(file, "file");
+  }
+
+  /** Bytes taken from the installed version instead of the source. */
+  reusedBytes = 0;
+
   has(file: string): "file" | "link" | undefined {
     return this.written.get(file);
   }

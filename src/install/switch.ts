@@ -8,6 +8,7 @@ import {
   type ArtifactSource,
   createLinks,
   existingVersion,
+  holds,
   missingLinks,
   removeVersions,
   type Staged,
@@ -22,6 +23,7 @@ import { emptyJournal, type Journal, type JournalStore, type PendingSwitch } fro
 import type { ListedEntry } from "./listing.js";
 import { mkdirOwn, removeOwnTree } from "./own-place.js";
 import { KATA_DEPLOY_ENTRIES, recordedVersions, TAKEN_OVER } from "./prefix.js";
+import { identitiesOf, reusableArtifacts } from "./reuse.js";
 
 export interface SwitchResult {
   staged: Staged | null;
@@ -88,6 +90,7 @@ export async function installArtifacts(
     names: [...names].sort(),
     links: [...journal.artifacts.links, ...links],
     ...(meta !== undefined ? { meta: { version: staged.id, digest: meta } } : {}),
+    identities: await identitiesOf(source, names),
   };
   await store.save(journal);
   crashPoint("switch:before");
@@ -211,15 +214,6 @@ async function repairVersion(
   return wrong.length;
 }
 
-/** Whether the version directory holds `entry` as listed (a file of that size, or that link). */
-function holds(version: string, entry: ListedEntry): boolean {
-  const st = fs.lstatSync(path.join(version, entry.path), { throwIfNoEntry: false });
-  if (!st) return false;
-  if (entry.type === "link")
-    return st.isSymbolicLink() && fs.readlinkSync(path.join(version, entry.path)) === entry.target;
-  return st.isFile() && st.size === entry.size;
-}
-
 /**
  * Stream the artifacts into a new version directory. The staging is journalled first (with the
  * directories it will make), so a kill halfway is cleaned up by the next run; a refused artifact
@@ -234,6 +228,12 @@ async function stageJournalled(
   names: string[],
 ): Promise<Staged> {
   const versions = `${prefix}/versions`;
+  // What the installed version already holds, by digest, is taken from it, not pulled again.
+  const { version: installed, artifacts: same } = await reusableArtifacts(journal.artifacts, source, names);
+  const reuse =
+    installed === null || same.size === 0
+      ? undefined
+      : { dir: await store.own(`${versions}/${installed}`, "dir"), artifacts: same };
   // Refused before anything is journalled or made: a link planted where the staging goes.
   for (const dir of [stagingPath(prefix, id), `${versions}/${id}`]) await store.own(dir, "dir");
   journal.staging = {
@@ -245,7 +245,7 @@ async function stageJournalled(
   await ensureParents(store.host, `${versions}/x`);
   crashPoint("stage:begin");
   try {
-    const staged = await stageVersion(store.host, prefix, id, source, names);
+    const staged = await stageVersion(store.host, prefix, id, source, names, { reuse });
     crashPoint("stage:end");
     // From here the version is the switch's to keep or take back; the directories, the journal's.
     journal.dirs.push(...journal.staging.createdDirs);

@@ -12,6 +12,7 @@ export async function withArtifactUpgrade(
   planned: { decision: Decision; changeset: Changeset },
   source: ArtifactSource,
   store: JournalStore,
+  reused: { artifacts: ReadonlySet<string> } = { artifacts: new Set() },
 ): Promise<Changeset> {
   const { decision, changeset } = planned;
   const installed = (await store.load())?.artifacts.version ?? null;
@@ -20,12 +21,14 @@ export async function withArtifactUpgrade(
   if (changeset.actions.some((a) => a.kind === "pull-artifact")) return changeset; // pulled anyway
   const available = await versionId(source, names);
   if (available === installed) return changeset;
+  // Only what changed is pulled: an artifact with the digest the installed version recorded is
+  // taken from it (the plan's transfer line counts it as reused).
   const pulls = decision.artifacts
-    .filter((a) => a.from === "bundled")
+    .filter((a) => a.from === "bundled" && !reused.artifacts.has(a.name))
     .map((a) => ({
       kind: "pull-artifact" as const,
       target: a.name,
-      reason: `${source.description} holds another version (${available}) than the one under ${installDir(decision)} (${installed})`,
+      reason: `${source.description} holds another version (${available}) than the one under ${installDir(decision)} (${installed})${reused.artifacts.size > 0 ? ": this artifact changed" : ""}`,
     }));
   return { ...changeset, actions: [...pulls, ...changeset.actions] };
 }

@@ -217,18 +217,34 @@ export interface Transfer {
   releaseBytes: number;
   images: number;
   releaseImages: number;
+  /** The artifacts taken from the installed version instead (the same digest), when any. */
+  reused?: { images: number; bytes: number; version: string };
 }
 
-export async function transferOf(source: ArtifactSource, names: string[], all: string[]): Promise<Transfer> {
+/** What `names` pull of the release; those `reused` names are counted as taken from the node. */
+export async function transferOf(
+  source: ArtifactSource,
+  names: string[],
+  all: string[],
+  reused: { version: string | null; artifacts: ReadonlySet<string> } = NOTHING_REUSED,
+): Promise<Transfer> {
   const sizes = await source.sizes(all);
-  const mine = names.filter((n) => sizes.has(n));
+  const present = names.filter((n) => sizes.has(n));
+  const mine = present.filter((n) => !reused.artifacts.has(n));
+  const kept = present.filter((n) => reused.artifacts.has(n));
+  const sum = (list: string[]) => list.reduce((n, a) => n + (sizes.get(a) ?? 0), 0);
   return {
-    bytes: mine.reduce((n, a) => n + (sizes.get(a) ?? 0), 0),
+    bytes: sum(mine),
     releaseBytes: [...sizes.values()].reduce((n, b) => n + b, 0),
     images: mine.length,
     releaseImages: sizes.size,
+    ...(kept.length > 0 && reused.version !== null
+      ? { reused: { images: kept.length, bytes: sum(kept), version: reused.version } }
+      : {}),
   };
 }
+
+export const NOTHING_REUSED = { version: null, artifacts: new Set<string>() } as const;
 
 /**
  * The plan's `artifact-paths` check, added to the decision. With pulls planned, paths under the
@@ -240,6 +256,7 @@ export async function verifyPlanned(
   planned: { decision: Decision; changeset: Changeset; host: Host; catalog: Catalog },
   source: ArtifactSource | null,
   allArtifacts: string[],
+  reused: { version: string | null; artifacts: ReadonlySet<string> } = NOTHING_REUSED,
 ): Promise<void> {
   const { decision, changeset, host, catalog } = planned;
   if (decision.shims.length === 0) return;
@@ -263,7 +280,7 @@ export async function verifyPlanned(
         `against the files of ${names.length} artifacts in ${source.description}`,
       ),
     );
-    changeset.transfer = await transferOf(source, names, allArtifacts);
+    changeset.transfer = await transferOf(source, names, allArtifacts, reused);
     return;
   }
   // The node as it is, with the files this plan writes (a new handler's configuration) counted.

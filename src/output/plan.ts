@@ -82,7 +82,10 @@ export function planExitCode(decision: Decision, doc: PlanDocument, detailed: bo
 /** "Pulls 6 of the release's 31 artifacts: 1200 of 9000 bytes (13%)." */
 export function transferLine(t: NonNullable<Changeset["transfer"]>): string {
   const share = t.releaseBytes > 0 ? ` (${Math.round((100 * t.bytes) / t.releaseBytes)}%)` : "";
-  return `Pulls ${t.images} of the release's ${t.releaseImages} artifacts: ${t.bytes} of ${t.releaseBytes} bytes${share}.`;
+  const reused = t.reused
+    ? ` ${t.reused.images} more (${t.reused.bytes} bytes) unchanged since version ${t.reused.version}: taken from the node, not pulled.`
+    : "";
+  return `Pulls ${t.images} of the release's ${t.releaseImages} artifacts: ${t.bytes} of ${t.releaseBytes} bytes${share}.${reused}`;
 }
 
 /**

@@ -52,7 +52,13 @@ export interface Changeset {
   changes: FileChange[];
   actions: PlanAction[];
   /** With an artifact source: what this node pulls, against the whole release there (bytes of layers). */
-  transfer?: { bytes: number; releaseBytes: number; images: number; releaseImages: number };
+  transfer?: {
+    bytes: number;
+    releaseBytes: number;
+    images: number;
+    releaseImages: number;
+    reused?: { images: number; bytes: number; version: string };
+  };
 }
 
 export function sha256(text: string | null): string | null {

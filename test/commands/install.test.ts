@@ -145,6 +145,73 @@ describe("a new Kata release in the source, under the same artifact names", () =
   });
 });
 
+describe("an upgrade that changes one artifact", () => {
+  it("pulls and writes that artifact only; the others are taken from the installed version by digest, said in the plan", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+    spec.files = { ...spec.files, "/var/log/.keep": "" };
+    const host = buildHost(spec);
+    // The same release, but a rebuilt Go shim: only the base artifact differs.
+    const rebuilt = artifactDir();
+    const shim = path.join(rebuilt, "base/opt/kata/bin/containerd-shim-kata-v2");
+    fs.writeFileSync(shim, "a rebuilt shim binary\n");
+    const shimBytes = fs.statSync(shim).size;
+    const socket = path.join(host.root, "run/containerd/containerd.sock");
+    fs.rmSync(socket);
+    const server = net.createServer((c) => c.end());
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const kernel = "opt/kata/share/kata-containers/vmlinux.container";
+    try {
+      const first = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+      expect(first.status, first.stderr).toBe(0);
+      const kernelInode = fs.statSync(path.join(host.root, kernel)).ino;
+      const kernelText = fs.readFileSync(path.join(host.root, kernel), "utf8");
+
+      const plan = runCli(["plan", "--json", "--host-root", host.root, "--artifacts", `dir:${rebuilt}`]);
+      const doc = JSON.parse(plan.stdout);
+      expect(doc.actions.filter((a: { kind: string }) => a.kind === "pull-artifact")).toEqual([
+        expect.objectContaining({ target: "base", reason: expect.stringContaining("this artifact changed") }),
+      ]);
+      const installedArtifacts = doc.artifacts.filter((a: { from: string }) => a.from === "bundled").length;
+      expect(doc.transfer).toMatchObject({
+        images: 1,
+        reused: { images: installedArtifacts - 1, version: expect.stringMatching(/^\w{16}$/) },
+      });
+      const text = runCli(["plan", "--host-root", host.root, "--artifacts", `dir:${rebuilt}`]).stdout;
+      expect(text).toMatch(
+        /Pulls 1 of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\. \d+ more \(\d+ bytes\) unchanged since version \w{16}: taken from the node, not pulled\./,
+      );
+
+      const upgrade = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${rebuilt}`]);
+      expect(upgrade.status, upgrade.stderr).toBe(0);
+      // Written: the base artifact's bytes alone (its shim and the rest of base), nothing else.
+      const baseBytes = fs
+        .readdirSync(path.join(rebuilt, "base/opt/kata"), { recursive: true })
+        .map((f) => fs.lstatSync(path.join(rebuilt, "base/opt/kata", String(f))))
+        .reduce((n, st) => n + (st.isFile() ? st.size : 0), 0);
+      expect(upgrade.stdout).toMatch(
+        new RegExp(`^Artifacts: version \\w{16} \\(\\d+ files, ${baseBytes} bytes\\) switched in\\.$`, "m"),
+      );
+      expect(upgrade.stdout).toMatch(/^Pulled 1 of the release's \d+ artifacts: /m);
+      expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
+        "a rebuilt shim binary\n",
+      );
+      expect(shimBytes).toBeLessThanOrEqual(baseBytes);
+      // The kernel is the installed one's own file, linked into the new version: the same inode.
+      expect(fs.statSync(path.join(host.root, kernel)).ino).toBe(kernelInode);
+      expect(fs.readFileSync(path.join(host.root, kernel), "utf8")).toBe(kernelText);
+      const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${rebuilt}`]);
+      expect(again.stdout).toContain("Nothing to do: the node is as the plan wants it.");
+      // Uninstall still takes everything back.
+      expect(runCli(["uninstall", "--host-root", host.root]).status).toBe(0);
+      expect(fs.existsSync(path.join(host.root, "opt/kata/versions"))).toBe(false);
+    } finally {
+      server.close();
+      fs.rmSync(rebuilt, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("install refuses, and writes nothing", () => {
   it("a node with preflight errors", () => {
     const host = buildHost(nestedVmWithoutVmx());
