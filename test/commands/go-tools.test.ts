@@ -77,6 +77,14 @@ describe("go-tools", () => {
     expect(run.stderr).toMatch(/artifacts\.go-toolz.*unknown artifact "go-toolz" \(known: .*go-tools/s);
   });
 
+  it("cannot be both asked for and the host's own", async () => {
+    const { run } = await plan(artifacts, '[artifacts.go-tools]\npull = true\nsource = "distro"\n');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      'artifact "go-tools" cannot be both pulled and the host\'s own (source = "distro")',
+    );
+  });
+
   it("a layout split before go-tools existed installs, its bigger base bringing the tools (DEBUG asks nothing more)", async () => {
     const { host, args, plan: p } = await plan(oldLayout, 'shims = ["qemu"]\n', { DEBUG: "true" });
     expect(names(p)).toEqual(["base", "guest-image", "guest-kernel", "meta", "qemu", "virtiofsd"]);
