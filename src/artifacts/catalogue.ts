@@ -19,6 +19,8 @@ const CatalogueFile = z.strictObject({
       description: z.string(),
       paths: z.array(z.string()),
       depends: z.optional(z.array(z.string())),
+      formerly: z.optional(z.array(z.string())),
+      with_debug: z.optional(z.boolean()),
     }),
   ),
   ignore: z.optional(z.array(z.strictObject({ reason: z.string(), paths: z.array(z.string()) }))),
@@ -30,6 +32,10 @@ export interface ArtifactSpec {
   paths: string[];
   /** Artifacts this one needs on the node too. */
   depends: string[];
+  /** The images that held this artifact's files before it was split out of them: they still may. */
+  formerly: string[];
+  /** Pulled too when DEBUG is on (a shim of the Go runtime chosen): the admin tools. */
+  withDebug: boolean;
   matches(file: string): boolean;
 }
 
@@ -132,12 +138,15 @@ export const UNCLAIMED = "unclaimed";
 /**
  * Null when an image named `artifact` may hold `file`; else why not. A file the catalogue gives to
  * one artifact is that artifact's alone (a qemu image cannot bring the shim binary); one it does
- * not know may be in any image, where the split put it for the shim that needs it.
+ * not know may be in any image, where the split put it for the shim that needs it. An image the
+ * file's artifact was split out of (its `formerly`) may hold it too: a layout of an earlier split.
  */
 export function admits(catalogue: ArtifactCatalogue, artifact: string, file: string): string | null {
   const own = catalogue.ownerOf(file);
   if (own.kind === "unowned") return null;
   if (own.kind === "artifact" && own.artifact === artifact) return null;
+  // A layout split before this artifact was carved out of `artifact` (kata-runtime in base).
+  if (own.kind === "artifact" && catalogue.get(own.artifact)?.formerly.includes(artifact)) return null;
   if (own.kind === "artifact") return `it is artifact "${own.artifact}"'s (artifacts/catalogue.toml)`;
   if (own.kind === "ignored") return "the catalogue gives it to no artifact (artifacts/catalogue.toml)";
   return `the catalogue claims it twice (${own.owners.join(", ")})`;
@@ -197,12 +206,18 @@ export function parseArtifactCatalogue(file: string, text: string): ArtifactCata
     description: spec.description,
     paths: spec.paths,
     depends: spec.depends ?? [],
+    formerly: spec.formerly ?? [],
+    withDebug: spec.with_debug ?? false,
     matches: compile(`artifact.${name}.paths`, spec.paths),
   }));
   for (const spec of specs)
     for (const d of spec.depends)
       if (!(d in artifact))
         issues.push({ file, key: `artifact.${spec.name}.depends`, message: `no artifact "${d}"` });
+  for (const spec of specs)
+    for (const f of spec.formerly)
+      if (!(f in artifact) || f === spec.name)
+        issues.push({ file, key: `artifact.${spec.name}.formerly`, message: `no other artifact "${f}"` });
   const ignored = ignore.map((rule, i) => ({ ...rule, matches: compile(`ignore[${i}].paths`, rule.paths) }));
   if (issues.length > 0) throw new InputError("the artifact catalogue is invalid", issues);
   return new ArtifactCatalogue(specs, ignored);

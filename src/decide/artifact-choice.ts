@@ -197,6 +197,55 @@ function withRules(
   return { artifacts: sortByName(artifacts), droppedArtifacts: sortByName(droppedArtifacts) };
 }
 
+/**
+ * What is pulled though no configuration names it: the admin's asks ([artifacts.<name>] pull =
+ * true) and, with DEBUG on and a shim of the Go runtime chosen, the admin tools (go-tools:
+ * kata-runtime exec reaches a debug guest's console). Only what the release has: a layout split
+ * before go-tools was carved out of base holds the tools in base, which the node pulls anyway.
+ */
+export function askedArtifacts(
+  input: DecideInput,
+  shims: Chosen[],
+  artifacts: ArtifactChoice[],
+  debug: Decided<boolean>,
+): ArtifactChoice[] {
+  const { catalog, overrides } = input;
+  const release = catalog.release;
+  const available = (name: string) =>
+    release?.images
+      ? release.images.has(name)
+      : release?.installed && release.installed.length > 0
+        ? release.installed.includes(name)
+        : true;
+  const out = [...artifacts];
+  const add = (name: string, reason: string, source: ArtifactChoice["source"]) => {
+    for (const dep of catalog.dependencies(name))
+      if (available(dep) && !out.some((a) => a.name === dep))
+        out.push({
+          name: dep,
+          reason: dep === name ? reason : `${reason} (with ${name})`,
+          source,
+          from: "bundled",
+          neededBy: [],
+        });
+  };
+  for (const name of overrides.artifactPulls ?? [])
+    add(
+      name,
+      "asked for by the overrides file",
+      overridesSource(overrides, ["artifacts", name, "pull"], `artifacts.${name}.pull`),
+    );
+  const goShims = shims.filter((s) => catalog.shims.get(s.name)?.runtime === "go").map((s) => s.name);
+  if (debug.value && goShims.length > 0)
+    for (const name of [...catalog.debugArtifacts].sort(byText))
+      add(
+        name,
+        `DEBUG is on: kata-runtime exec reaches the debug console of ${goShims.join(", ")}`,
+        debug.source,
+      );
+  return sortByName(out);
+}
+
 /** The decided values of one shim as a table, to lay over its base configuration. */
 export function decidedTable(decided: Record<string, Decided<unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

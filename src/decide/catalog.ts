@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
-import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import { type ArtifactCatalogue, loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { HypervisorName } from "../detect/hypervisors.js";
 import { tomlErrorText } from "../detect/toml.js";
 import type { KeyInfo, KeyType } from "../release/config-file.js";
@@ -115,6 +115,8 @@ export class Catalog {
     readonly guestPull: ReadonlySet<string> = new Set(),
     /** The release being installed; null until it is read (or when there is none to read). */
     readonly release: Release | null = null,
+    /** Artifacts pulled too when DEBUG is on (artifacts/catalogue.toml with_debug). */
+    readonly debugArtifacts: ReadonlySet<string> = new Set(),
   ) {
     this.shims = new Map(Object.entries(shims).map(([name, spec]) => [name, { ...spec, name }]));
     this.artifacts = new Set(
@@ -151,6 +153,7 @@ export class Catalog {
       this.valueLimits,
       this.guestPull,
       release,
+      this.debugArtifacts,
     );
   }
 
@@ -285,7 +288,14 @@ export function loadCatalog(dir: string): Catalog {
       }
     }
   }
-  const depends = artifactDepends(path.join(dir, "..", "artifacts", "catalogue.toml"), issues);
+  const artifactCatalogue = readArtifactCatalogue(
+    path.join(dir, "..", "artifacts", "catalogue.toml"),
+    issues,
+  );
+  const depends =
+    artifactCatalogue === null
+      ? null
+      : new Map([...artifactCatalogue].map(([name, spec]) => [name, spec.depends]));
   if (depends !== null)
     for (const [name, spec] of Object.entries(shims))
       for (const [key, names] of [
@@ -321,6 +331,8 @@ export function loadCatalog(dir: string): Catalog {
     DEFAULT_SHIM,
     limits,
     GUEST_PULL,
+    null,
+    new Set([...(artifactCatalogue?.values() ?? [])].filter((a) => a.withDebug).map((a) => a.name)),
   );
 }
 
@@ -341,10 +353,10 @@ function hostPartIssues(
   return issues;
 }
 
-/** Each artifact's `depends`, from the artifact catalogue; its problems join the shims'. */
-function artifactDepends(file: string, issues: InputIssue[]): Map<string, string[]> | null {
+/** The artifact catalogue (each artifact's `depends`, `with_debug`); its problems join the shims'. */
+function readArtifactCatalogue(file: string, issues: InputIssue[]): ArtifactCatalogue | null {
   try {
-    return new Map([...loadArtifactCatalogue(file)].map(([name, spec]) => [name, spec.depends]));
+    return loadArtifactCatalogue(file);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     issues.push(...error.issues);

@@ -6,7 +6,7 @@ import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
-import { artifactSources, chooseArtifacts } from "./artifact-choice.js";
+import { artifactSources, askedArtifacts, chooseArtifacts } from "./artifact-choice.js";
 import type { Catalog, ShimSpec } from "./catalog.js";
 import type { Check, Decision } from "./decision.js";
 import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.js";
@@ -123,8 +123,14 @@ export function decide(input: DecideInput): Decision {
     config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction, takeover);
   }
 
-  // 7. Artifacts: what the configurations name, and where each comes from.
-  const { artifacts, droppedArtifacts } = chooseArtifacts(
+  const debug = new Ladder<boolean>();
+  debug.offer(false, { kind: "default", name: "no debug handlers" });
+  if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
+  const debugged = debug.resolve() as Decided<boolean>;
+
+  // 7. Artifacts: what the configurations name, and where each comes from; then what DEBUG or the
+  // admin asks for besides.
+  const { artifacts: named, droppedArtifacts } = chooseArtifacts(
     input,
     shims,
     sources,
@@ -133,6 +139,7 @@ export function decide(input: DecideInput): Decision {
     config,
     dir,
   );
+  const artifacts = askedArtifacts(input, shims, named, debugged);
 
   const moved = env.suffix && !env.prefix ? install.suffix.source : install.prefix.source;
   for (const shim of shims)
@@ -141,10 +148,6 @@ export function decide(input: DecideInput): Decision {
   const handlers = handlerSettings(input, shims, warnings, nydus.setup?.name ?? null);
   const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
   warnings.push(...erofsMergeChecks(input, erofs.setup, handlers, customRuntimes));
-
-  const debug = new Ladder<boolean>();
-  debug.offer(false, { kind: "default", name: "no debug handlers" });
-  if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
 
   const userDropIn = input.userDropIn ?? null;
   warnings.push(...userDropInChecks(userDropIn, runtime.value, inPlace.value));
@@ -163,7 +166,7 @@ export function decide(input: DecideInput): Decision {
     config,
     handlers,
     customRuntimes,
-    install: { ...install, debug: debug.resolve() as Decided<boolean> },
+    install: { ...install, debug: debugged },
     userDropIn:
       userDropIn === null
         ? null

@@ -18,7 +18,12 @@ const OverridesSchema = z.strictObject({
   shims: z.optional(z.array(z.string())),
   default_shim: z.optional(z.string()),
   runtime: z.optional(z.strictObject({ kind: z.optional(RuntimeKind) })),
-  artifacts: z.optional(z.record(z.string(), z.strictObject({ source: z.enum(["bundled", "distro"]) }))),
+  artifacts: z.optional(
+    z.record(
+      z.string(),
+      z.strictObject({ source: z.optional(z.enum(["bundled", "distro"])), pull: z.optional(z.boolean()) }),
+    ),
+  ),
   config: z.optional(z.record(z.string(), z.record(z.string(), z.unknown()))),
   custom_runtimes: z.optional(
     z.record(
@@ -68,6 +73,8 @@ export interface Overrides {
   defaultShim?: string;
   runtimeKind?: RuntimeKind;
   artifactSources: Record<string, "bundled" | "distro">;
+  /** Artifacts the admin asks for though no shim's configuration names them ([artifacts.<name>] pull = true). */
+  artifactPulls?: string[];
   /** Shim name or "all" → key → value. */
   config: Record<string, Record<string, unknown>>;
   /** Handler name → its base shim and settings (kata-deploy's customRuntimes). */
@@ -147,10 +154,17 @@ export function parseOverrides(
     }
   }
   for (const [name, spec] of Object.entries(data.artifacts ?? {})) {
-    if (!catalog.artifacts.has(name))
+    // Any artifact of the catalogue may be asked for; a source, only of one some shim needs.
+    if (spec.pull === true && catalog.artifactDepends.has(name)) {
+      if (spec.source === "distro")
+        issues.push({
+          ...at(["artifacts", name, "pull"]),
+          message: `artifact "${name}" cannot be both pulled and the host's own (source = "distro")`,
+        });
+    } else if (!catalog.artifacts.has(name))
       issues.push({
         ...at(["artifacts", name]),
-        message: `unknown artifact "${name}" (known: ${[...catalog.artifacts].sort().join(", ")})`,
+        message: `unknown artifact "${name}" (known: ${[...(spec.pull ? catalog.artifactDepends.keys() : catalog.artifacts)].sort().join(", ")})`,
       });
     else if (spec.source === "distro" && !catalog.hostParts.has(name)) {
       issues.push({
@@ -227,8 +241,13 @@ export function parseOverrides(
     defaultShim: data.default_shim,
     runtimeKind: data.runtime?.kind,
     artifactSources: Object.fromEntries(
-      Object.entries(data.artifacts ?? {}).map(([name, spec]) => [name, spec.source]),
+      Object.entries(data.artifacts ?? {}).flatMap(([name, spec]) =>
+        spec.source === undefined ? [] : [[name, spec.source]],
+      ),
     ),
+    artifactPulls: Object.entries(data.artifacts ?? {})
+      .filter(([, spec]) => spec.pull === true)
+      .map(([name]) => name),
     config: data.config ?? {},
     customRuntimes: Object.fromEntries(
       Object.entries(data.custom_runtimes ?? {}).map(([handler, spec]) => [
@@ -294,7 +313,11 @@ function wellShaped(table: Record<string, unknown>): Record<string, unknown> {
   if (isTable(table.artifacts))
     out.artifacts = Object.fromEntries(
       Object.entries(table.artifacts).filter(
-        ([, v]) => isTable(v) && (v.source === "bundled" || v.source === "distro"),
+        ([, v]) =>
+          isTable(v) &&
+          (v.source === "bundled" ||
+            v.source === "distro" ||
+            (v.source === undefined && v.pull !== undefined)),
       ),
     );
   if (isTable(table.config))

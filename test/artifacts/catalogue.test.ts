@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  admits,
   globToRegExp,
   loadArtifactCatalogue,
   parseArtifactCatalogue,
@@ -43,8 +44,18 @@ describe("the artifact catalogue", () => {
     const share = "share/kata-containers";
     expect(owner(`${share}/vmlinux-6.18.35-202`)).toBe("guest-kernel");
     expect(owner(`${share}/vmlinux-6.18.35-202-dragonball-experimental`)).toBe("dragonball-kernel");
-    expect(owner(`${share}/vmlinuz-6.18.35-202-nvidia-gpu`)).toBe("nvidia-gpu-kernel");
-    expect(owner(`${share}/System.map-6.18.35-202-debug`)).toBe("guest-kernel-debug");
+    // The compressed kernel, and the build config and System.map no configuration names, apart:
+    // a node pulls the kernel file its configuration boots, not the others beside it.
+    expect(owner(`${share}/vmlinuz-6.18.35-202-nvidia-gpu`)).toBe("nvidia-gpu-kernel-vmlinuz");
+    expect(owner(`${share}/vmlinuz.container`)).toBe("guest-kernel-vmlinuz");
+    expect(owner(`${share}/System.map-6.18.35-202-debug`)).toBe("guest-kernel-debug-extras");
+    expect(owner(`${share}/config-6.18.35-202`)).toBe("guest-kernel-extras");
+    expect(owner(`${share}/config-6.18.35-202-dragonball-experimental`)).toBe("dragonball-kernel-extras");
+    // The Go runtime's admin tools are not the shim's: pulled when asked, or with DEBUG.
+    expect(owner("bin/containerd-shim-kata-v2")).toBe("base");
+    expect(owner("bin/kata-runtime")).toBe("go-tools");
+    expect(owner("bin/kata-monitor")).toBe("go-tools");
+    expect(owner("bin/kata-collect-data.sh")).toBe("go-tools");
     expect(owner(`${share}/kata-ubuntu-noble.image`)).toBe("guest-image");
     expect(owner(`${share}/kata-ubuntu-resolute.image`)).toBe("guest-image");
     expect(owner(`${share}/kata-alpine-3.18.initrd`)).toBe("guest-initrd");
@@ -61,6 +72,20 @@ describe("the artifact catalogue", () => {
     // A guest OS the catalogue does not know is nobody's here: the split gives it to the shim that needs it.
     expect(owner(`${share}/kata-plan9-4.image`)).toBe("unowned");
     expect(owner("bin/unknown-tool")).toBe("unowned");
+  });
+
+  it("lets a layout split before go-tools and the kernel extras were carved out still hold them where they were", () => {
+    expect(admits(catalogue, "base", "bin/kata-runtime")).toBeNull();
+    expect(admits(catalogue, "guest-kernel", "share/kata-containers/vmlinuz-6.18.35-202")).toBeNull();
+    expect(admits(catalogue, "guest-kernel", "share/kata-containers/System.map-6.18.35-202")).toBeNull();
+    expect(admits(catalogue, "go-tools", "bin/kata-runtime")).toBeNull();
+    // Only where they were: not in another image, and not the other way round.
+    expect(admits(catalogue, "qemu", "bin/kata-runtime")).toMatch(/artifact "go-tools"'s/);
+    expect(admits(catalogue, "guest-kernel", "share/kata-containers/vmlinuz-6.18.35-202-nvidia-gpu")).toMatch(
+      /artifact "nvidia-gpu-kernel-vmlinuz"'s/,
+    );
+    expect(admits(catalogue, "go-tools", "bin/containerd-shim-kata-v2")).toMatch(/artifact "base"'s/);
+    expect(catalogue.get("go-tools")?.withDebug).toBe(true);
   });
 
   it("closes over dependencies", () => {
@@ -86,6 +111,7 @@ describe("the artifact catalogue", () => {
       'description = "a"',
       'paths = ["x-{nope}"]',
       'depends = ["missing"]',
+      'formerly = ["gone"]',
       "[artifact.b]",
       'description = "b"',
       "paths = []",
@@ -101,6 +127,7 @@ describe("the artifact catalogue", () => {
     }
     expect(message).toContain('artifact.a.paths: x-{nope}: no token "{nope}" in [tokens]');
     expect(message).toContain('artifact.a.depends: no artifact "missing"');
+    expect(message).toContain('artifact.a.formerly: no other artifact "gone"');
   });
 });
 

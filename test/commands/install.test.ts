@@ -61,8 +61,8 @@ describe("install, again, and uninstall", () => {
   it("a second install changes nothing and restarts nothing", () => {
     // The first install kept what the binaries it installed answered: the second asks none of them.
     const probes = JSON.parse(fs.readFileSync(path.join(host.root, "opt/kata/.install/probes.json"), "utf8"));
-    expect(probes["run:/opt/kata/bin/kata-runtime\0--version"].result.stdout).toBe(
-      "base bin/kata-runtime 3.9.0\n",
+    expect(probes["run:/opt/kata/bin/containerd-shim-kata-v2\0--version"].result.stdout).toBe(
+      "base bin/containerd-shim-kata-v2 3.9.0\n",
     );
     const times = mtimes(host.root);
     const run = cli("install", "--artifacts", `dir:${artifacts}`);
@@ -132,8 +132,8 @@ describe("a new Kata release in the source, under the same artifact names", () =
       expect(upgrade.status, upgrade.stderr).toBe(0);
       expect(upgrade.stdout).toMatch(/^Artifacts: version \w{16} \(\d+ files, \d+ bytes\) switched in\.$/m);
       expect(upgrade.stdout).toContain("Files: 0 written, 0 removed.");
-      expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
-        sampleContent("base", "bin/kata-runtime", "3.10.0"),
+      expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
+        sampleContent("base", "bin/containerd-shim-kata-v2", "3.10.0"),
       );
       expect(calls()).toBe("restart containerd\n");
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${newer}`]);

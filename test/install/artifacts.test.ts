@@ -87,10 +87,39 @@ describe("artifacts from a directory", () => {
       [first.staged?.id, second.staged?.id].sort(),
     );
     await commitSwitch(journalFor(host.host, "/opt/kata"), "/opt/kata");
-    expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
-      sampleContent("base", "bin/kata-runtime", "3.10.0"),
+    expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
+      sampleContent("base", "bin/containerd-shim-kata-v2", "3.10.0"),
     );
     expect(fs.readdirSync(path.join(host.root, "opt/kata/versions"))).toEqual([second.staged?.id]);
+  });
+
+  it("a layout split before go-tools and the kernel extras were images of their own installs: the bigger base and kernel", async () => {
+    const host = buildHost(intelContainerd16());
+    const { dir, source } = dirSource();
+    // As an earlier kata-install split it: the tools in base, vmlinuz, config and System.map in
+    // the kernel's image, and no image of their own.
+    for (const [from, to] of [
+      ["go-tools", "base"],
+      ["guest-kernel-vmlinuz", "guest-kernel"],
+      ["guest-kernel-extras", "guest-kernel"],
+    ] as const) {
+      fs.cpSync(path.join(dir, from), path.join(dir, to), {
+        recursive: true,
+        verbatimSymlinks: true,
+      });
+      fs.rmSync(path.join(dir, from), { recursive: true });
+    }
+    const result = await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
+    expect(result).toMatchObject({ switched: true });
+    expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/kata-runtime"), "utf8")).toBe(
+      sampleContent("go-tools", "bin/kata-runtime", "3.9.0"),
+    );
+    expect(
+      fs.readlinkSync(path.join(host.root, "opt/kata/current/share/kata-containers/vmlinuz.container")),
+    ).toBe("vmlinuz-6.18.35-202");
+    expect(fs.existsSync(path.join(host.root, "opt/kata/share/kata-containers/System.map-6.18.35-202"))).toBe(
+      true,
+    );
   });
 
   it("refuses a file the artifact should not hold, or a link, naming it; nothing is written", async () => {
@@ -102,7 +131,7 @@ describe("artifacts from a directory", () => {
       installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES),
     ).rejects.toThrow(
       new ArtifactError(
-        `dir:${dir}: qemu/opt/kata/bin/kata-runtime cannot be in image "qemu": it is artifact "base"'s (artifacts/catalogue.toml)`,
+        `dir:${dir}: qemu/opt/kata/bin/kata-runtime cannot be in image "qemu": it is artifact "go-tools"'s (artifacts/catalogue.toml)`,
       ),
     );
     fs.rmSync(path.join(dir, "qemu/opt/kata/bin/kata-runtime"));
@@ -168,13 +197,13 @@ describe("installed files are tame", () => {
     const shipped = path.join(dir, "qemu/opt/kata/bin/qemu-system-x86_64");
     fs.chmodSync(shipped, 0o6777);
     fs.chownSync(shipped, 1000, 1000);
-    const dataFile = path.join(dir, "guest-kernel/opt/kata/share/kata-containers/config-6.18.35-202");
+    const dataFile = path.join(dir, "guest-kernel/opt/kata/share/kata-containers/vmlinux-6.18.35-202");
     fs.chmodSync(dataFile, 0o666);
     await installArtifacts(journalFor(host.host, "/opt/kata"), "/opt/kata", source, NAMES);
     const qemu = fs.statSync(path.join(host.root, "opt/kata/bin/qemu-system-x86_64"));
     expect((qemu.mode & 0o7777).toString(8)).toBe("755");
     expect([qemu.uid, qemu.gid]).toEqual([0, 0]);
-    const data = fs.statSync(path.join(host.root, "opt/kata/share/kata-containers/config-6.18.35-202"));
+    const data = fs.statSync(path.join(host.root, "opt/kata/share/kata-containers/vmlinux-6.18.35-202"));
     expect((data.mode & 0o7777).toString(8)).toBe("644");
   });
 });
