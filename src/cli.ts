@@ -459,7 +459,7 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
       "all the tarballs of one Kata release (kata-static-, kata-go-static-, kata-tools-static-<version>-<arch>.tar.zst, .tar.xz or .tar.gz)",
     )
     .description(
-      "write one OCI image per artifact of artifacts/catalogue.toml; every file of the release must have one owner",
+      "write one OCI image per artifact of artifacts/catalogue.toml (and of the release's files it does not know); the release's own configurations decide what each shim pulls",
     )
     .requiredOption(
       "--out <target>",
@@ -479,13 +479,18 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
       `
 Give every tarball of the release at once: since Kata 4.1.0 the Rust runtime (kata-static), the Go
 runtime (kata-go-static) and the tools (kata-tools-static) ship apart, and one path in two of them
-must be the same file. Each file and link goes to exactly one artifact, or to an [[ignore]] entry of
-the catalogue that says why a node does not need it (the release's own configuration files,
-developer tools, bash completion, build leftovers). An entry with no owner or two, a link whose
-target is in neither its artifact nor one it depends on, or a path that differs between tarballs
-stops the split (exit 1), each named; nothing is written. Ignored links that dangle in the tarballs
-given (4.1.0's kata-static has configuration.toml -> configuration-qemu.toml without the Go
-configurations) are listed as such.
+must be the same file. Each file and link the catalogue knows goes to its one artifact, or to an
+[[ignore]] entry that says why a node does not need it (developer tools, bash completion, build
+leftovers); the shims' configurations and VERSION go into "meta". A file the catalogue does not
+know never stops the split: one a shim's configuration needs goes with the file or link it is
+reached through, else into an image "extra-<its name>" of its own; one nothing needs goes into
+"unclaimed", which no shim pulls; both are listed. What stops it (exit 1, each named, nothing
+written): an entry two catalogue entries claim, a link a configuration needs that dangles, a link
+into an artifact its own does not depend on, a path two tarballs hold differently, an entry that
+escapes opt/kata. A dangling link no shim needs is listed and left out.
+
+Layers: gzip by default (what registries serve); --layers tar for a layout kept on the nodes' own
+disks, which installs faster (no gunzip: bench/artifacts.bench.ts).
 
 The layout gets kata-release.json beside it with each image's digest, file count and bytes; each
 image's manifest carries its file list, so a plan checks every path before pulling. An install from
