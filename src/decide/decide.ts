@@ -146,7 +146,14 @@ export function decide(input: DecideInput): Decision {
     qemuWrapperValues(input, catalog.shims.get(shim.name) as ShimSpec, config[shim.name] ?? {}, dir, moved);
 
   const handlers = handlerSettings(input, shims, warnings, nydus.setup?.name ?? null);
-  const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings);
+  const customRuntimes = customRuntimesFor(
+    input,
+    selected,
+    config,
+    handlers,
+    warnings,
+    nydus.setup?.name ?? null,
+  );
   warnings.push(...erofsMergeChecks(input, erofs.setup, handlers, customRuntimes));
 
   const userDropIn = input.userDropIn ?? null;

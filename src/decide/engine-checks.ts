@@ -81,7 +81,10 @@ export function snapshotterChecks(
       .filter(([, spec]) => spec.snapshotter !== undefined && selected.has(spec.base))
       .map(([handler, spec]): [string, { value: string; name: string }] => [
         handler,
-        { value: spec.snapshotter as string, name: `custom_runtimes.${handler}.snapshotter` },
+        {
+          value: spec.snapshotter === "nydus" && nydus !== null ? nydus : (spec.snapshotter as string),
+          name: `custom_runtimes.${handler}.snapshotter`,
+        },
       ]),
   ];
   if (mapped.length === 0) return [];

@@ -158,6 +158,8 @@ export function customRuntimesFor(
   config: Decision["config"],
   handlers: Record<string, HandlerSettings>,
   warnings: Check[],
+  /** kata-deploy's nydus instance this install sets up: what a custom runtime's "nydus" names, as in kata-deploy. */
+  nydusSetUp: string | null = null,
 ): CustomRuntime[] {
   const { overrides } = input;
   const customRuntimes: CustomRuntime[] = [];
@@ -192,7 +194,13 @@ export function customRuntimesFor(
       base: spec.base,
       config: { ...config[spec.base], ...own },
       settings: {
-        snapshotter: spec.snapshotter ? { value: spec.snapshotter, source, beaten: [] } : base.snapshotter,
+        snapshotter: spec.snapshotter
+          ? {
+              value: spec.snapshotter === "nydus" && nydusSetUp !== null ? nydusSetUp : spec.snapshotter,
+              source,
+              beaten: [],
+            }
+          : base.snapshotter,
         pullType: spec.pullType ? { value: spec.pullType, source, beaten: [] } : base.pullType,
       },
       source,

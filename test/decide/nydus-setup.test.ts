@@ -78,6 +78,24 @@ describe("containerd 2.x: set up, the TEE shims on it", () => {
     expect(check(decision, "handler-snapshotter")).toBeUndefined();
   });
 
+  it('a custom runtime\'s snapshotter = "nydus" names the instance too, as kata-deploy writes it; without the setup it stays nydus and is refused', async () => {
+    const overrides = '[custom_runtimes.kata-qemu-guest-pull]\nbase = "qemu"\nsnapshotter = "nydus"\n';
+    const decision = await decideOn(arm64Containerd20(), {
+      env: { ...SETUP, MULTI_INSTALL_SUFFIX: "blue", SHIMS_AARCH64: "qemu" },
+      overrides,
+    });
+    const custom = decision.customRuntimes.find((c) => c.handler === "kata-qemu-guest-pull");
+    expect(custom?.settings.snapshotter?.value).toBe("nydus-for-kata-tee-blue");
+    expect(check(decision, "handler-snapshotter")).toBeUndefined();
+    const without = await decideOn(arm64Containerd20(), { env: { SHIMS_AARCH64: "qemu" }, overrides });
+    expect(
+      without.customRuntimes.find((c) => c.handler === "kata-qemu-guest-pull")?.settings.snapshotter?.value,
+    ).toBe("nydus");
+    expect(check(without, "handler-snapshotter")?.message).toContain(
+      'custom_runtimes.kata-qemu-guest-pull.snapshotter maps kata-qemu-guest-pull to the snapshotter "nydus", which is not configured on this node',
+    );
+  });
+
   it("without the variable, a mapping to nydus on a node without one is refused as before", async () => {
     const decision = await decideOn(arm64Containerd20(), {
       env: { SHIMS_AARCH64: "qemu", SNAPSHOTTER_HANDLER_MAPPING_AARCH64: "qemu:nydus" },
