@@ -112,8 +112,7 @@ export class StagingDir {
     const st = fs.lstatSync(from);
     try {
       if (!st.isFile()) throw new ArtifactError(`${file}: ${from} is not a file`);
-      if ((st.mode & 0o7777) === mode && st.uid === 0 && st.gid === 0) fs.linkSync(from, target);
-      else {
+      if (!((st.mode & 0o7777) === mode && st.uid === 0 && st.gid === 0 && linked(from, target))) {
         fs.copyFileSync(from, target);
         fs.chmodSync(target, mode);
         fs.chownSync(target, 0, 0);
@@ -132,6 +131,18 @@ export class StagingDir {
 
   has(file: string): "file" | "link" | undefined {
     return this.written.get(file);
+  }
+}
+
+/** A hard link, or false where the file system will not make one (another device, too many links). */
+function linked(from: string, to: string): boolean {
+  try {
+    fs.linkSync(from, to);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EXDEV" || code === "EMLINK" || code === "EPERM" || code === "ENOTSUP") return false;
+    throw error;
   }
 }
 
