@@ -61,20 +61,6 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
   }
 
   private readonly owners = new Map<string, Ownership>();
-  // Where each entry's globs can match: their first one or two literal path components ("bin",
-  // "share/kata-containers"); null where the first is itself a pattern. Most entries are then ruled
-  // out by a lookup, not a regular expression.
-  private readonly heads = new Map<ArtifactSpec | IgnoreRule, Set<string> | null>();
-
-  private mayMatch(entry: ArtifactSpec | IgnoreRule, file: string, heads: [string, string]): boolean {
-    let own = this.heads.get(entry);
-    if (own === undefined) {
-      own = globHeads(entry.paths);
-      this.heads.set(entry, own);
-    }
-    return (own === null || own.has(heads[0]) || own.has(heads[1])) && entry.matches(file);
-  }
-
   /** The one owner of `file`, or why there is none (asked per entry: remembered). */
   ownerOf(file: string): Ownership {
     let own = this.owners.get(file);
@@ -86,10 +72,8 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
   }
 
   private findOwner(file: string): Ownership {
-    const [first = "", second] = file.split("/", 2);
-    const heads: [string, string] = [first, `${first}/${second}`];
-    const artifacts = [...this.values()].filter((a) => this.mayMatch(a, file, heads));
-    const ignores = this.ignored.filter((i) => this.mayMatch(i, file, heads));
+    const artifacts = [...this.values()].filter((a) => a.matches(file));
+    const ignores = this.ignored.filter((i) => i.matches(file));
     if (artifacts.length + ignores.length > 1)
       return {
         kind: "conflict",
@@ -114,20 +98,6 @@ export class ArtifactCatalogue extends Map<string, ArtifactSpec> {
     visit(name);
     return out;
   }
-}
-
-const PATTERN = /[*?[{]/;
-
-/** See ArtifactCatalogue.heads: null when a glob's first component is a pattern. */
-function globHeads(globs: readonly string[]): Set<string> | null {
-  const heads = new Set<string>();
-  for (const glob of globs) {
-    const parts = glob.split("/");
-    const [first = "", second = ""] = parts;
-    if (PATTERN.test(first)) return null;
-    heads.add(parts.length > 2 && !PATTERN.test(second) ? `${first}/${second}` : first);
-  }
-  return heads;
 }
 
 /** The image of a file the catalogue does not know that one configuration needs: "extra-<its name>". */

@@ -27,11 +27,9 @@ export async function withArtifactSource(
   const { source } = planned;
   // What the installed version holds with the source's digests: taken from the node, not pulled.
   const bundled = planned.decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
-  const reused =
-    source === null
-      ? NOTHING_REUSED
-      : await reusableArtifacts((await store.load())?.artifacts ?? null, source, bundled);
-  if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, store, reused);
+  const installed = source === null ? null : ((await store.load())?.artifacts ?? null);
+  const reused = source === null ? NOTHING_REUSED : await reusableArtifacts(installed, source, bundled);
+  if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, installed, reused);
   // Pulls without a source: install would refuse, so the plan says it first.
   const pulls = planned.changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
   const where =

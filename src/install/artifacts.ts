@@ -20,6 +20,7 @@ import { fault } from "./fault.js";
 import { ensureParents } from "./fs-ops.js";
 import type { ListedEntry } from "./listing.js";
 import { mkdirOwn, ownPath, removeOwnTree } from "./own-place.js";
+import { identitiesOf } from "./reuse.js";
 import { StagingDir } from "./staging.js";
 
 /** Null when a link target (relative to the link's directory) stays inside the prefix; else why not. */
@@ -219,7 +220,13 @@ async function reuseArtifact(
   into: StagingDir,
 ): Promise<boolean> {
   const listing = await source.list(artifact);
-  if (!listing.every((entry) => holds(from, entry))) return false;
+  // Only files the version holds under its own directories: none reached through a link that
+  // replaced one of them (a version of ours is never read through a link).
+  const direct = (entry: ListedEntry) => {
+    const parent = path.dirname(path.join(from, entry.path));
+    return fs.realpathSync.native(parent) === parent;
+  };
+  if (!listing.every((entry) => holds(from, entry) && direct(entry))) return false;
   for (const entry of listing)
     if (entry.type === "link") into.link(entry.path, entry.target);
     else into.reuse(entry.path, path.join(from, entry.path), entry.mode);
@@ -229,8 +236,8 @@ async function reuseArtifact(
 /** The version id of a set of artifacts: a digest of what identifies each in the source. */
 export async function versionId(source: ArtifactSource, artifacts: string[]): Promise<string> {
   const digest = createHash("sha256");
-  for (const artifact of [...artifacts].sort())
-    digest.update(`${artifact}\0${await source.identify(artifact)}\n`);
+  for (const [artifact, id] of Object.entries(await identitiesOf(source, artifacts)))
+    digest.update(`${artifact}\0${id}\n`);
   return digest.digest("hex").slice(0, 16);
 }
 

@@ -6,16 +6,17 @@ import type { Decision } from "../decide/decision.js";
 import type { Changeset } from "../render/changeset.js";
 import { installDir } from "../render/layout.js";
 import { type ArtifactSource, versionId } from "./artifacts.js";
-import type { JournalStore } from "./journal.js";
+import type { ArtifactsRecord } from "./journal.js";
 
 export async function withArtifactUpgrade(
   planned: { decision: Decision; changeset: Changeset },
   source: ArtifactSource,
-  store: JournalStore,
+  /** What the node's journal records as installed (null: nothing). */
+  record: ArtifactsRecord | null,
   reused: { artifacts: ReadonlySet<string> } = { artifacts: new Set() },
 ): Promise<Changeset> {
   const { decision, changeset } = planned;
-  const installed = (await store.load())?.artifacts.version ?? null;
+  const installed = record?.version ?? null;
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
   if (installed === null || names.length === 0) return changeset;
   if (changeset.actions.some((a) => a.kind === "pull-artifact")) return changeset; // pulled anyway
