@@ -1,7 +1,7 @@
 // The Decision: what the decide stage hands to render, and what `preflight`, `explain` and `shims`
 // print. Plain data: it serialises as it is.
 import type { RuntimeKind } from "../detect/runtime/schema.js";
-import type { NydusBinary, NydusBlob } from "./nydus-source.js";
+import type { NydusBinary, NydusBlob, NydusText, NydusTextFile } from "./nydus-source.js";
 import type { Decided, Source } from "./provenance.js";
 import type { Severity } from "./rules.js";
 import type { ErofsMergeMode, ErofsSnapshotterMode } from "./setup-env.js";
@@ -66,8 +66,13 @@ export interface NydusSetup {
   from: { dir: string; source: Source };
   /** Each binary as read when the plan was made: install writes these bytes or nothing. */
   binaries: Record<NydusBinary, NydusBlob>;
-  /** The systemd unit containerd runs as: the snapshotter's unit starts before it and is wanted by it. */
-  criUnit: string;
+  /** kata-deploy's configuration and unit for it, as its image has them (placeholders unfilled). */
+  texts: Record<NydusText, NydusTextFile>;
+  /**
+   * The systemd units containerd runs as on this node (k3s's server or agent, k0s's worker or
+   * controller): the snapshotter's unit starts before them and is wanted by them.
+   */
+  criUnits: [string, ...string[]];
 }
 
 /** A handler of the admin's own (overrides file, kata-deploy's customRuntimes) on a shim's base. */

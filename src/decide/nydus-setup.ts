@@ -1,14 +1,15 @@
 // EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus, decided: kata-deploy's nydus-for-kata-tee (its
 // install_nydus_snapshotter and configure_nydus_snapshotter) set up by kata-install in its own
-// journalled transaction: the binaries of kata-deploy's image, nydus's configuration and a systemd
-// unit bound to containerd's, and the proxy plugin in kata-install's containerd drop-in. Where the
-// drop-in cannot carry it (containerd's own file edited in place, an embedded containerd) and on
-// CRI-O it is not set up, said (a warning); the binaries must be there to copy (an error).
-import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+// journalled transaction: the binaries of kata-deploy's image, its nydus configuration and systemd
+// unit, bound to the unit containerd runs as (containerd's, k3s's or rke2's server or agent, k0s's
+// worker or controller), and the proxy plugin in kata-install's containerd drop-in. Where no drop-in
+// of kata-install's can carry it (containerd's own file edited in place, microk8s's template) and
+// on CRI-O it is not set up, said (a warning); the source must be there to copy (an error).
+import { RUNTIME_LAYOUTS, SYSTEMD_UNIT_DIRS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, NydusSetup } from "./decision.js";
-import { DEFAULT_NYDUS_SOURCE, NYDUS_SOURCE_VARIABLE } from "./nydus-source.js";
+import { DEFAULT_NYDUS_SOURCE, NYDUS_BINARIES, NYDUS_SOURCE_VARIABLE, NYDUS_TEXTS } from "./nydus-source.js";
 import { SETUP_VARIABLE } from "./setup-env.js";
 
 /** kata-deploy's name for its own nydus instance (its config.rs NYDUS_FOR_KATA_TEE). */
@@ -68,14 +69,15 @@ export function nydusSetup(
         ),
       ],
     };
-  if (runtime !== "containerd")
+  const criUnits = unitsToBind(input, runtime);
+  if (criUnits === null)
     return {
       setup: null,
       checks: [
         check(
           "warning",
-          `${ASKED}: kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is ${runtime}'s (its unit, which nydus's must start before, is one of ${unitsOf(runtime)}): nydus is not set up here`,
-          `set nydus-snapshotter up on the node yourself (a proxy plugin in ${runtime}'s containerd configuration) and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`,
+          `${ASKED}: nydus's unit must start before the unit that runs ${runtime}'s containerd, and no unit file of ${unitsOf(runtime)} is on this node (looked for in ${SYSTEMD_UNIT_DIRS.join(", ")}): nydus is not set up here`,
+          `install ${runtime} with its systemd unit (kata-deploy binds nydus to the one that is active), or take nydus out of ${SETUP_VARIABLE}`,
         ),
       ],
     };
@@ -86,8 +88,8 @@ export function nydusSetup(
       checks: [
         check(
           "error",
-          `${ASKED}: nydus-snapshotter's binaries are not there to copy: ${source === null ? `${DEFAULT_NYDUS_SOURCE} was not read` : source.problem}`,
-          `run kata-install from kata-deploy's image (it carries them in ${DEFAULT_NYDUS_SOURCE}/), or point ${NYDUS_SOURCE_VARIABLE} at a directory holding containerd-nydus-grpc and nydus-overlayfs (from nydus-snapshotter's release); or take nydus out of ${SETUP_VARIABLE}`,
+          `${ASKED}: nydus-snapshotter's files are not there to copy: ${source === null ? `${DEFAULT_NYDUS_SOURCE} was not read` : source.problem}`,
+          `run kata-install from kata-deploy's image (it carries them in ${DEFAULT_NYDUS_SOURCE}/), or point ${NYDUS_SOURCE_VARIABLE} at a copy of that directory: ${[...NYDUS_BINARIES, ...Object.values(NYDUS_TEXTS)].join(", ")}; or take nydus out of ${SETUP_VARIABLE}`,
         ),
       ],
     };
@@ -103,14 +105,28 @@ export function nydusSetup(
             : { kind: "env", name: source.variable },
       },
       binaries: source.files,
-      criUnit: "containerd.service",
+      texts: source.texts,
+      criUnits,
     },
     checks: [],
   };
 }
 
+/**
+ * The units nydus's is bound to: those of the runtime's that have a unit file here (kata-deploy binds
+ * it to the one active: k3s's server or agent, k0s's worker or controller). Plain containerd's is
+ * containerd.service wherever its file is (kata-deploy's default); null: none of a distribution's.
+ */
+function unitsToBind(input: DecideInput, runtime: RuntimeKind): [string, ...string[]] | null {
+  const [first, ...rest] = input.facts.runtime.units ?? [];
+  if (first !== undefined) return [first, ...rest];
+  return runtime === "containerd" ? ["containerd.service"] : null;
+}
+
 /** The systemd units a runtime's containerd runs as, for a message; its kind where none is one. */
 function unitsOf(runtime: RuntimeKind): string {
   const restart = RUNTIME_LAYOUTS[runtime].restart;
-  return restart.kind === "systemd" ? restart.units.join(", ") : runtime;
+  return restart.kind === "systemd"
+    ? restart.units.map((u) => (u.endsWith(".service") ? u : `${u}.service`)).join(", ")
+    : runtime;
 }

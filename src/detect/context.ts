@@ -27,6 +27,8 @@ export interface DetectOptions {
   kataPrefix?: string;
   /** EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs: look for the mkfs.erofs its differ runs. */
   erofsUtils?: boolean;
+  /** EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus: look for the runtime's unit files its unit binds to. */
+  runtimeUnits?: boolean;
 }
 
 /** Where Kata goes when nothing says otherwise: kata-deploy's place, and the one its release is built for. */
@@ -47,8 +49,12 @@ export function kataDirFromEnv(env: Readonly<Record<string, string | undefined>>
  */
 export function detectOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): DetectOptions {
   const kataPrefix = kataDirFromEnv(env);
-  const erofs = (env.EXPERIMENTAL_SETUP_SNAPSHOTTER ?? "").split(",").some((s) => s.trim() === "erofs");
-  const looks = { kataPrefix, ...(erofs ? { erofsUtils: true } : {}) };
+  const asked = (env.EXPERIMENTAL_SETUP_SNAPSHOTTER ?? "").split(",").map((s) => s.trim());
+  const looks = {
+    kataPrefix,
+    ...(asked.includes("erofs") ? { erofsUtils: true } : {}),
+    ...(asked.includes("nydus") ? { runtimeUnits: true } : {}),
+  };
   const name = env.CONTAINERD_CONFIG_FILE_NAME?.trim();
   if (!name) return looks;
   if (!isPlainFileName(name))
@@ -71,6 +77,7 @@ export class DetectContext {
   readonly containerdConfigName: string | null;
   readonly kataPrefix: string;
   readonly erofsUtils: boolean;
+  readonly runtimeUnits: boolean;
 
   constructor(
     readonly host: Host,
@@ -81,6 +88,7 @@ export class DetectContext {
     this.containerdConfigName = options.containerdConfigName ?? null;
     this.kataPrefix = options.kataPrefix ?? DEFAULT_PREFIX;
     this.erofsUtils = options.erofsUtils === true;
+    this.runtimeUnits = options.runtimeUnits === true;
   }
 
   /** Run `compute` once per key for the whole detection; later callers share its result. */

@@ -201,7 +201,7 @@ function nydusExplained(nydus: NydusSetup): Explained[] {
       kind: "snapshotter",
       key: "snapshotters.nydus",
       value: nydus.name,
-      reason: `kata-deploy's nydus-for-kata-tee: its unit ${nydus.name}.service (wanted by ${nydus.criUnit}) and the proxy plugin ${nydus.name} in kata-install's containerd drop-in`,
+      reason: `kata-deploy's nydus-for-kata-tee: its unit ${nydus.name}.service (wanted by ${nydus.criUnits.join(", ")}) and the proxy plugin ${nydus.name} in kata-install's containerd drop-in`,
       source: nydus.source,
       beaten: [],
     },

@@ -10,7 +10,6 @@ import { change, type FileChange, hash, type PlanAction } from "./changeset.js";
 import { installDir } from "./layout.js";
 import { renderNydus, UNIT_DIR } from "./nydus-config.js";
 import type { Installed } from "./render.js";
-import type { Templates } from "./templates.js";
 
 const TAKEN_OVER = "kata-deploy's, taken over: kata-install's from now on (uninstall removes it)";
 
@@ -30,7 +29,6 @@ export function unitOf(path: string): string {
 
 export async function nydusChanges(
   decision: Decision,
-  templates: Templates,
   host: Host,
   read: (path: string) => Promise<string | null>,
   installed: Installed,
@@ -43,7 +41,7 @@ export async function nydusChanges(
   // kata-deploy's unit and link, outside the prefix: on a takeover, ours — uninstall takes them away.
   const restore = (path: string) => (takeover && !path.startsWith(`${prefix}/`) ? { restore: null } : {});
   const wanted = new Set<string>();
-  const rendered = setup === null ? null : renderNydus(decision, setup, templates);
+  const rendered = setup === null ? null : renderNydus(decision, setup);
   if (rendered !== null) {
     for (const file of rendered.files) {
       wanted.add(file.path);
@@ -70,12 +68,13 @@ export async function nydusChanges(
         blob: { from: blob.from, sha256: blob.sha256, size: blob.size },
       });
     }
-    const { link } = rendered;
-    wanted.add(link.path);
-    const target = await host.readlink(link.path);
-    const c = change(link.path, target, link.target, 0o777, link.reason, "kata");
-    if (c) changes.push({ ...c, link: true, ...restore(link.path) });
-    else if (takeover) changes.push(adopted(link.path, target as string, 0o777, "kata", true));
+    for (const link of rendered.links) {
+      wanted.add(link.path);
+      const target = await host.readlink(link.path);
+      const c = change(link.path, target, link.target, 0o777, link.reason, "kata");
+      if (c) changes.push({ ...c, link: true, ...restore(link.path) });
+      else if (takeover) changes.push(adopted(link.path, target as string, 0o777, "kata", true));
+    }
   }
   // What an earlier install of nydus wrote and this one does not want: removed.
   for (const [path, link] of installed.files) {

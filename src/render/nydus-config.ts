@@ -2,16 +2,18 @@
 // what kata-deploy's install_nydus_snapshotter puts on the node — the two binaries of its image and
 // nydus's configuration under <install dir>/nydus-for-kata-tee/, a systemd unit in
 // /etc/systemd/system wanted by containerd's — and what its configure_nydus_snapshotter puts in
-// containerd's configuration: the proxy plugin, and snapshot annotations on. Each file is rendered
-// from kata-install's own templates; the unit is enabled as `systemctl enable` would enable it (its
-// WantedBy= link), so that the journal records it like any other file and uninstall takes it back.
+// containerd's configuration: the proxy plugin, and snapshot annotations on. The configuration and
+// unit are kata-deploy's own, from its image (nydus-source.ts), their placeholders filled in as
+// kata-deploy fills them; the unit is enabled as `systemctl enable` would enable it (its WantedBy=
+// links), so that the journal records them like any other file and uninstall takes them back.
 import type { Decision, NydusSetup } from "../decide/decision.js";
 import { NYDUS_FOR_KATA_TEE } from "../decide/nydus-setup.js";
+import { fillNydusText, type NydusValues } from "../decide/nydus-source.js";
 import { dig } from "../detect/toml.js";
 import { type ErofsTable, imagesTable } from "./erofs-config.js";
 import type { RenderedFile } from "./kata-config.js";
 import { installDir } from "./layout.js";
-import { TemplateBug, type Templates } from "./templates.js";
+import { TemplateBug } from "./templates.js";
 
 /** Where systemd reads units the admin (or an installer) adds. */
 export const UNIT_DIR = "/etc/systemd/system";
@@ -26,8 +28,8 @@ export function nydusPaths(decision: Decision, setup: NydusSetup) {
     config: `${dir}/config-guest-pulling.toml`,
     unit: `${setup.name}.service`,
     unitFile: `${UNIT_DIR}/${setup.name}.service`,
-    /** What `systemctl enable` makes of WantedBy=<containerd's unit>. */
-    wantsLink: `${UNIT_DIR}/${setup.criUnit}.wants/${setup.name}.service`,
+    /** What `systemctl enable` makes of WantedBy=<containerd's units>. */
+    wantsLinks: setup.criUnits.map((unit) => `${UNIT_DIR}/${unit}.wants/${setup.name}.service`),
     socket: `/run/${setup.name}/containerd-nydus-grpc.sock`,
     root: `/var/lib/${setup.name}`,
   };
@@ -46,29 +48,26 @@ export interface RenderedBlob {
 export interface NydusRender {
   files: RenderedFile[];
   blobs: RenderedBlob[];
-  link: { path: string; target: string; reason: string };
+  links: Array<{ path: string; target: string; reason: string }>;
   /** The unit kata-install runs. */
   unit: string;
 }
 
-export function renderNydus(decision: Decision, setup: NydusSetup, templates: Templates): NydusRender {
+export function renderNydus(decision: Decision, setup: NydusSetup): NydusRender {
   const p = nydusPaths(decision, setup);
-  const configName = "nydus/config-guest-pulling.toml.njk";
-  const unitName = "nydus/nydus-snapshotter.service.njk";
-  const config = templates.render(configName, {
-    name: setup.name,
-    root: p.root,
-    address: p.socket,
-    overlayfs: p.overlayfs,
-  });
-  const unit = templates.render(unitName, {
-    name: setup.name,
-    grpc: p.grpc,
-    config: p.config,
-    criUnit: setup.criUnit,
-  });
-  if (!unit.includes(`ExecStart=${p.grpc} --config ${p.config} `))
-    throw new TemplateBug(unitName, "ExecStart does not run the snapshotter on its configuration");
+  const units = setup.criUnits.join(" ");
+  // What kata-deploy's install_nydus_snapshotter fills in, the same names for the same places.
+  const config = fillNydusText(setup.texts.config.text, {
+    SNAPSHOTTER_ROOT_DIR: p.root,
+    SNAPSHOTTER_GRPC_SOCKET_ADDRESS: p.socket,
+    NYDUS_OVERLAYFS_PATH: p.overlayfs,
+  } satisfies NydusValues<"config">);
+  const unit = fillNydusText(setup.texts.unit.text, {
+    CONTAINERD_NYDUS_GRPC_BINARY: p.grpc,
+    CONFIG_GUEST_PULLING: p.config,
+    // Before= and WantedBy= take a list: every unit containerd may run as here.
+    CRI_SERVICE: units,
+  } satisfies NydusValues<"unit">);
   const from = `${setup.from.dir}/`;
   const why = (what: string) =>
     `${what} (${setup.source.kind === "env" ? setup.source.name : "EXPERIMENTAL_SETUP_SNAPSHOTTER"}=nydus)`;
@@ -78,15 +77,17 @@ export function renderNydus(decision: Decision, setup: NydusSetup, templates: Te
         path: p.config,
         content: config,
         mode: 0o644,
-        template: configName,
-        reason: why(`${setup.name}'s configuration: guest pull, its socket ${p.socket}`),
+        template: setup.texts.config.from,
+        reason: why(
+          `${setup.name}'s configuration, kata-deploy's from ${from}: guest pull, its socket ${p.socket}`,
+        ),
       },
       {
         path: p.unitFile,
         content: unit,
         mode: 0o644,
-        template: unitName,
-        reason: why(`${setup.name}'s systemd unit, started before ${setup.criUnit}`),
+        template: setup.texts.unit.from,
+        reason: why(`${setup.name}'s systemd unit, kata-deploy's from ${from}: started before ${units}`),
       },
     ],
     blobs: (["containerd-nydus-grpc", "nydus-overlayfs"] as const).map((name) => ({
@@ -99,13 +100,13 @@ export function renderNydus(decision: Decision, setup: NydusSetup, templates: Te
         `${name === "containerd-nydus-grpc" ? "the nydus snapshotter" : "its mount helper"}, copied from ${from}`,
       ),
     })),
-    link: {
-      path: p.wantsLink,
+    links: p.wantsLinks.map((path, i) => ({
+      path,
       target: p.unitFile,
       reason: why(
-        `${p.unit} enabled: ${setup.criUnit} wants it (what systemctl enable makes of its WantedBy=)`,
+        `${p.unit} enabled: ${setup.criUnits[i]} wants it (what systemctl enable makes of its WantedBy=)`,
       ),
-    },
+    })),
     unit: p.unit,
   };
 }

@@ -88,7 +88,7 @@ export async function render(
   for (const file of kata) await consider(file, "kata");
   // nydus-for-kata-tee (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus): Kata's side, written before the
   // runtime's configuration names its proxy plugin; and the unit kata-install runs, when it changed.
-  const nydus = await nydusChanges(decision, templates, host, read, installed, takeover !== null);
+  const nydus = await nydusChanges(decision, host, read, installed, takeover !== null);
   changes.push(...nydus.changes);
   // Without the release, no shim's configuration is written (the plan refuses: "release"), and
   // nothing of Kata's already there is taken for stale.

@@ -15,8 +15,9 @@ import { hash } from "../../src/hash.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { containerdServes } from "../helpers/containerd.js";
 import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
-import { arm64Containerd20, intelContainerd16 } from "../helpers/nodes.js";
+import { arm64Containerd20, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -188,7 +189,7 @@ describe("each refusal leaves the host as it was", () => {
       "no source directory",
       node(),
       { ...ENV, KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent/nydus" },
-      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's binaries are not there to copy: /nonexistent/nydus/containerd-nydus-grpc does not exist; /nonexistent/nydus/nydus-overlayfs does not exist",
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's files are not there to copy: /nonexistent/nydus/containerd-nydus-grpc does not exist; /nonexistent/nydus/nydus-overlayfs does not exist; /nonexistent/nydus/config-guest-pulling.toml does not exist; /nonexistent/nydus/nydus-snapshotter.service does not exist",
     ],
     [
       "an unknown snapshotter beside it",
@@ -337,7 +338,8 @@ root = "/var/lib/nydus-for-kata-tee"
         bytes(`${SOURCE}/containerd-nydus-grpc`),
       ),
     ).toBe(true);
-    expect(read(host.root, UNIT)).toContain("Written by kata-install");
+    // kata-deploy's unit from its image, filled in as kata-deploy fills it: what it wrote, byte for byte.
+    expect(read(host.root, UNIT)).toBe(KATA_DEPLOYS_UNIT);
     expect(fs.readlinkSync(path.join(host.root, WANTS))).toBe(
       "/etc/systemd/system/nydus-for-kata-tee.service",
     );
@@ -359,5 +361,68 @@ root = "/var/lib/nydus-for-kata-tee"
       "daemon-reload",
       "restart containerd",
     ]);
+  });
+});
+
+describe("k3s's agent: set up in the drop-in k3s's template imports, bound to k3s-agent.service", () => {
+  const x86 = artifactDir("3.9.0", "x86_64");
+  afterAll(() => fs.rmSync(x86, { recursive: true, force: true }));
+  const K3S = "var/lib/rancher/k3s/agent/etc/containerd";
+  const K3S_WANTS = "etc/systemd/system/k3s-agent.service.wants/nydus-for-kata-tee.service";
+  const env = { ...ENV, SHIMS: "qemu qemu-tdx" };
+  /** k3s's agent: its unit file where k3s's installer writes it, only it active. */
+  const agent = () => {
+    const spec = node(k3sImportingDropIns());
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/systemctl": `${SYSTEMCTL}\n[ "$1" = is-active ] && [ "$3" != k3s-agent ] && exit 3\nexit 0`,
+    };
+    spec.files = {
+      ...spec.files,
+      "/etc/systemd/system/k3s-agent.service": "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
+    };
+    return spec;
+  };
+
+  it("the unit before and wanted by k3s-agent.service, the proxy plugin in config.toml.d; the real containerd loads it; uninstall gives the node back", async () => {
+    const host = await answeringHost(agent());
+    const before = snapshot(host.root);
+    const run = cli(host.root, ["install", "--artifacts", `dir:${x86}`], env);
+    expect(run.status, run.stderr).toBe(0);
+    const unit = read(host.root, UNIT);
+    expect(unit).toContain("Before=k3s-agent.service\n");
+    expect(unit).toContain("\n[Install]\nWantedBy=k3s-agent.service\n");
+    expect(fs.readlinkSync(path.join(host.root, K3S_WANTS))).toBe(
+      "/etc/systemd/system/nydus-for-kata-tee.service",
+    );
+    expect(fs.existsSync(path.join(host.root, WANTS))).toBe(false);
+    const dropIn = read(host.root, `${K3S}/config.toml.d/50-kata-install.toml`);
+    const table = parse(dropIn) as Record<string, unknown>;
+    expect(dig(table, ["proxy_plugins", "nydus-for-kata-tee", "address"])).toBe(
+      "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock",
+    );
+    // k3s's template is version 2: the CRI plugin's own table carries the annotations setting.
+    expect(
+      dig(table, ["plugins", "io.containerd.grpc.v1.cri", "containerd", "disable_snapshot_annotations"]),
+    ).toBe(false);
+    const runtimes = ["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"];
+    expect(dig(table, [...runtimes, "kata-qemu-tdx", "snapshotter"])).toBe("nydus-for-kata-tee");
+    expect(calls(host.root).filter((c) => !c.startsWith("is-active"))).toEqual([
+      "daemon-reload",
+      "restart nydus-for-kata-tee.service",
+      "restart k3s-agent",
+    ]);
+    // What k3s's containerd reads: the drop-in over its rendered file (runc its default), loaded by
+    // the real daemon (containerd 1.6 here: its imports replace a plugin's table whole, so the two
+    // are given as one file).
+    const served = await containerdServes(
+      `${dropIn}\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\nruntime_type = "io.containerd.runc.v2"\n`,
+    );
+    expect(served.cri, served.log).toBe("ok");
+    expect(served.log).toContain("nydus-for-kata-tee");
+
+    const uninstall = cli(host.root, ["uninstall"], env);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
   });
 });

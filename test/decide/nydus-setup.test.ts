@@ -3,14 +3,24 @@
 // source directory, ignored on CRI-O and not set up where containerd is edited in place or embedded
 // (warnings), an error when the binaries are not there; the TEE shims' default and a mapping to
 // "nydus" then name the instance; a kata-deploy takeover with nydus-for-kata-tee carried over.
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
 import { loadNydusSource } from "../../src/decide/nydus-source.js";
 import { takeoverSnapshotterChecks } from "../../src/decide/takeover.js";
-import { check, decideOn } from "../helpers/decide.js";
-import { amdSnpCrio, arm64Containerd20, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
+import { check, decideOn, factsOf } from "../helpers/decide.js";
+import {
+  amdSnpCrio,
+  arm64Containerd20,
+  intelContainerd16,
+  k0sNode,
+  k3sImportingDropIns,
+  rke2Node,
+} from "../helpers/nodes.js";
+import type { NodeSpec } from "../helpers/test-host.js";
 
 const SOURCE = path.resolve(import.meta.dirname, "../fixtures/nydus-snapshotter");
 const SETUP = { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE };
@@ -40,7 +50,41 @@ describe("the variable and the source", () => {
       expect(Object.keys(loaded.files)).toEqual(["containerd-nydus-grpc", "nydus-overlayfs"]);
       expect(loaded.files["nydus-overlayfs"]).toMatchObject({ from: `${SOURCE}/nydus-overlayfs`, size: 81 });
       expect(loaded.files["nydus-overlayfs"].sha256).toMatch(/^[0-9a-f]{64}$/);
+      // kata-deploy's own texts beside them, read as they are: their placeholders still unfilled.
+      expect(loaded.texts.unit.from).toBe(`${SOURCE}/nydus-snapshotter.service`);
+      expect(loaded.texts.unit.text).toContain("WantedBy=@CRI_SERVICE@");
+      expect(loaded.texts.config.text).toContain('address = "@SNAPSHOTTER_GRPC_SOCKET_ADDRESS@"');
     }
+  });
+
+  /** A copy of the source with `name`'s text replaced. */
+  const sourceWith = (name: string, text: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nydus-source-"));
+    fs.cpSync(SOURCE, dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+    return dir;
+  };
+
+  it("kata-deploy's texts are filled in as it fills them, or refused naming the file and the placeholder", () => {
+    const unit = fs.readFileSync(path.join(SOURCE, "nydus-snapshotter.service"), "utf8");
+    const config = fs.readFileSync(path.join(SOURCE, "config-guest-pulling.toml"), "utf8");
+    const problem = (name: string, text: string) => {
+      const dir = sourceWith(name, text);
+      const loaded = loadNydusSource({ ...SETUP, KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: dir });
+      return loaded?.ok ? null : loaded?.problem.replace(dir, "<dir>");
+    };
+    expect(problem("nydus-snapshotter.service", unit)).toBeNull();
+    expect(problem("nydus-snapshotter.service", `${unit}Environment=X=@NYDUS_LOG_LEVEL@\n`)).toBe(
+      "<dir>/nydus-snapshotter.service: @NYDUS_LOG_LEVEL@ is not a placeholder kata-deploy fills in (it fills @CONTAINERD_NYDUS_GRPC_BINARY@, @CONFIG_GUEST_PULLING@, @CRI_SERVICE@)",
+    );
+    expect(
+      problem("nydus-snapshotter.service", unit.replace("@CONTAINERD_NYDUS_GRPC_BINARY@", "/usr/bin/x")),
+    ).toBe(
+      "<dir>/nydus-snapshotter.service: has no @CONTAINERD_NYDUS_GRPC_BINARY@: kata-install would not run what it copies, where containerd looks for it",
+    );
+    expect(problem("config-guest-pulling.toml", config.replace("[daemon]", "[daemon"))).toMatch(
+      /^<dir>\/config-guest-pulling.toml: is not TOML once filled in: invalid TOML at line 9, /,
+    );
   });
 });
 
@@ -54,7 +98,7 @@ describe("containerd 2.x: set up, the TEE shims on it", () => {
       name: "nydus-for-kata-tee",
       source: { kind: "env", name: "EXPERIMENTAL_SETUP_SNAPSHOTTER" },
       from: { dir: SOURCE, source: { kind: "env", name: "KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR" } },
-      criUnit: "containerd.service",
+      criUnits: ["containerd.service"],
     });
     expect(decision.handlers["qemu-coco-dev-runtime-rs"]?.snapshotter?.value).toBe("nydus-for-kata-tee");
     expect(decision.handlers.qemu?.snapshotter).toBeUndefined();
@@ -113,8 +157,8 @@ describe("containerd 2.x: set up, the TEE shims on it", () => {
       expect.objectContaining({
         severity: "error",
         message:
-          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's binaries are not there to copy: /nonexistent/containerd-nydus-grpc does not exist; /nonexistent/nydus-overlayfs does not exist",
-        hint: "run kata-install from kata-deploy's image (it carries them in /opt/kata-artifacts/nydus-snapshotter/), or point KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR at a directory holding containerd-nydus-grpc and nydus-overlayfs (from nydus-snapshotter's release); or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER",
+          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's files are not there to copy: /nonexistent/containerd-nydus-grpc does not exist; /nonexistent/nydus-overlayfs does not exist; /nonexistent/config-guest-pulling.toml does not exist; /nonexistent/nydus-snapshotter.service does not exist",
+        hint: "run kata-install from kata-deploy's image (it carries them in /opt/kata-artifacts/nydus-snapshotter/), or point KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR at a copy of that directory: containerd-nydus-grpc, nydus-overlayfs, config-guest-pulling.toml, nydus-snapshotter.service; or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER",
       }),
     ]);
   });
@@ -153,12 +197,57 @@ describe("where it is not set up: said, as a warning", () => {
     ]);
   });
 
-  it("k3s: its containerd is embedded; not set up, said", async () => {
+  it("k3s without a unit file of its own: which unit nydus's must start before is not known; not set up, said", async () => {
     const decision = await decideOn(k3sImportingDropIns(), { env: SETUP });
     expect(decision.nydus).toBeNull();
-    expect(failing(decision)[0]?.message).toContain(
-      "kata-install sets nydus-for-kata-tee up for containerd's own service only, and this node's containerd is k3s's",
+    expect(failing(decision)[0]?.message).toBe(
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus's unit must start before the unit that runs k3s's containerd, and no unit file of k3s.service, k3s-agent.service is on this node (looked for in /etc/systemd/system, /run/systemd/system, /usr/local/lib/systemd/system, /usr/lib/systemd/system, /lib/systemd/system): nydus is not set up here",
     );
+  });
+});
+
+describe("the distributions that embed containerd: bound to the unit that runs it, as kata-deploy binds it", () => {
+  const withUnits = (spec: NodeSpec, units: string[]) => {
+    for (const unit of units) spec.files = { ...spec.files, [unit]: "[Service]\nExecStart=/bin/true\n" };
+    return spec;
+  };
+
+  it("a k3s agent: nydus's unit before k3s-agent.service, wanted by it", async () => {
+    const decision = await decideOn(
+      withUnits(k3sImportingDropIns(), ["/etc/systemd/system/k3s-agent.service"]),
+      {
+        env: SETUP,
+      },
+    );
+    expect(failing(decision)).toEqual([]);
+    expect(decision.nydus?.criUnits).toEqual(["k3s-agent.service"]);
+  });
+
+  it("rke2's server, its unit where rke2's installer puts it", async () => {
+    const decision = await decideOn(
+      withUnits(rke2Node(), ["/usr/local/lib/systemd/system/rke2-server.service"]),
+      { env: SETUP },
+    );
+    expect(failing(decision)).toEqual([]);
+    expect(decision.nydus?.criUnits).toEqual(["rke2-server.service"]);
+  });
+
+  it("k0s, a controller that also runs workloads with both units: both, in the layout's order", async () => {
+    const decision = await decideOn(
+      withUnits(k0sNode(), [
+        "/etc/systemd/system/k0scontroller.service",
+        "/etc/systemd/system/k0sworker.service",
+      ]),
+      { env: SETUP },
+    );
+    expect(failing(decision)).toEqual([]);
+    expect(decision.nydus?.criUnits).toEqual(["k0sworker.service", "k0scontroller.service"]);
+  });
+
+  it("the unit files are looked for only when nydus is asked for", async () => {
+    const spec = withUnits(k3sImportingDropIns(), ["/etc/systemd/system/k3s.service"]);
+    expect((await factsOf(spec, {})).runtime.units).toBeUndefined();
+    expect((await factsOf(spec, SETUP)).runtime.units).toEqual(["k3s.service"]);
   });
 });
 

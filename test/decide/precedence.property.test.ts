@@ -24,7 +24,7 @@ let nodes: Facts[] = [];
 beforeAll(async () => {
   nodes = await Promise.all(
     [amdSnpCrio(), gpuDistroQemuK3s(), intelContainerd16(), nestedVmWithoutVmx(), noLoadableModules()].map(
-      factsOf,
+      (spec) => factsOf(spec),
     ),
   );
 });

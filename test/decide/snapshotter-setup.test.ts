@@ -21,7 +21,11 @@ const envErrors = (env: Record<string, string>) => inputErrorLines(() => parseEn
 /** Intel with containerd `version` (2.2.0 by default), its main file version 3 importing conf.d/. */
 function containerd(version = "2.2.0", edit: (spec: NodeSpec) => void = () => {}): NodeSpec {
   const spec = intelContainerd16();
-  spec.commands = { "/usr/bin/containerd": `echo "containerd containerd.io ${version} 0123abcd"` };
+  spec.commands = {
+    "/usr/bin/containerd": `echo "containerd containerd.io ${version} 0123abcd"`,
+    // What erofs needs on the node (the differ runs it), as new as kata-deploy's options want it.
+    "/usr/bin/mkfs.erofs": mkfsErofsScript(),
+  };
   spec.files = {
     "/etc/containerd/config.toml": 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n',
   };
@@ -279,6 +283,7 @@ describe("the node's mkfs.erofs, which containerd's erofs differ runs with kata-
   /** Facts as the pipeline detects them with `env`: mkfs.erofs is looked for only when erofs is asked. */
   const decideWith = async (mkfs: string | null, env: Record<string, string> = SETUP) => {
     const spec = containerd("2.2.0", (s) => {
+      delete s.commands?.["/usr/bin/mkfs.erofs"];
       if (mkfs !== null) s.commands = { ...s.commands, "/usr/sbin/mkfs.erofs": mkfs };
     });
     const facts = await detectFacts(buildHost(spec).host, detectOptionsFromEnv(env));

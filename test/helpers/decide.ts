@@ -10,6 +10,7 @@ import { loadNydusSource } from "../../src/decide/nydus-source.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
 import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
+import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Release } from "../../src/release/release.js";
 import { fixtureRelease } from "./artifacts.js";
@@ -59,12 +60,13 @@ export function decideFacts(facts: Facts, options: DecideOn = {}): Decision {
   });
 }
 
-export async function factsOf(spec: NodeSpec): Promise<Facts> {
-  return detectFacts(buildHost(spec).host);
+/** The node's facts, detected as the pipeline detects them with kata-deploy's environment `env`. */
+export async function factsOf(spec: NodeSpec, env: Readonly<Record<string, string>> = {}): Promise<Facts> {
+  return detectFacts(buildHost(spec).host, detectOptionsFromEnv(env));
 }
 
 export async function decideOn(spec: NodeSpec, options: DecideOn = {}): Promise<Decision> {
-  return decideFacts(await factsOf(spec), options);
+  return decideFacts(await factsOf(spec, options.env), options);
 }
 
 export const check = (decision: Decision, id: string) => decision.checks.find((c) => c.id === id);

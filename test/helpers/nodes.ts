@@ -418,6 +418,18 @@ export function k3sImportingDropIns(): NodeSpec {
   return spec;
 }
 
+/** Intel with rke2: its embedded containerd, its template importing config.toml.d as k3s's does. */
+export function rke2Node(): NodeSpec {
+  const spec = intelContainerd16();
+  spec.commands = { "/usr/local/bin/rke2": 'echo "rke2 version v1.31.2+rke2r1 (6da2fe5d)"' };
+  spec.sockets = ["/run/k3s/containerd/containerd.sock"];
+  spec.files = {
+    "/var/lib/rancher/rke2/agent/etc/containerd/config.toml":
+      'version = 2\nimports = ["/var/lib/rancher/rke2/agent/etc/containerd/config.toml.d/*.toml"]\n',
+  };
+  return spec;
+}
+
 /** Intel with k0s: its containerd (socket /run/k0s/containerd.sock) reads /etc/k0s/containerd.d. */
 export function k0sNode(): NodeSpec {
   const spec = intelContainerd16();

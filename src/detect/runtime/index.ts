@@ -13,6 +13,7 @@ import {
   DETECTION_ORDER,
   RUNTIME_LAYOUTS,
   type RuntimeLayout,
+  SYSTEMD_UNIT_DIRS,
 } from "./layouts.js";
 import { detectMkfsErofs } from "./mkfs-erofs.js";
 import { RuntimeFacts } from "./schema.js";
@@ -106,9 +107,24 @@ export const runtime = defineSource({
       snapshotters: config.snapshotters,
       defaultSnapshotter: config.defaultSnapshotter,
       ...(ctx.erofsUtils ? { mkfsErofs: await detectMkfsErofs(ctx) } : {}),
+      ...(ctx.runtimeUnits ? { units: await unitFiles(ctx, layout) } : {}),
     };
   },
 });
+
+/** The layout's systemd units with a unit file on the node ("k3s.service"), in the layout's order. */
+async function unitFiles(ctx: DetectContext, layout: RuntimeLayout): Promise<string[]> {
+  const { restart } = layout;
+  if (restart.kind !== "systemd") return [];
+  const names = restart.units.map((unit) => (unit.endsWith(".service") ? unit : `${unit}.service`));
+  const found = await Promise.all(
+    names.map(async (name) => {
+      for (const dir of SYSTEMD_UNIT_DIRS) if (await ctx.exists("runtime", `${dir}/${name}`)) return true;
+      return false;
+    }),
+  );
+  return names.filter((_, i) => found[i]);
+}
 
 interface Candidate {
   layout: RuntimeLayout;

@@ -64,6 +64,15 @@ export interface RuntimeLayout {
   restart: RuntimeRestart;
 }
 
+/** Where systemd reads unit files, the admin's and packages' alike. */
+export const SYSTEMD_UNIT_DIRS = [
+  "/etc/systemd/system",
+  "/run/systemd/system",
+  "/usr/local/lib/systemd/system",
+  "/usr/lib/systemd/system",
+  "/lib/systemd/system",
+];
+
 const K3S_CONTAINERD = "/var/lib/rancher/k3s/agent/etc/containerd";
 const RKE2_CONTAINERD = "/var/lib/rancher/rke2/agent/etc/containerd";
 export const CRIO_CONFIG = "/etc/crio/crio.conf";

@@ -72,6 +72,13 @@ export const RuntimeFacts = z.object({
    * names erofs (absent: not looked for); null when there is none.
    */
   mkfsErofs: z.optional(z.nullable(MkfsErofs)),
+  /**
+   * The systemd units the runtime may run as (its layout's) whose unit file is on the node, in the
+   * layout's order ("k3s-agent.service"): what a unit of kata-install's that must start before the
+   * runtime binds to. Looked for only when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus (absent: not
+   * looked for).
+   */
+  units: z.optional(z.array(z.string())),
   /** Every runtime that left evidence on the node, and the evidence: why `kind` is what it is. */
   candidates: z.array(z.object({ kind: RuntimeKind, evidence: z.array(z.string()) })),
 });
