@@ -38,6 +38,7 @@ tool() {   # GROUP COMMAND PACKAGE WHAT-FOR
 # coreutils and gzip is essential: every Debian has them.
 tool tests containerd containerd "validates the configurations we write, as containerd itself reads them (render/runtime-config, commands/multi-install, commands/release)"
 tool tests patch patch "applies the plan's diffs as a user would (render/plan)"
+tool tests mkfs.erofs erofs-utils "the real mkfs.erofs whose --help says which of kata-deploy's erofs differ options it takes (decide/snapshotter-setup)"
 tool tests umoci umoci "builds the OCI layouts that artifacts are installed from (install/, commands/)"
 tool tests skopeo skopeo "pushes those layouts to a test registry (install/registry, commands/install)"
 tool tests docker-registry docker-registry "serves that registry on loopback (install/registry, commands/install)"

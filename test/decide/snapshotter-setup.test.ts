@@ -3,6 +3,8 @@
 // refused where containerd's own file is edited in place, ignored on CRI-O, the kernel's erofs and
 // dm-verity checked, Go runtime shims refused on merged erofs; each decision shown by explain with
 // the variable that made it.
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
@@ -317,6 +319,23 @@ describe("the node's mkfs.erofs, which containerd's erofs differ runs with kata-
       severity: "warning",
       message:
         "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: /usr/sbin/mkfs.erofs did not answer --help: whether it takes --mkfs-time and --sort (erofs-utils 1.8.2) is not known",
+    });
+  });
+});
+
+describe("the real mkfs.erofs of this machine's Debian (erofs-utils 1.5, older than kata-deploy's options)", () => {
+  it("read through the same code as a node's: neither option named, an error saying which", async () => {
+    const host = buildHost(containerd("2.2.0", (s) => delete s.commands?.["/usr/bin/mkfs.erofs"]));
+    fs.mkdirSync(path.join(host.root, "usr/sbin"), { recursive: true });
+    fs.copyFileSync("/usr/bin/mkfs.erofs", path.join(host.root, "usr/sbin/mkfs.erofs"));
+    fs.chmodSync(path.join(host.root, "usr/sbin/mkfs.erofs"), 0o755);
+    const facts = await detectFacts(host.host, detectOptionsFromEnv(SETUP));
+    // It answered --help (its usage text), and names neither --mkfs-time nor --sort.
+    expect(facts.runtime.mkfsErofs).toEqual({ path: "/usr/sbin/mkfs.erofs", options: [] });
+    expect(check(decideFacts(facts, { env: SETUP }), "erofs-utils")).toMatchObject({
+      severity: "error",
+      message:
+        "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: /usr/sbin/mkfs.erofs does not take --mkfs-time, --sort, which the erofs differ's mkfs_options pass it (erofs-utils 1.8.2 has them)",
     });
   });
 });
