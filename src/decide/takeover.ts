@@ -142,14 +142,16 @@ export function servedNotPinned(takeover: Takeover, pinned: string[], by: string
 /**
  * The snapshotters kata-deploy set up that kata-install does not (each unless
  * EXPERIMENTAL_SETUP_SNAPSHOTTER names it, `setUp`): a takeover removes their binaries and
- * containerd settings with kata-deploy's tree and drop-in, and the pods that pull through them stop
- * starting. Refused, naming what would stop working; ignorable by name for an admin who has moved
- * those pods. kata-install sets up 4.x's nydus-for-kata-tee (`setUp` holds its name); 3.x's
- * nydus-snapshotter (another unit, socket and plugin name) is not carried over.
+ * containerd settings with kata-deploy's tree and drop-in (and ends their units: nydus-changes.ts),
+ * and the pods that pull through them stop starting. Refused, naming what would stop working;
+ * ignorable by name for an admin who has moved those pods. kata-install sets up 4.x's
+ * nydus-for-kata-tee (`setUp` holds its name), which carries 4.x's over as it is; 3.x's
+ * nydus-snapshotter (another unit, socket and plugin name) it replaces, as kata-deploy 4.x does on
+ * an upgrade from 3.x — said, since what was pulled through it is pulled again.
  */
 export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly string[] = []): Check[] {
   if (takeover.done) return [];
-  const nydusSetUp = setUp.some((name) => name.startsWith(NYDUS_FOR_KATA_TEE));
+  const nydusSetUp = setUp.find((name) => name.startsWith(NYDUS_FOR_KATA_TEE));
   const out: Check[] = [];
   for (const { name, paths } of takeover.snapshotters ?? []) {
     // One kata-install sets up itself goes on being there: set up again in the same transaction.
@@ -157,18 +159,26 @@ export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly st
     const left =
       name === "nydus" && nydusSetUp ? paths.filter((p) => !p.includes(NYDUS_FOR_KATA_TEE)) : paths;
     if (left.length === 0) continue;
-    const older = name === "nydus" && nydusSetUp;
+    if (name === "nydus" && nydusSetUp) {
+      out.push({
+        id: "takeover-snapshotter",
+        severity: "warning",
+        status: "fail",
+        message: `kata-deploy 3.x set its nydus-snapshotter up here (${left.join("; ")}); the takeover replaces it by ${nydusSetUp}, as kata-deploy 4.x does on an upgrade from 3.x: its unit is stopped and its files and enable links go with kata-deploy's tree, and the handlers mapped to nydus pull through ${nydusSetUp}. Pods running now keep running; images are pulled again for new ones (what nydus-snapshotter kept in /var/lib is left, as kata-deploy leaves it)`,
+        hint: "nothing to do; move the pods of handlers mapped to nydus first if they must not pull again",
+        rule: "decide",
+      });
+      continue;
+    }
     out.push({
       id: "takeover-snapshotter",
       severity: "error",
       status: "fail",
-      message: `kata-deploy set up the ${name} snapshotter here (${left.join("; ")}), which kata-install ${name === "erofs" ? "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs" : older ? "does not carry over (kata-deploy 3.x's nydus-snapshotter; kata-install sets up 4.x's nydus-for-kata-tee)" : "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus"}: the takeover would remove ${name === "nydus" ? "its binaries and containerd's proxy plugin for it (its systemd unit left pointing at nothing)" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
+      message: `kata-deploy set up the ${name} snapshotter here (${left.join("; ")}), which kata-install ${name === "erofs" ? "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs" : "sets up only when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus"}: the takeover would remove ${name === "nydus" ? "its binaries, its units and containerd's proxy plugin for it" : "containerd's settings for it"}, and the pods of handlers mapped to it could no longer pull their images`,
       hint:
         name === "erofs"
           ? "give kata-install kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs (and its EROFS_* variables): it sets erofs up in its own drop-in"
-          : older
-            ? "leave this node to kata-deploy for now; or move those pods off and take it over with --ignore-preflight-errors=takeover-snapshotter (then disable nydus-snapshotter's unit)"
-            : "give kata-install kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: it sets nydus-for-kata-tee up again from kata-deploy's image, in the same transaction",
+          : "give kata-install kata-deploy's EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: it sets nydus-for-kata-tee up from kata-deploy's image in the same transaction; or move those pods off and take the node over with --ignore-preflight-errors=takeover-snapshotter",
       rule: "decide",
     });
   }

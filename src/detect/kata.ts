@@ -231,17 +231,23 @@ export async function deploySnapshotters(
 ): Promise<Array<{ name: string; paths: string[] }>> {
   const suffix = /^kata-(.+)$/.exec(path.posix.basename(prefix))?.[1];
   const nydus: string[] = [];
+  const units = "/etc/systemd/system";
+  // The directories `systemctl enable` links units into (its WantedBy=, 3.x's RequiredBy=).
+  const enableDirs = (await ctx.list("kata", units)).filter((d) => /\.(wants|requires)$/.test(d));
   for (const base of NYDUS_NAMES) {
     const name = suffix ? `${base}-${suffix}` : base;
-    for (const at of [`${prefix}/${base}`, `/etc/systemd/system/${name}.service`])
+    for (const at of [`${prefix}/${base}`, `${units}/${name}.service`])
       if (await ctx.exists("kata", at)) nydus.push(at);
+    for (const dir of enableDirs)
+      if ((await ctx.list("kata", `${units}/${dir}`)).includes(`${name}.service`))
+        nydus.push(`${units}/${dir}/${name}.service`);
   }
   const erofs: string[] = [];
   for (const file of dropIns.filter((f) => f.endsWith(".toml"))) {
     const table = await readToml(ctx, "kata", file);
     const proxies = table?.proxy_plugins;
     for (const [name, plugin] of Object.entries(isTable(proxies) ? proxies : {}))
-      if (isTable(plugin) && NYDUS_NAMES.some((n) => name.startsWith(n)))
+      if (isTable(plugin) && (NYDUS_NAMES.some((n) => name.startsWith(n)) || isOlderNydus(plugin)))
         nydus.push(`${file}: [proxy_plugins."${name}"]`);
     const plugins = table?.plugins;
     if (isTable(plugins) && isTable(plugins["io.containerd.snapshotter.v1.erofs"]))
@@ -251,6 +257,11 @@ export async function deploySnapshotters(
     ...(nydus.length > 0 ? [{ name: "nydus", paths: nydus }] : []),
     ...(erofs.length > 0 ? [{ name: "erofs", paths: erofs }] : []),
   ];
+}
+
+/** 3.x's proxy plugin, named plain "nydus": known by the socket of its nydus-snapshotter unit. */
+function isOlderNydus(plugin: Record<string, unknown>): boolean {
+  return typeof plugin.address === "string" && plugin.address.startsWith("/run/nydus-snapshotter");
 }
 
 /** kata-deploy's edits in a shim's configuration file; null when it has none (or is unreadable). */

@@ -12,12 +12,18 @@ import { renderNydus, UNIT_DIR } from "./nydus-config.js";
 import type { Installed } from "./render.js";
 
 const TAKEN_OVER = "kata-deploy's, taken over: kata-install's from now on (uninstall removes it)";
+const ENDED =
+  "kata-deploy's nydus, ended by the takeover: its binaries go with kata-deploy's tree (kata-install sets up only nydus-for-kata-tee, when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus)";
 
-/** A unit file or wants link of nydus's, by its path (any suffix). */
+/** kata-deploy 3.x's name for its nydus unit (4.x's is nydus-for-kata-tee). */
+const OLDER_NYDUS = "nydus-snapshotter";
+
+/** A unit file or enable link of nydus's, by its path (any suffix; 4.x's name or 3.x's). */
 export function isNydusUnitPath(path: string): boolean {
+  const name = path.slice(path.lastIndexOf("/") + 1);
   return (
     path.startsWith(`${UNIT_DIR}/`) &&
-    path.slice(path.lastIndexOf("/") + 1).startsWith(NYDUS_FOR_KATA_TEE) &&
+    (name.startsWith(NYDUS_FOR_KATA_TEE) || name.startsWith(OLDER_NYDUS)) &&
     path.endsWith(".service")
   );
 }
@@ -33,6 +39,8 @@ export async function nydusChanges(
   read: (path: string) => Promise<string | null>,
   installed: Installed,
   takeover: boolean,
+  /** On a takeover, the paths that show kata-deploy's nydus (detect/kata.ts deploySnapshotters). */
+  deployed: readonly string[] = [],
 ): Promise<{ changes: FileChange[]; actions: PlanAction[] }> {
   const setup = decision.shims.length > 0 ? decision.nydus : null;
   const dir = `${installDir(decision)}/${NYDUS_FOR_KATA_TEE}/`;
@@ -112,6 +120,24 @@ export async function nydusChanges(
       blob: { from: "", sha256: sha, size: bytes.length },
     });
   }
+  // kata-deploy's own units this install does not write again (3.x's nydus-snapshotter; 4.x's where
+  // nydus is not set up): their binaries go with the prefix the takeover moves aside, and a unit
+  // left running on nothing would fail at every start — 3.x's RequiredBy= would then keep
+  // containerd from starting. So the takeover ends them: stopped, their files and enable links
+  // gone with the rest of kata-deploy's install (a run cut short puts them back).
+  if (takeover)
+    for (const path of deployed) {
+      if (wanted.has(path) || !isNydusUnitPath(path)) continue;
+      const target = await host.readlink(path);
+      const text = target === null ? await read(path) : null;
+      const c =
+        target !== null
+          ? change(path, target, null, 0o777, ENDED, "kata")
+          : text !== null
+            ? change(path, text, null, 0o644, ENDED, "kata")
+            : null;
+      if (c) changes.push({ ...c, ...(target !== null ? { link: true } : {}) });
+    }
   const actions: PlanAction[] = [];
   const gone = changes.filter((c) => c.after === null && isNydusUnitPath(c.path) && !c.link);
   for (const c of gone)

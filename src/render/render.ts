@@ -88,7 +88,8 @@ export async function render(
   for (const file of kata) await consider(file, "kata");
   // nydus-for-kata-tee (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus): Kata's side, written before the
   // runtime's configuration names its proxy plugin; and the unit kata-install runs, when it changed.
-  const nydus = await nydusChanges(decision, host, read, installed, takeover !== null);
+  const deployedNydus = deploy?.snapshotters?.find((s) => s.name === "nydus")?.paths ?? [];
+  const nydus = await nydusChanges(decision, host, read, installed, takeover !== null, deployedNydus);
   changes.push(...nydus.changes);
   // Without the release, no shim's configuration is written (the plan refuses: "release"), and
   // nothing of Kata's already there is taken for stale.

@@ -426,3 +426,128 @@ describe("k3s's agent: set up in the drop-in k3s's template imports, bound to k3
     expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
   });
 });
+
+describe("a containerd 2.0 node kata-deploy 3.x set its nydus-snapshotter up on, taken over", () => {
+  const deployed = "etc/containerd/conf.d/kata-deploy.toml";
+  const OLDER = "etc/systemd/system/nydus-snapshotter.service";
+  const REQUIRES = "etc/systemd/system/containerd.service.requires/nydus-snapshotter.service";
+  // kata-deploy 3.x's: the proxy plugin named plain nydus, on the socket of its nydus-snapshotter unit.
+  const KATA_DEPLOYS = `version = 3\n${deployHandler("io.containerd.cri.v1.runtime", "qemu")}snapshotter = "nydus"
+
+[plugins."io.containerd.cri.v1.images"]
+disable_snapshot_annotations = false
+
+[proxy_plugins.nydus]
+type = "snapshot"
+address = "/run/nydus-snapshotter/containerd-nydus-grpc.sock"
+`;
+  const OLDER_UNIT =
+    "[Unit]\nDescription=Nydus snapshotter\nAfter=network.target local-fs.target\nBefore=containerd.service\n\n[Service]\nExecStart=/opt/kata/nydus-snapshotter/containerd-nydus-grpc --config /opt/kata/nydus-snapshotter/config-guest-pulling.toml --log-to-stdout\n\n[Install]\nRequiredBy=containerd.service\n";
+  const olderNode = () =>
+    answeringHost(node(), (root) => {
+      kataDeployTree(artifacts, root, ["qemu"]);
+      fs.writeFileSync(path.join(root, deployed), KATA_DEPLOYS);
+      const older = path.join(root, "opt/kata/nydus-snapshotter");
+      fs.mkdirSync(older, { recursive: true });
+      for (const name of ["containerd-nydus-grpc", "nydus-overlayfs"])
+        fs.writeFileSync(path.join(older, name), `kata-deploy 3.x's ${name}\0`);
+      fs.mkdirSync(path.join(root, path.dirname(REQUIRES)), { recursive: true });
+      fs.writeFileSync(path.join(root, OLDER), OLDER_UNIT);
+      fs.symlinkSync("/etc/systemd/system/nydus-snapshotter.service", path.join(root, REQUIRES));
+    });
+
+  it("facts name all of it: the prefix's directory, the unit, its RequiredBy= link and the plain-named proxy plugin", async () => {
+    const host = await olderNode();
+    const facts = JSON.parse(cli(host.root, ["facts", "--json"]).stdout);
+    expect(facts.kata.deploy.snapshotters).toEqual([
+      {
+        name: "nydus",
+        paths: [
+          "/opt/kata/nydus-snapshotter",
+          "/etc/systemd/system/nydus-snapshotter.service",
+          "/etc/systemd/system/containerd.service.requires/nydus-snapshotter.service",
+          '/etc/containerd/conf.d/kata-deploy.toml: [proxy_plugins."nydus"]',
+        ],
+      },
+    ]);
+  });
+
+  it("with EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: replaced by nydus-for-kata-tee, said; its unit stopped, its files gone; uninstall does not bring them back", async () => {
+    const host = await olderNode();
+    const plan = cli(host.root, ["plan", "--artifacts", `dir:${artifacts}`, "--shims", "qemu"]);
+    expect(plan.status, plan.stdout.slice(-3000)).toBe(0);
+    expect(plan.stdout).toContain(
+      '[WARNING] takeover-snapshotter: kata-deploy 3.x set its nydus-snapshotter up here (/opt/kata/nydus-snapshotter; /etc/systemd/system/nydus-snapshotter.service; /etc/systemd/system/containerd.service.requires/nydus-snapshotter.service; /etc/containerd/conf.d/kata-deploy.toml: [proxy_plugins."nydus"]); the takeover replaces it by nydus-for-kata-tee',
+    );
+    expect(plan.stdout).toContain("stop-service nydus-snapshotter.service");
+    const run = install(host.root, ENV, ["--shims", "qemu"]);
+    expect(run.status, run.stderr).toBe(0);
+    for (const gone of [OLDER, REQUIRES, "opt/kata/nydus-snapshotter", deployed])
+      expect(fs.existsSync(path.join(host.root, gone)), gone).toBe(false);
+    expect(fs.readlinkSync(path.join(host.root, WANTS))).toBe(
+      "/etc/systemd/system/nydus-for-kata-tee.service",
+    );
+    const ours = parse(read(host.root, DROP_IN)) as Record<string, unknown>;
+    expect(dig(ours, ["proxy_plugins", "nydus"])).toBeUndefined();
+    expect(dig(ours, ["proxy_plugins", "nydus-for-kata-tee", "type"])).toBe("snapshot");
+    // The old unit is stopped once systemd has forgotten its RequiredBy= link (stopping a unit
+    // containerd requires would stop containerd with it); then the new one, then containerd.
+    expect(calls(host.root)).toEqual([
+      "daemon-reload",
+      "stop nydus-snapshotter.service",
+      "restart nydus-for-kata-tee.service",
+      "restart containerd",
+    ]);
+    expect(cli(host.root, ["plan", "--detailed-exitcode", "--shims", "qemu"]).status).toBe(0);
+    expect(cli(host.root, ["uninstall"]).status).toBe(0);
+    for (const gone of [OLDER, REQUIRES, UNIT, WANTS])
+      expect(fs.existsSync(path.join(host.root, gone)), gone).toBe(false);
+  });
+
+  it.each(["step:3:after-write", "services:after"])(
+    "killed at %s: the next uninstall gives kata-deploy's nydus-snapshotter back, its unit started again",
+    async (point) => {
+      const host = await olderNode();
+      const before = snapshot(host.root);
+      const killed = spawnSync(
+        process.execPath,
+        [CLI, "install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`, "--shims", "qemu"],
+        { env: { ...process.env, ...ENV, KATA_INSTALL_CRASH_AT: point }, encoding: "utf8" },
+      );
+      expect(killed.status).not.toBe(0);
+      const recovered = cli(host.root, ["uninstall"]);
+      expect(recovered.status, recovered.stderr).toBe(0);
+      // Rolled back to kata-deploy's node, which uninstall (of kata-install's) leaves as it is.
+      expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+      if (point === "services:after")
+        expect(calls(host.root).slice(-3)).toEqual([
+          "daemon-reload",
+          "restart nydus-snapshotter.service",
+          "stop nydus-for-kata-tee.service",
+        ]);
+    },
+  );
+
+  it("without it: refused; ignored by name, the takeover still ends the unit, which would otherwise keep containerd from starting", async () => {
+    const host = await olderNode();
+    const before = snapshot(host.root);
+    const refused = install(host.root, {}, ["--shims", "qemu"]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("takeover-snapshotter (kata-deploy set up the nydus snapshotter here");
+    expect(snapshot(host.root)).toEqual(before);
+    const run = install(host.root, {}, [
+      "--shims",
+      "qemu",
+      "--ignore-preflight-errors",
+      "takeover-snapshotter",
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    for (const gone of [OLDER, REQUIRES, "opt/kata/nydus-snapshotter"])
+      expect(fs.existsSync(path.join(host.root, gone)), gone).toBe(false);
+    expect(calls(host.root)).toEqual([
+      "daemon-reload",
+      "stop nydus-snapshotter.service",
+      "restart containerd",
+    ]);
+  });
+});

@@ -271,14 +271,18 @@ describe("a kata-deploy takeover", () => {
     expect(takeoverSnapshotterChecks(takeover(deployed), ["nydus-for-kata-tee"])).toEqual([]);
   });
 
-  it("3.x's nydus-snapshotter is not carried over: still refused, naming only it", () => {
+  it("3.x's nydus-snapshotter is replaced by nydus-for-kata-tee, as kata-deploy 4.x's upgrade does: a warning naming only it", () => {
     const checks = takeoverSnapshotterChecks(
       takeover([...deployed, "/etc/systemd/system/nydus-snapshotter.service"]),
       ["nydus-for-kata-tee"],
     );
-    expect(checks).toHaveLength(1);
+    expect(checks).toEqual([expect.objectContaining({ id: "takeover-snapshotter", severity: "warning" })]);
     expect(checks[0]?.message).toContain(
-      "kata-deploy set up the nydus snapshotter here (/etc/systemd/system/nydus-snapshotter.service), which kata-install does not carry over (kata-deploy 3.x's nydus-snapshotter",
+      "kata-deploy 3.x set its nydus-snapshotter up here (/etc/systemd/system/nydus-snapshotter.service); the takeover replaces it by nydus-for-kata-tee",
     );
+    // Without nydus set up, 3.x's is refused as 4.x's is.
+    expect(
+      takeoverSnapshotterChecks(takeover(["/etc/systemd/system/nydus-snapshotter.service"]), [])[0]?.severity,
+    ).toBe("error");
   });
 });
