@@ -34,7 +34,7 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
       throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
-    loaded = fromFactsDir(options.factsDir, prepared);
+    loaded = await fromFactsDir(options.factsDir, prepared, process.env);
     from = `facts in ${options.factsDir}`;
   } else {
     const { kubeApi } = await import("../kube/api.js");

@@ -5,6 +5,8 @@
 import type * as z from "zod/mini";
 import { Facts } from "./facts.js";
 
+export { valueAt } from "./value-at.js";
+
 export type ValueKind = "string" | "number" | "boolean" | "array" | "object" | "any";
 
 export interface PathInfo {
@@ -100,27 +102,6 @@ function kindOf(def: Def): ValueKind {
     default:
       return "any";
   }
-}
-
-/** The value at a dotted path of a plain object; undefined when any step is missing. */
-/** A path's segments, split once: a report asks the same few dozen paths of thousands of nodes. */
-const SEGMENTS = new Map<string, readonly string[]>();
-function segmentsOf(path: string): readonly string[] {
-  let segments = SEGMENTS.get(path);
-  if (segments === undefined) {
-    segments = path.split(".");
-    SEGMENTS.set(path, segments);
-  }
-  return segments;
-}
-
-export function valueAt(document: unknown, path: string): unknown {
-  let current = document;
-  for (const segment of segmentsOf(path)) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<string, unknown>)[segment];
-  }
-  return current;
 }
 
 /**

@@ -6,11 +6,10 @@ import * as z from "zod/mini";
 import "../schema.js";
 import type { Decision } from "../decide/decision.js";
 import { type RuleSet, scalarFactsRead } from "../decide/rules.js";
-import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
+import { SUMMARY_MODULES, type SummaryFacts, summaryFacts } from "./summary-facts.js";
 
-/** Kernel modules whose absence changes what a node can run. */
-export const SUMMARY_MODULES = ["virtiofs", "9p", "vhost_vsock", "vhost_net", "vfio_pci"] as const;
+export { SUMMARY_MODULES } from "./summary-facts.js";
 
 export const NodeSummary = z.object({
   v: z.literal(1),
@@ -51,16 +50,6 @@ export const NodeSummary = z.object({
 });
 export type NodeSummary = z.infer<typeof NodeSummary>;
 
-/** PCI vendor ids of GPU makers; display (0300) and 3D (0302) controllers are GPUs. */
-const GPU_VENDORS: Record<string, string> = { "10de": "nvidia", "1002": "amd", "8086": "intel" };
-
-function gpuVendors(facts: Facts): string[] {
-  const found = facts.pci.devices
-    .filter((d) => /^030[02]/.test(d.class ?? ""))
-    .map((d) => GPU_VENDORS[d.vendor ?? ""] ?? `pci-${d.vendor ?? "unknown"}`);
-  return [...new Set(found)].sort();
-}
-
 /**
  * `defaultSharedFs` gives a shim's shared_fs when nothing decided it (the templates' default); the
  * decision holds only what was decided.
@@ -72,45 +61,27 @@ export function summarize(
   /** The fact paths to publish (scalarFactsRead of the rules, and SHOWN_FACTS). */
   factPaths: readonly string[] = [],
 ): NodeSummary {
-  const modules: Record<string, boolean> = {};
-  for (const name of SUMMARY_MODULES) {
-    const state = facts.kernel.modules[name]?.state;
-    if (state !== undefined) modules[name] = state !== "missing";
-  }
-  const qemu = facts.hypervisors.qemu;
-  const decided = decidedPart(decision, defaultSharedFs);
+  return assembleSummary(summaryFacts(facts, factPaths), decidedPart(decision, defaultSharedFs));
+}
+
+/** A summary from its two halves, in the order an annotation has always had its keys. */
+export function assembleSummary(part: SummaryFacts, decided: DecidedPart): NodeSummary {
+  const { facts: published, gpus, ...rest } = part;
   return {
-    v: 1,
-    arch: facts.arch,
-    kernel: facts.kernel.release,
-    modules,
-    cpu: facts.cpu.virtualization ?? "none",
-    kvm: facts.kvm.device,
-    confidential: Object.entries(facts.security)
-      .filter(([, f]) => f.usable)
-      .map(([name]) => name)
-      .sort(),
-    qemu: qemu ? { origin: qemu.origin, version: qemu.version } : null,
-    hypervisors: facts.hypervisors.found
-      .map((h) => `${h.name} ${h.version ?? "(version unknown)"} (${h.origin})`)
-      .sort(),
-    runtime: { kind: facts.runtime.kind, version: facts.runtime.version },
-    kata: facts.kata.version,
+    ...rest,
     shims: decided.shims,
     defaultShim: decided.defaultShim,
     sharedFs: decided.sharedFs,
     failed: decided.failed,
     ruled: decided.ruled,
-    gpus: gpuVendors(facts),
+    gpus,
     distro: decided.distro,
     checks: decided.checks,
-    ...(factPaths.length > 0
-      ? { facts: Object.fromEntries(factPaths.map((p) => [p, scalarAt(facts, p)])) }
-      : {}),
+    ...(published !== undefined ? { facts: published } : {}),
   };
 }
 
-type DecidedPart = Pick<
+export type DecidedPart = Pick<
   NodeSummary,
   "shims" | "defaultShim" | "sharedFs" | "failed" | "ruled" | "distro" | "checks"
 >;
@@ -121,7 +92,10 @@ type DecidedPart = Pick<
  * shared_fs default is the catalogue's, the same for every call of a run).
  */
 const DECIDED = new WeakMap<Decision, DecidedPart>();
-function decidedPart(decision: Decision, defaultSharedFs: (shim: string) => string | undefined): DecidedPart {
+export function decidedPart(
+  decision: Decision,
+  defaultSharedFs: (shim: string) => string | undefined,
+): DecidedPart {
   const known = DECIDED.get(decision);
   if (known !== undefined) return known;
   const ruled: Record<string, Record<string, unknown>> = {};
@@ -173,9 +147,4 @@ export const SHOWN_FACTS = ["kernel.modules.virtiofs.state", "kernel.modules.9p.
 export function publishedFactPaths(rules: RuleSet): string[] {
   const read = scalarFactsRead(rules.rules);
   return [...read, ...SHOWN_FACTS.filter((p) => !read.includes(p))];
-}
-
-function scalarAt(facts: Facts, path: string): string | number | boolean | null {
-  const value = valueAt(facts, path);
-  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : null;
 }

@@ -5,7 +5,6 @@
 
 import { factsRead } from "../decide/match.js";
 import type { RuleSet } from "../decide/rules.js";
-import { valueAt } from "../detect/fact-paths.js";
 import type { SourceKey } from "../detect/sources.js";
 
 /** Read by decide.ts directly, besides the rules (whole sources: a renamed one fails to compile). */
@@ -23,7 +22,6 @@ export function decisionFacts(rules: RuleSet): string[] {
   return plain.filter((p) => !plain.some((q) => q !== p && p.startsWith(`${q}.`))).sort();
 }
 
-/** The values of those facts on a node, as one comparable string. */
-export function fingerprint(facts: unknown, paths: string[]): string {
-  return JSON.stringify(paths.map((p) => valueAt(facts, p) ?? null));
-}
+// The values of those facts on a node, as one comparable string: scan.ts's fingerprint (kept with
+// the scan, which worker threads run without the rules).
+export { fingerprint } from "./scan.js";

@@ -99,6 +99,54 @@ describe("kata-install report --facts-dir", async () => {
   });
 });
 
+describe("kata-install report --facts-dir on several threads (what thousands of files get)", async () => {
+  // A mixed fleet, with what the main thread must read itself: an earlier kata-install's document
+  // (a source missing, the runtime without its family), one not JSON, one of a newer schema.
+  const dir = await factsDir(40, { 6: [containerd2], 9: [withoutVirtiofs] }, [
+    intelContainerd16,
+    amdSnpCrio,
+    gpuDistroQemuK3s,
+    arm64Containerd20,
+  ]);
+  made.push(dir);
+  const edit = (name: string, change: (d: Record<string, unknown>) => void) => {
+    const file = path.join(dir, `${name}.json`);
+    const document = JSON.parse(fs.readFileSync(file, "utf8"));
+    change(document);
+    fs.writeFileSync(file, JSON.stringify(document));
+  };
+  edit("n0005", (d) => {
+    delete d.iommu;
+    delete (d.runtime as Record<string, unknown>).family;
+  });
+  edit("n0013", (d) => {
+    d.schemaVersion = 99;
+  });
+  fs.writeFileSync(path.join(dir, "n0021.json"), "{ not json");
+  const report = (threads: string) =>
+    runCli(["report", "--facts-dir", dir, "--json"], { env: { KATA_INSTALL_REPORT_THREADS: threads } });
+
+  it("the same report, byte for byte, as on one thread", () => {
+    const one = report("1");
+    expect(one.status, one.stderr).toBe(0);
+    const doc = JSON.parse(one.stdout);
+    expect(doc.nodes).toHaveLength(38);
+    expect(doc.skipped.map((s: { source: string }) => path.basename(s.source))).toEqual([
+      "n0013.json",
+      "n0021.json",
+    ]);
+    for (const threads of ["2", "3"]) expect(report(threads).stdout).toBe(one.stdout);
+  });
+
+  it("a number of threads that is not one is refused, naming the variable", () => {
+    const run = report("0");
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      'KATA_INSTALL_REPORT_THREADS: expected a number of threads from 1 to 64, got "0"',
+    );
+  });
+});
+
 describe("kata-install report --facts-dir, a mixed fleet", async () => {
   // Intel nodes on containerd 1.6 (one on 2.0), AMD SEV-SNP nodes on CRI-O, NVIDIA GPU nodes on k3s,
   // aarch64 nodes on containerd 2.0.

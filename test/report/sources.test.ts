@@ -30,7 +30,7 @@ describe("saved facts of several kata-installs", async () => {
   edit("n0002", (document) => {
     document.schemaVersion = SCHEMA_VERSION + 1;
   });
-  const loaded = fromFactsDir(dir, prepare({ hostRoot: "/", env: {}, overrides: null }));
+  const loaded = await fromFactsDir(dir, prepare({ hostRoot: "/", env: {}, overrides: null }));
 
   it("an earlier one's node is reported like the others of its kind", () => {
     expect(loaded.nodes.map((n) => n.name)).toEqual(["n0000", "n0001"]);
