@@ -7,7 +7,7 @@ import "../schema.js";
 import type { Decision } from "../decide/decision.js";
 import { type RuleSet, scalarFactsRead } from "../decide/rules.js";
 import type { Facts } from "../detect/facts.js";
-import { SUMMARY_MODULES, type SummaryFacts, summaryFacts } from "./summary-facts.js";
+import { type SummaryFacts, summaryFacts } from "./summary-facts.js";
 
 export { SUMMARY_MODULES } from "./summary-facts.js";
 
