@@ -42,9 +42,9 @@ const yesNo = (v: boolean | undefined) => (v === undefined ? "unknown" : v ? "ye
  * rules, never listed by hand: a rule reading a new fact makes it compared.
  */
 function fieldsOf(nodes: NodeEntry[]): Field[] {
-  const paths: string[] = [];
-  for (const n of nodes)
-    for (const p of Object.keys(n.summary.facts ?? {})) if (!paths.includes(p)) paths.push(p);
+  const seen = new Set<string>();
+  for (const n of nodes) for (const p of Object.keys(n.summary.facts ?? {})) seen.add(p);
+  const paths = [...seen];
   // Summaries an earlier kata-install published carry no facts: compared on what they do have.
   if (paths.length === 0 || nodes.some((n) => n.summary.facts === undefined)) return LEGACY_FIELDS;
   const fields: Field[] = [];
