@@ -11,6 +11,7 @@ import type { DecideInput } from "./decide.js";
 import type { Check, NydusSetup } from "./decision.js";
 import { DEFAULT_NYDUS_SOURCE, NYDUS_BINARIES, NYDUS_SOURCE_VARIABLE, NYDUS_TEXTS } from "./nydus-source.js";
 import { SETUP_VARIABLE } from "./setup-env.js";
+import { setupCheck, snapshotterPlace } from "./snapshotter-place.js";
 
 /** kata-deploy's name for its own nydus instance (its config.rs NYDUS_FOR_KATA_TEE). */
 export const NYDUS_FOR_KATA_TEE = "nydus-for-kata-tee";
@@ -20,15 +21,6 @@ const ASKED = `${SETUP_VARIABLE}=nydus`;
 export function nydusName(suffix: string | undefined): string {
   return suffix ? `${NYDUS_FOR_KATA_TEE}-${suffix}` : NYDUS_FOR_KATA_TEE;
 }
-
-const check = (severity: Check["severity"], message: string, hint: string): Check => ({
-  id: "snapshotter-setup",
-  severity,
-  status: "fail",
-  message,
-  hint,
-  rule: "decide",
-});
 
 /**
  * The nydus setup and the checks on it; null when nydus is not asked for, or where it cannot be
@@ -42,12 +34,12 @@ export function nydusSetup(
   const { env } = input;
   if (!env.setupSnapshotters?.value.includes("nydus")) return { setup: null, checks: [] };
   if (runtime === null) return { setup: null, checks: [] }; // the container-runtime check says why
-  const placement = RUNTIME_LAYOUTS[runtime].handlers.kind;
-  if (placement === "crio")
+  const place = snapshotterPlace(runtime, inPlace);
+  if (place === "crio")
     return {
       setup: null,
       checks: [
-        check(
+        setupCheck(
           "warning",
           `${ASKED}: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)`,
           "CRI-O pulls a handler's images in the guest with PULL_TYPE_MAPPING's guest-pull; nothing is set up for it",
@@ -56,14 +48,14 @@ export function nydusSetup(
     };
   // Not set up, said: one DaemonSet's environment is the cluster's (the chart's default names nydus),
   // and a node where it cannot go runs its handlers without it (guest-pull-default says so).
-  if (placement === "template" || inPlace)
+  if (place === "template" || place === "in-place")
     return {
       setup: null,
       checks: [
-        check(
+        setupCheck(
           "warning",
-          `${ASKED}: containerd's configuration is edited in place on this node (${placement === "template" ? "microk8s's template" : "containerd 1.x, or a version not known"}), and kata-install sets nydus up only in a drop-in of its own: the proxy plugin and disable_snapshot_annotations = false would go into the admin's own CRI table, which uninstall could not give back whole (kata-deploy edits that file in place, and restores it from a whole-file backup): nydus is not set up here`,
-          placement === "template"
+          `${ASKED}: containerd's configuration is edited in place on this node (${place === "template" ? "microk8s's template" : "containerd 1.x, or a version not known"}), and kata-install sets nydus up only in a drop-in of its own: the proxy plugin and disable_snapshot_annotations = false would go into the admin's own CRI table, which uninstall could not give back whole (kata-deploy edits that file in place, and restores it from a whole-file backup): nydus is not set up here`,
+          place === "template"
             ? `set nydus-snapshotter up in microk8s's containerd template yourself and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`
             : `upgrade containerd to 2.x (kata-install's drop-in then carries it; make containerd --version answer), or take nydus out of ${SETUP_VARIABLE}`,
         ),
@@ -74,7 +66,7 @@ export function nydusSetup(
     return {
       setup: null,
       checks: [
-        check(
+        setupCheck(
           "warning",
           `${ASKED}: nydus's unit must start before the unit that runs ${runtime}'s containerd, and no unit file of ${unitsOf(runtime)} is on this node (looked for in ${SYSTEMD_UNIT_DIRS.join(", ")}): nydus is not set up here`,
           `install ${runtime} with its systemd unit (kata-deploy binds nydus to the one that is active), or take nydus out of ${SETUP_VARIABLE}`,
@@ -86,7 +78,7 @@ export function nydusSetup(
     return {
       setup: null,
       checks: [
-        check(
+        setupCheck(
           "error",
           `${ASKED}: nydus-snapshotter's files are not there to copy: ${source === null ? `${DEFAULT_NYDUS_SOURCE} was not read` : source.problem}`,
           `run kata-install from kata-deploy's image (it carries them in ${DEFAULT_NYDUS_SOURCE}/), or point ${NYDUS_SOURCE_VARIABLE} at a copy of that directory: ${[...NYDUS_BINARIES, ...Object.values(NYDUS_TEXTS)].join(", ")}; or take nydus out of ${SETUP_VARIABLE}`,

@@ -5,7 +5,6 @@
 // mkfs.erofs and its options, no Go runtime shim on merged erofs; refused where containerd's own
 // file is edited in place, and ignored (said) on CRI-O.
 import { KATA_MODULES } from "../detect/kernel.js";
-import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { MKFS_EROFS_OPTIONS } from "../detect/runtime/mkfs-erofs.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { compareVersions, versionParts } from "../version.js";
@@ -13,6 +12,7 @@ import type { DecideInput } from "./decide.js";
 import type { Check, CustomRuntime, ErofsSetup, HandlerSettings } from "./decision.js";
 import { type Decided, describeSource, Ladder } from "./provenance.js";
 import { type ErofsMergeMode, type ErofsSnapshotterMode, SETUP_VARIABLE } from "./setup-env.js";
+import { setupCheck, snapshotterPlace } from "./snapshotter-place.js";
 
 /** The erofs-utils that has the options kata-deploy's mkfs_options pass (kata-deploy's MIN_EROFS_UTILS_VERSION). */
 const EROFS_UTILS = "1.8.2";
@@ -20,14 +20,8 @@ const EROFS_UTILS = "1.8.2";
 export const EROFS_CONTAINERD = [2, 2];
 const ASKED = `${SETUP_VARIABLE}=erofs`;
 
-const check = (id: string, severity: Check["severity"], message: string, hint: string): Check => ({
-  id,
-  severity,
-  status: "fail",
-  message,
-  hint,
-  rule: "decide",
-});
+const erofsCheck = (id: string, severity: Check["severity"], message: string, hint: string): Check =>
+  setupCheck(severity, message, hint, id);
 
 /**
  * The erofs setup and the checks on it. The setup is null when erofs is not asked for, or where
@@ -50,7 +44,7 @@ export function erofsSetup(
     return {
       setup: null,
       checks: [
-        check(
+        erofsCheck(
           "snapshotter-setup",
           "warning",
           `${names} ${tuning.length === 1 ? "is" : "are"} set, but ${SETUP_VARIABLE} does not name erofs: no effect`,
@@ -60,13 +54,13 @@ export function erofsSetup(
     };
   }
   if (runtime === null) return { setup: null, checks: [] }; // the container-runtime check says why
-  const placement = RUNTIME_LAYOUTS[runtime].handlers.kind;
+  const place = snapshotterPlace(runtime, inPlace);
   // One DaemonSet's environment is the whole cluster's: on CRI-O it has nothing to act on.
-  if (placement === "crio")
+  if (place === "crio")
     return {
       setup: null,
       checks: [
-        check(
+        erofsCheck(
           "snapshotter-setup",
           "warning",
           `${ASKED}: the erofs snapshotter is containerd's, and this node runs CRI-O: ignored here (as kata-deploy ignores it)`,
@@ -78,11 +72,11 @@ export function erofsSetup(
   const parts = version === null ? null : versionParts(version);
   // containerd's own file is not kata-install's to add plugin settings to: only its drop-in is
   // removed whole by uninstall.
-  const edited = placement === "template" || inPlace;
+  const edited = place === "template" || place === "in-place";
   const checks: Check[] = [];
   if (runtime === "containerd" && parts !== null && compareVersions(parts, EROFS_CONTAINERD) < 0)
     checks.push(
-      check(
+      erofsCheck(
         "snapshotter-setup",
         "error",
         `${ASKED}: containerd ${version} is older than 2.2, which the erofs snapshotter settings need (kata-deploy requires 2.2.0 or newer too)${edited ? ": erofs is not set up" : ""}`,
@@ -91,11 +85,11 @@ export function erofsSetup(
     );
   else if (edited)
     checks.push(
-      check(
+      erofsCheck(
         "snapshotter-setup",
         "error",
-        `${ASKED}: containerd's configuration is edited in place on this node (${placement === "template" ? "microk8s's template" : "containerd's version is not known"}), and kata-install sets erofs up only in a drop-in of its own: erofs is not set up`,
-        placement === "template"
+        `${ASKED}: containerd's configuration is edited in place on this node (${place === "template" ? "microk8s's template" : "containerd's version is not known"}), and kata-install sets erofs up only in a drop-in of its own: erofs is not set up`,
+        place === "template"
           ? `set the erofs snapshotter up in microk8s's containerd template yourself and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take erofs out of ${SETUP_VARIABLE}`
           : `make containerd --version answer (erofs needs containerd 2.2 or later), or take erofs out of ${SETUP_VARIABLE}`,
       ),
@@ -104,7 +98,7 @@ export function erofsSetup(
     // k3s, rke2 and k0s report their own version, not their containerd's (and a runtime the
     // overrides file names is not the one whose version was read).
     checks.push(
-      check(
+      erofsCheck(
         "snapshotter-setup",
         "error",
         `${ASKED}: ${runtime === "containerd" ? "containerd's version is not known" : `${runtime}${version === null ? "" : ` ${version}`} does not say which containerd it embeds`}, and the erofs snapshotter settings need containerd 2.2 or later`,
@@ -149,7 +143,7 @@ function kernelChecks(input: DecideInput, dmverity: boolean): Check[] {
   const missing = needed.filter((name) => modules[name]?.state === "missing");
   if (missing.length === 0) return [];
   return [
-    check(
+    erofsCheck(
       "erofs-kernel",
       "error",
       `${ASKED}${dmverity ? " with EROFS_DMVERITY" : ""}: the kernel has no ${missing
@@ -172,7 +166,7 @@ function mkfsChecks(input: DecideInput): Check[] {
   const hint = `install erofs-utils ${EROFS_UTILS} or later on the node`;
   if (mkfs === null)
     return [
-      check(
+      erofsCheck(
         "erofs-utils",
         "error",
         `${ASKED}: the node has no mkfs.erofs (erofs-utils), which containerd's erofs differ runs for every layer`,
@@ -181,7 +175,7 @@ function mkfsChecks(input: DecideInput): Check[] {
     ];
   if (mkfs.options === null)
     return [
-      check(
+      erofsCheck(
         "erofs-utils",
         "warning",
         `${ASKED}: ${mkfs.path} did not answer --help: whether it takes ${MKFS_EROFS_OPTIONS.map((o) => `--${o}`).join(" and ")} (erofs-utils ${EROFS_UTILS}) is not known`,
@@ -191,7 +185,7 @@ function mkfsChecks(input: DecideInput): Check[] {
   const missing = MKFS_EROFS_OPTIONS.filter((o) => !mkfs.options?.includes(o));
   if (missing.length === 0) return [];
   return [
-    check(
+    erofsCheck(
       "erofs-utils",
       "error",
       `${ASKED}: ${mkfs.path} does not take ${missing.map((o) => `--${o}`).join(", ")}, which the erofs differ's mkfs_options pass it (erofs-utils ${EROFS_UTILS} has them)`,
@@ -223,7 +217,7 @@ export function erofsMergeChecks(
       ? `${setup.mergeMode.source.name}=merged`
       : "merged erofs (kata-deploy's default)";
   return [
-    check(
+    erofsCheck(
       "erofs-merge-mode",
       "error",
       `${merged}: the Go runtime does not read merged erofs (one fsmeta.erofs for all of an image's layers), and ${onErofs
