@@ -1,7 +1,7 @@
 // EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs end to end, on a containerd 2.2 node: install writes the erofs
 // settings into kata-install's drop-in (journalled with it), a plan made again changes nothing,
 // explain names the variables, and uninstall gives the node back byte for byte. Every refusal
-// (a bad variable, nydus without its binaries, containerd too old or edited in place, no erofs in the kernel, a Go shim
+// (a bad variable, nydus without its files, containerd too old or edited in place, no erofs in the kernel, a Go shim
 // on merged erofs) leaves the host as it was. A node kata-deploy set erofs up on is taken over with
 // the same variables: kata-install's drop-in carries erofs from then on.
 import fs from "node:fs";
@@ -140,14 +140,14 @@ describe("each refusal leaves the host as it was", () => {
       'environment: EROFS_DMVERITY: expected "dmverity" (dm-verity on, as kata-deploy\'s chart sets it) or unset (off)',
     ],
     [
-      "nydus without its binaries",
+      "nydus without its files",
       node(),
       {
         ...ENV,
         EXPERIMENTAL_SETUP_SNAPSHOTTER: "erofs,nydus",
         KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent",
       },
-      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's binaries are not there to copy",
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's files are not there to copy",
     ],
     [
       "an unknown snapshotter",
