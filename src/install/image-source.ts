@@ -61,9 +61,9 @@ const GO_ARCH: Record<string, string> = {
 
 function hexOf(store: ImageStore, d: Descriptor, what: string): string {
   const [algorithm, hex] = d.digest.split(":");
-  if (algorithm !== "sha256" || !/^[0-9a-f]{64}$/.test(hex ?? ""))
+  if (algorithm !== "sha256" || hex === undefined || !/^[0-9a-f]{64}$/.test(hex))
     throw new ArtifactError(`${store.where}: ${what}: unsupported digest ${d.digest}`);
-  return hex as string;
+  return hex;
 }
 
 function mismatch(
@@ -154,9 +154,9 @@ export function imageSource(
       const annotated = meta?.manifest.annotations?.[IMAGES_ANNOTATION];
       if (annotated !== undefined) {
         const names = json<unknown>(Buffer.from(annotated), "meta's image list");
-        if (!Array.isArray(names) || !names.every((n) => typeof n === "string" && NAME.test(n)))
+        if (!Array.isArray(names) || !names.every((n): n is string => typeof n === "string" && NAME.test(n)))
           throw new ArtifactError(`${store.where}: meta: the manifest's image list is malformed`);
-        return [...new Set(["meta", ...(names as string[])])].sort();
+        return [...new Set(["meta", ...names])].sort();
       }
       const found: string[] = [];
       for (const name of catalogue.keys()) if (await resolve(name).catch(absentAsNull)) found.push(name);

@@ -4,6 +4,7 @@
 // drop-in directory their template imports; k0s: containerd.d/; microk8s: its template; CRI-O:
 // crio.conf.d/. The admin's own files are edited minimally and parsed back before any plan shows them.
 import { parse } from "smol-toml";
+import { itemAt } from "../at.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision, ErofsSetup } from "../decide/decision.js";
 import { SETUP_VARIABLE } from "../decide/setup-env.js";
@@ -91,8 +92,8 @@ function isOurTable(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
-      !nodesOwn.has(path[prefix.length] as string) &&
-      isOurHandler(path[prefix.length] as string, catalog, suffix, variantOurs),
+      !nodesOwn.has(itemAt(path, prefix.length, "the handler")) &&
+      isOurHandler(itemAt(path, prefix.length, "the handler"), catalog, suffix, variantOurs),
   );
 }
 
@@ -333,7 +334,7 @@ function renderFor(
         onChange,
       };
     case "template": {
-      const template = runtime?.templatePath ?? (layout.templates[0] as string);
+      const template = runtime?.templatePath ?? itemAt(layout.templates, 0, "the layout's template");
       return {
         files: [
           editInPlace(
