@@ -259,10 +259,6 @@ interface LayerContext {
   check(actualHex: string, size: number): string | null;
 }
 
-/**
- * One layer (a tar, gzipped or not) streamed into the staging directory. The blob is hashed as it
- * flows; when it does not match, that is the error, whatever the tar reader made of the bad bytes.
- */
 /** tar, loaded when a layer is first read: a plan from a dir: source, or a no-op install, never reads one. */
 let tar: Promise<typeof import("tar")> | undefined;
 const tarLibrary = () => {
@@ -270,6 +266,10 @@ const tarLibrary = () => {
   return tar;
 };
 
+/**
+ * One layer (a tar, gzipped or not) streamed into the staging directory. The blob is hashed as it
+ * flows; when it does not match, that is the error, whatever the tar reader made of the bad bytes.
+ */
 async function extractLayer(
   stream: Readable,
   hashedElsewhere: OpenedBlob["digest"],
