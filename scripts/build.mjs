@@ -14,7 +14,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { build } from "esbuild";
 
-/** The command groups cli.ts imports ("./commands/<group>.js"). */
+/** The command groups src/cli/ imports ("../commands/<group>.js"). */
 const GROUPS = ["facts", "node-side", "manifests", "artifacts"];
 /** Libraries kept out of the groups, by package: loaded from dist/lib/<file>.js. */
 const LIBS = { "@kubernetes/client-node": "k8s", tar: "tar", listr2: "listr2", nunjucks: "nunjucks" };
@@ -48,7 +48,8 @@ await build({
   ...common,
   entryPoints: ["src/cli.ts"],
   outfile: "dist/cli.js",
-  plugins: [external("command-groups", /^\.\/commands\//, (p) => p)],
+  // src/cli/*.ts import "../commands/<group>.js": beside dist/cli.js, that is ./commands/<group>.js.
+  plugins: [external("command-groups", /^\.\.\/commands\//, (p) => p.slice(1))],
 });
 await build({
   ...common,

@@ -28,7 +28,7 @@ const ADVICE: Record<string, string> = {
   EMFILE: "too many files are open: run kata-install again",
 };
 
-function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
   const code = (error as NodeJS.ErrnoException)?.code;
   return !(error instanceof UserError) && typeof code === "string" && /^E[A-Z]+$/.test(code);
 }
@@ -45,7 +45,7 @@ function advice(code: string): string {
 /** A system error (ENOSPC, EACCES, ELOOP, …) as one line naming `where`; anything else unchanged. */
 export function hostError(where: string, error: unknown): Error {
   if (!isSystemError(error)) return error as Error;
-  const code = error.code as string;
+  const code = error.code;
   return new HostError(`${where}: ${description(error)} (${code}): ${advice(code)}`);
 }
 
@@ -77,7 +77,7 @@ const VERBS: Record<string, string> = {
  */
 export function systemErrorLine(error: unknown): string | null {
   if (!isSystemError(error)) return null;
-  const code = error.code as string;
+  const code = error.code;
   const verb = error.syscall ? (VERBS[error.syscall] ?? error.syscall) : "do";
   const dest = (error as { dest?: string }).dest;
   const where = error.path ? ` ${error.path}${dest ? ` as ${dest}` : ""}` : "";

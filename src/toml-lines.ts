@@ -4,6 +4,7 @@
 //
 // Paths are the parsed document's: ["rule", 2, "check", "id"] for the id of the third [[rule]].
 // Keys inside an inline table or array that spans lines map to the line of the key that opens it.
+import { itemAt } from "./at.js";
 
 export type TomlPath = ReadonlyArray<string | number>;
 
@@ -45,7 +46,7 @@ function indexLines(text: string): Map<string, number> {
     const arrayHeader = /^\[\[\s*(.+?)\s*\]\]$/.exec(content);
     const header = arrayHeader ? null : /^\[\s*(.+?)\s*\]$/.exec(content);
     if (arrayHeader) {
-      const keys = splitKey(arrayHeader[1] as string);
+      const keys = splitKey(itemAt(arrayHeader, 1, "the table name"));
       const id = JSON.stringify(keys);
       const n = arrayCounts.get(id) ?? 0;
       arrayCounts.set(id, n + 1);
@@ -54,7 +55,7 @@ function indexLines(text: string): Map<string, number> {
       return;
     }
     if (header) {
-      table = resolveTable(splitKey(header[1] as string), arrayCounts);
+      table = resolveTable(splitKey(itemAt(header, 1, "the table name")), arrayCounts);
       set(table, line);
       return;
     }
@@ -71,7 +72,7 @@ function indexLines(text: string): Map<string, number> {
 function resolveTable(keys: string[], arrayCounts: Map<string, number>): Array<string | number> {
   const out: Array<string | number> = [];
   for (let i = 0; i < keys.length; i++) {
-    out.push(keys[i] as string);
+    out.push(itemAt(keys, i, "the key"));
     const n = arrayCounts.get(JSON.stringify(keys.slice(0, i + 1)));
     if (n !== undefined && i < keys.length - 1) out.push(n - 1);
   }
@@ -126,7 +127,7 @@ export function scanOutsideStrings(
 ): number {
   let quote: string | null = null;
   for (let i = from; i < text.length; i++) {
-    const c = text[i] as string;
+    const c = text.charAt(i);
     if (quote) {
       if (c === "\\" && quote === '"') i++;
       else if (c === quote) quote = null;

@@ -200,7 +200,7 @@ export function parseArtifactCatalogue(file: string, text: string): ArtifactCata
 export function globToRegExp(glob: string, tokens: Record<string, string> = {}): RegExp {
   let out = "";
   for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] as string;
+    const c = glob.charAt(i);
     if (c === "*" && glob[i + 1] === "*") {
       out += ".*";
       i++;

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import { must } from "../at.js";
 import { UserError } from "../errors.js";
 import { SplitError, splitRelease } from "../install/split.js";
 
@@ -17,7 +18,7 @@ function archOfNames(tarballs: string[]): string | undefined {
   const named = new Map<string, string>();
   for (const t of tarballs) {
     const found = /-(amd64|x86_64|arm64|aarch64|s390x|ppc64le)\.tar/.exec(path.basename(t))?.[1];
-    if (found) named.set(t, ARCH_IN_NAME[found] as string);
+    if (found) named.set(t, must(ARCH_IN_NAME[found], found));
   }
   const arches = new Set(named.values());
   if (arches.size > 1)

@@ -1,6 +1,7 @@
 // What preflight, explain and shims share: validate every input, then read the node (or a saved
 // facts file), then decide.
 
+import { must } from "../at.js";
 import { type DecideOptions, decideFor, prepare } from "../decide/prepare.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
@@ -16,7 +17,7 @@ export async function runDecide(options: DecideCommandOptions, env?: DecideOptio
   const host = options.facts !== undefined ? null : await openHost(options.hostRoot, options.hostExec);
   const facts: Facts =
     host === null
-      ? await loadFacts(options.facts as string)
+      ? await loadFacts(must(options.facts, "--facts"))
       : await detectFacts(host, detectOptionsFromEnv(env ?? process.env));
   const { release } = await readRelease(options, facts, host, env ?? process.env);
   const { decision, catalog } = decideFor(prepared, facts, release);

@@ -1,6 +1,7 @@
 // `plan --out FILE` and `install --plan FILE` (the entrypoint's KATA_INSTALL_PLAN too): a plan saved
 // with what it was made from, and applied only when, made again now, it is the same plan.
 import path from "node:path";
+import { itemAt } from "../at.js";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import { StalePlanError } from "../install/apply.js";
@@ -38,7 +39,7 @@ export function shapingOptions(options: PlanOptions): Shaping {
 /** dir:DIR and oci-layout:DIR with DIR absolute: the plan may be applied from another directory. */
 function absoluteSource(spec: string): string {
   const local = /^(dir|oci-layout):(.+)$/.exec(spec);
-  return local ? `${local[1]}:${path.resolve(local[2] as string)}` : spec;
+  return local ? `${local[1]}:${path.resolve(itemAt(local, 2, "the path"))}` : spec;
 }
 
 const FLAGS: Array<[keyof Shaping, string]> = [

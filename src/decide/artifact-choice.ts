@@ -3,6 +3,8 @@
 // configuration (the release's file with the decided values over it): the images holding every
 // path it names, through the links on the way. Without them (no artifact source), the node's
 // installed images, or the capability table's hints when nothing is installed.
+
+import { itemAt } from "../at.js";
 import { byText } from "../compare.js";
 import { ReleaseTree } from "../install/listing.js";
 import { mergeDropIn, moveInstallDir, parseKataToml } from "../release/config-file.js";
@@ -256,7 +258,7 @@ export function decidedTable(decided: Record<string, Decided<unknown>>): Record<
       if (typeof at[part] !== "object" || at[part] === null) at[part] = {};
       at = at[part] as Record<string, unknown>;
     }
-    at[parts.at(-1) as string] = entry.value;
+    at[itemAt(parts, -1, "the last key")] = entry.value;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The decide stage: Facts + rules + overrides + environment + flags → Decision. Pure: it reads
 // nothing but its arguments, so the same inputs always give the same decision.
 
+import { must } from "../at.js";
 import { byText } from "../compare.js";
 import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
@@ -16,7 +17,7 @@ import { evaluate } from "./match.js";
 import { nydusSetup } from "./nydus-setup.js";
 import type { NydusSource } from "./nydus-source.js";
 import type { Overrides } from "./overrides.js";
-import { type Decided, Ladder, overridesSource, ruleSource } from "./provenance.js";
+import { type Decided, Ladder, overridesSource, ruleSource, type Source } from "./provenance.js";
 import { releaseChecks } from "./release-checks.js";
 import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
@@ -51,36 +52,14 @@ export function decide(input: DecideInput): Decision {
   const contradiction = (message: string, rule: string) =>
     warnings.push({ id: "override-contradicts-facts", severity: "warning", status: "fail", message, rule });
 
-  // 1. Rules, in dependency order; variables are false until a rule sets them.
-  const vars: Record<string, unknown> = Object.fromEntries([...rules.vars].map((v) => [v, false]));
-  const varLadders = new Map<string, Ladder<unknown>>();
-  const matched: Rule[] = [];
-  const document = { ...facts, vars };
-  for (const rule of rules.rules) {
-    if (!evaluate(rule.match, document)) continue;
-    matched.push(rule);
-    for (const [name, value] of Object.entries(rule.vars)) {
-      const ladder = varLadders.get(name) ?? new Ladder<unknown>();
-      ladder.offer(value, ruleSource(rule));
-      varLadders.set(name, ladder);
-      vars[name] = ladder.resolve()?.value;
-    }
-  }
+  // 1. Rules, in dependency order.
+  const { vars, matched } = matchRules(rules, facts);
 
   // 2. Checks: one per id, failed when any of its rules matched.
   const checks = rulesChecks(rules.rules, matched, facts);
 
   // 3. Where Kata goes, and whether it takes over kata-deploy's install there.
-  const prefix = new Ladder<string>();
-  prefix.offer(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" });
-  if (env.prefix) prefix.offer(env.prefix.value, { kind: "env", name: env.prefix.name });
-  const suffix = new Ladder<string>();
-  suffix.offer("", { kind: "default", name: "no suffix" });
-  if (env.suffix) suffix.offer(env.suffix.value, { kind: "env", name: env.suffix.name });
-  const install = {
-    prefix: prefix.resolve() as Decided<string>,
-    suffix: suffix.resolve() as Decided<string>,
-  };
+  const install = installPlace(env);
   const dir = install.suffix.value ? `${install.prefix.value}-${install.suffix.value}` : install.prefix.value;
   const takeover = takeoverOf(input, dir);
 
@@ -123,10 +102,7 @@ export function decide(input: DecideInput): Decision {
     config[shim.name] = shimConfig(input, spec, matched, sources, warnings, contradiction, takeover);
   }
 
-  const debug = new Ladder<boolean>();
-  debug.offer(false, { kind: "default", name: "no debug handlers" });
-  if (env.debug) debug.offer(env.debug.value, { kind: "env", name: env.debug.name });
-  const debugged = debug.resolve() as Decided<boolean>;
+  const debugged = decided(false, { kind: "default", name: "no debug handlers" }, env.debug);
 
   // 7. Artifacts: what the configurations name, and where each comes from; then what DEBUG or the
   // admin asks for besides.
@@ -183,6 +159,41 @@ export function decide(input: DecideInput): Decision {
     release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),
+  };
+}
+
+/** The rules that match, in dependency order; a variable is false until a rule sets it. */
+function matchRules(rules: RuleSet, facts: Facts): { vars: Record<string, unknown>; matched: Rule[] } {
+  const vars: Record<string, unknown> = Object.fromEntries([...rules.vars].map((v) => [v, false]));
+  const varLadders = new Map<string, Ladder<unknown>>();
+  const matched: Rule[] = [];
+  const document = { ...facts, vars };
+  for (const rule of rules.rules) {
+    if (!evaluate(rule.match, document)) continue;
+    matched.push(rule);
+    for (const [name, value] of Object.entries(rule.vars)) {
+      const ladder = varLadders.get(name) ?? new Ladder<unknown>();
+      ladder.offer(value, ruleSource(rule));
+      varLadders.set(name, ladder);
+      vars[name] = ladder.resolve()?.value;
+    }
+  }
+  return { vars, matched };
+}
+
+/** A default, or kata-deploy's variable where it is set. */
+function decided<T>(dflt: T, source: Source, fromEnv: { value: T; name: string } | undefined): Decided<T> {
+  const ladder = new Ladder<T>();
+  ladder.offer(dflt, source);
+  if (fromEnv) ladder.offer(fromEnv.value, { kind: "env", name: fromEnv.name });
+  return must(ladder.resolve(), "a ladder's default");
+}
+
+/** Where Kata goes: kata-deploy's prefix and no suffix, unless its variables say otherwise. */
+function installPlace(env: EnvSettings): { prefix: Decided<string>; suffix: Decided<string> } {
+  return {
+    prefix: decided(DEFAULT_PREFIX, { kind: "default", name: "kata-deploy's prefix" }, env.prefix),
+    suffix: decided("", { kind: "default", name: "no suffix" }, env.suffix),
   };
 }
 

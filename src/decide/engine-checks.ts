@@ -1,5 +1,7 @@
 // The checks the engine raises itself (beside the rules'): kata-deploy's mappings that name shims
 // not asked for, snapshotters a handler cannot use here; and the checks an admin chose to ignore.
+
+import { itemAt } from "../at.js";
 import { ownContainerdConfig, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { compareVersions, versionParts } from "../version.js";
 import type { DecideInput, Flags } from "./decide.js";
@@ -64,31 +66,34 @@ export function snapshotterChecks(
 ): Check[] {
   const { env, facts, overrides } = input;
   // [who, { value, name }]: kata-deploy's mapping for a shim, or a custom runtime's own snapshotter.
-  const mapped: Array<[string, { value: string; name: string }]> = [
+  type Mapped = [string, { value: string; name: string }];
+  const mapped: Mapped[] = [
     ...Object.entries(env.snapshotters)
       .filter(([shim]) => selected.has(shim))
-      .map(([shim, to]): [string, { value: string; name: string }] => [
-        shim,
-        to.value === "nydus" && nydus !== null ? { ...to, value: nydus } : to,
-      ]),
-    ...Object.entries(overrides.handlers)
-      .filter(([shim, spec]) => selected.has(shim) && spec.snapshotter)
-      .map(([shim, spec]): [string, { value: string; name: string }] => [
-        shim,
-        { value: spec.snapshotter as string, name: `handlers.${shim}.snapshotter` },
-      ]),
-    ...Object.entries(overrides.customRuntimes)
-      .filter(([, spec]) => spec.snapshotter !== undefined && selected.has(spec.base))
-      .map(([handler, spec]): [string, { value: string; name: string }] => [
-        handler,
-        {
-          value: spec.snapshotter === "nydus" && nydus !== null ? nydus : (spec.snapshotter as string),
-          name: `custom_runtimes.${handler}.snapshotter`,
-        },
-      ]),
+      .map(
+        ([shim, to]): Mapped => [shim, to.value === "nydus" && nydus !== null ? { ...to, value: nydus } : to],
+      ),
+    ...Object.entries(overrides.handlers).flatMap(([shim, { snapshotter }]): Mapped[] =>
+      selected.has(shim) && snapshotter
+        ? [[shim, { value: snapshotter, name: `handlers.${shim}.snapshotter` }]]
+        : [],
+    ),
+    ...Object.entries(overrides.customRuntimes).flatMap(([handler, { snapshotter, base }]): Mapped[] =>
+      snapshotter !== undefined && selected.has(base)
+        ? [
+            [
+              handler,
+              {
+                value: snapshotter === "nydus" && nydus !== null ? nydus : snapshotter,
+                name: `custom_runtimes.${handler}.snapshotter`,
+              },
+            ],
+          ]
+        : [],
+    ),
   ];
   if (mapped.length === 0) return [];
-  const variable = mapped[0]?.[1].name as string;
+  const variable = itemAt(mapped, 0, "the first mapping")[1].name;
   const kind = facts.runtime.kind;
   const problem = (message: string, hint: string): Check[] => [
     { id: "handler-snapshotter", severity: "error", status: "fail", message, hint, rule: "decide" },

@@ -71,8 +71,9 @@ export function parseEnv(
   const bad = (name: string, message: string) => issues.push({ file: "environment", key: name, message });
   const pick = (base: string): FromEnv<string> | undefined => {
     const specific = arch === null ? undefined : `${base}_${envArch(arch)}`;
-    if (specific !== undefined && env[specific] !== undefined && env[specific]?.trim() !== "")
-      return { value: (env[specific] as string).trim(), name: specific };
+    const own = specific === undefined ? undefined : env[specific];
+    if (specific !== undefined && own !== undefined && own.trim() !== "")
+      return { value: own.trim(), name: specific };
     const plain = env[base];
     return plain !== undefined && plain.trim() !== "" ? { value: plain.trim(), name: base } : undefined;
   };

@@ -6,6 +6,7 @@ import { RuntimeKind } from "../detect/runtime/schema.js";
 import { isTable } from "../detect/toml.js";
 import { readInputText } from "../input-file.js";
 import "../schema.js";
+import { itemAt } from "../at.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
 import { snapshotterProblem } from "./env.js";
@@ -121,7 +122,11 @@ export function parseOverrides(
             ? `missing: a ${issue.expected} is needed here`
             : issue.message;
       issues.push({
-        ...at(issue.code === "unrecognized_keys" ? [...path, issue.keys[0] as string] : path),
+        ...at(
+          issue.code === "unrecognized_keys"
+            ? [...path, itemAt(issue.keys, 0, "the unrecognised key")]
+            : path,
+        ),
         message,
       });
     }

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
 import "../schema.js";
+import { must } from "../at.js";
 import { byText } from "../compare.js";
 import { describePath } from "../detect/fact-paths.js";
 import { typeOf } from "../release/config-file.js";
@@ -238,7 +239,7 @@ function buildRules(
     // A check's message may name facts ({fact:runtime.configPath}): each must be one.
     for (const [, path] of (raw.check?.message ?? "").matchAll(/\{fact:([^}]+)\}/g)) {
       try {
-        describePath(path as string);
+        describePath(must(path, "the fact path"));
       } catch (error) {
         issues.push({ ...at("check.message", ["check"]), message: (error as Error).message });
       }

@@ -1,5 +1,7 @@
 // Each chosen shim's configuration values: the rules', the host binaries chosen over bundled ones,
 // kata-deploy's environment and the overrides file, each with its source and what it beat.
+
+import { must } from "../at.js";
 import { byText } from "../compare.js";
 import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
@@ -103,7 +105,10 @@ export function shimConfig(
     ...(env.allowedAnnotations[spec.name]?.value ?? []),
   ];
   if (annotations.length > 0) {
-    const name = (env.allowedAnnotations[spec.name] ?? env.allowedAnnotations.all)?.name as string;
+    const name = must(
+      env.allowedAnnotations[spec.name] ?? env.allowedAnnotations.all,
+      "the annotations' variable",
+    ).name;
     offer(`${hv}.enable_annotations`, [...new Set(annotations)], { kind: "env", name });
   }
   // kata-deploy's proxies: this shim's own value, else the one for all.

@@ -3,6 +3,7 @@
 // matches; and when a saved document loads, so that a mistyped key is named. The same paths are
 // read from a Facts document at evaluation.
 import type * as z from "zod/mini";
+import { itemAt } from "../at.js";
 import { Facts } from "./facts.js";
 
 export { valueAt } from "./value-at.js";
@@ -28,7 +29,7 @@ export function describePath(
   const segments = path.split(".");
   let current = schema;
   for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i] as string;
+    const segment = itemAt(segments, i, "the segment");
     current = unwrap(current);
     const def = defOf(current);
     if (def.type === "object") {

@@ -3,6 +3,7 @@
 // only way to know (RHEL's qemu-kvm has no virtio-9p-pci, some builds lack vhost-user-fs-pci).
 
 import * as z from "zod/mini";
+import { itemAt } from "../at.js";
 import { versionIn } from "../version.js";
 import { detectArch } from "./arch.js";
 import type { DetectContext } from "./context.js";
@@ -151,7 +152,7 @@ async function describe(
 /** The first dotted version number in a `--version` output ("QEMU emulator version 8.2.2 (…)", "cloud-hypervisor v40.0"). */
 /** `-device help` lines: `name "virtio-9p-pci", bus virtio-bus, desc "…"`. */
 export function parseQemuDevices(output: string): string[] {
-  const names = [...output.matchAll(/^name "([^"]+)"/gm)].map((m) => m[1] as string);
+  const names = [...output.matchAll(/^name "([^"]+)"/gm)].map((m) => itemAt(m, 1, "the device name"));
   return [...new Set(names)].sort();
 }
 
@@ -160,7 +161,7 @@ export function parseQemuMachines(output: string): string[] {
   return output
     .split("\n")
     .filter((line) => line.trim() !== "" && !/^Supported machines/i.test(line))
-    .map((line) => line.trim().split(/\s+/)[0] as string)
+    .map((line) => itemAt(line.trim().split(/\s+/), 0, "the machine name"))
     .filter((name) => name !== "")
     .sort();
 }

@@ -1,6 +1,8 @@
 // The kernel's build configuration: /proc/config.gz (CONFIG_IKCONFIG_PROC) or /boot/config-<release>.
 // It tells which features are built in ("y") or built as modules ("m"), even when /proc/modules
 // does not exist because the kernel has no loadable modules at all.
+
+import { itemAt } from "../at.js";
 import type { DetectContext } from "./context.js";
 
 export interface KernelConfig {
@@ -13,11 +15,11 @@ export function parseKernelConfig(text: string): Map<string, string> {
   for (const line of text.split("\n")) {
     const set = /^(CONFIG_[A-Za-z0-9_]+)=(.*)$/.exec(line);
     if (set) {
-      values.set(set[1] as string, set[2] as string);
+      values.set(itemAt(set, 1, "the option"), itemAt(set, 2, "its value"));
       continue;
     }
     const unset = /^# (CONFIG_[A-Za-z0-9_]+) is not set$/.exec(line);
-    if (unset) values.set(unset[1] as string, "n");
+    if (unset) values.set(itemAt(unset, 1, "the option"), "n");
   }
   return values;
 }

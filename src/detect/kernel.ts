@@ -1,5 +1,6 @@
 import path from "node:path";
 import * as z from "zod/mini";
+import { itemAt } from "../at.js";
 import type { DetectContext } from "./context.js";
 import { type KernelConfig, readKernelConfig } from "./kernel-config.js";
 import { defineSource } from "./source.js";
@@ -94,7 +95,9 @@ export function detectKernel(ctx: DetectContext): Promise<KernelFacts> {
     const modules = await moduleStates(ctx, {
       release,
       filesystems: new Set(filesystems),
-      loaded: new Set((procModules ?? "").split("\n").map((line) => line.split(" ")[0] as string)),
+      loaded: new Set(
+        (procModules ?? "").split("\n").map((line) => itemAt(line.split(" "), 0, "a module's name")),
+      ),
       modulesSupported,
       config,
     });

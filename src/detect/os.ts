@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { itemAt } from "../at.js";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 
@@ -47,7 +48,7 @@ export function parseOsRelease(text: string): Map<string, string> {
     if (line === "" || line.startsWith("#")) continue;
     const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
     if (!match) continue;
-    values.set(match[1] as string, unquote(match[2] as string));
+    values.set(itemAt(match, 1, "the key"), unquote(itemAt(match, 2, "the value")));
   }
   return values;
 }

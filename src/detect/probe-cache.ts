@@ -6,6 +6,7 @@
 // writes nothing).
 
 import * as z from "zod/mini";
+import { itemAt } from "../at.js";
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
 import { ownPath, readNoFollow } from "../install/own-place.js";
@@ -79,7 +80,7 @@ export class ProbeCache {
    */
   covers(command: string, args: readonly string[]): boolean {
     if (command.startsWith(`${this.prefix}/`)) return true;
-    return args.length === 1 && ["--version", "version", "--help"].includes(args[0] as string);
+    return args.length === 1 && ["--version", "version", "--help"].includes(itemAt(args, 0, "the argument"));
   }
 
   /** What makes this file this file; null when it is not there. */

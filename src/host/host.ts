@@ -10,6 +10,7 @@ import { isUtf8 } from "node:buffer";
 import type { Stats } from "node:fs";
 import fs from "node:fs";
 import path from "node:path";
+import { must } from "../at.js";
 import { fileTree } from "../file-tree.js";
 import {
   type CommandResult,
@@ -97,7 +98,7 @@ export class Host {
     let current = "/";
     let hops = 0;
     while (parts.length > 0) {
-      const next = path.posix.join(current, parts.shift() as string);
+      const next = path.posix.join(current, must(parts.shift(), "the next part"));
       let target: string | null = null;
       try {
         target = fs.readlinkSync(path.join(this.root, next));

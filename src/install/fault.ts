@@ -4,6 +4,7 @@
 // "@", only operations on a path containing that part are counted. Several, comma-separated, make
 // a rollback fail after the failure it rolls back. Unset, as on every node, this is one comparison
 // per operation.
+import { itemAt } from "../at.js";
 export type FaultKind = "write" | "rename" | "fsync" | "restart";
 
 interface Spec {
@@ -18,7 +19,13 @@ const specs: Spec[] = (process.env.KATA_INSTALL_FAULT ?? "")
   .split(",")
   .map((text) => /^(write|rename|fsync|restart):(\d+)(\+?)(?:@(.+))?$/.exec(text.trim()))
   .filter((m): m is RegExpExecArray => m !== null)
-  .map((m) => ({ kind: m[1] as string, n: Number(m[2]), sticky: m[3] === "+", on: m[4] ?? null, count: 0 }));
+  .map((m) => ({
+    kind: itemAt(m, 1, "the fault's kind"),
+    n: Number(m[2]),
+    sticky: m[3] === "+",
+    on: m[4] ?? null,
+    count: 0,
+  }));
 
 export function fault(kind: FaultKind, what: string): void {
   if (specs.length === 0) return;

@@ -3,6 +3,7 @@
 // directory, fsync, rename, then fsync of the directory, with the mode and owner asked for.
 import fs from "node:fs";
 import path from "node:path";
+import { itemAt } from "../at.js";
 import { HostError, hostError } from "../errors.js";
 import { type Host, notRegular } from "../host/host.js";
 import { readBounded } from "../input-file.js";
@@ -244,8 +245,8 @@ export async function createDirsWith(
   dirs: string[],
   fill: (innermost: string) => Promise<void>,
 ): Promise<void> {
-  const top = dirs[0] as string;
-  const inner = (dirs[dirs.length - 1] as string).slice(top.length);
+  const top = itemAt(dirs, 0, "the outermost directory");
+  const inner = itemAt(dirs, -1, "the innermost directory").slice(top.length);
   const parent = path.posix.dirname(top);
   const realParent = await host.resolve(parent);
   // A fresh name, made here: nothing planted at it can be written through or deleted.

@@ -61,9 +61,9 @@ const GO_ARCH: Record<string, string> = {
 
 function hexOf(store: ImageStore, d: Descriptor, what: string): string {
   const [algorithm, hex] = d.digest.split(":");
-  if (algorithm !== "sha256" || !/^[0-9a-f]{64}$/.test(hex ?? ""))
+  if (algorithm !== "sha256" || hex === undefined || !/^[0-9a-f]{64}$/.test(hex))
     throw new ArtifactError(`${store.where}: ${what}: unsupported digest ${d.digest}`);
-  return hex as string;
+  return hex;
 }
 
 function mismatch(
@@ -154,9 +154,9 @@ export function imageSource(
       const annotated = meta?.manifest.annotations?.[IMAGES_ANNOTATION];
       if (annotated !== undefined) {
         const names = json<unknown>(Buffer.from(annotated), "meta's image list");
-        if (!Array.isArray(names) || !names.every((n) => typeof n === "string" && NAME.test(n)))
+        if (!Array.isArray(names) || !names.every((n): n is string => typeof n === "string" && NAME.test(n)))
           throw new ArtifactError(`${store.where}: meta: the manifest's image list is malformed`);
-        return [...new Set(["meta", ...(names as string[])])].sort();
+        return [...new Set(["meta", ...names])].sort();
       }
       const found: string[] = [];
       for (const name of catalogue.keys()) if (await resolve(name).catch(absentAsNull)) found.push(name);
@@ -259,10 +259,6 @@ interface LayerContext {
   check(actualHex: string, size: number): string | null;
 }
 
-/**
- * One layer (a tar, gzipped or not) streamed into the staging directory. The blob is hashed as it
- * flows; when it does not match, that is the error, whatever the tar reader made of the bad bytes.
- */
 /** tar, loaded when a layer is first read: a plan from a dir: source, or a no-op install, never reads one. */
 let tar: Promise<typeof import("tar")> | undefined;
 const tarLibrary = () => {
@@ -270,6 +266,10 @@ const tarLibrary = () => {
   return tar;
 };
 
+/**
+ * One layer (a tar, gzipped or not) streamed into the staging directory. The blob is hashed as it
+ * flows; when it does not match, that is the error, whatever the tar reader made of the bad bytes.
+ */
 async function extractLayer(
   stream: Readable,
   hashedElsewhere: OpenedBlob["digest"],

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
+import { itemAt } from "../at.js";
 import { ImageAbsent } from "./artifact-error.js";
 import { ArtifactError, type ArtifactSource } from "./artifacts.js";
 import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
@@ -109,7 +110,10 @@ export function registrySource(
         `${where}: ${what}: the registry asks for credentials (${challenge || "no challenge"}); only anonymous pulls are supported`,
       );
     const params = Object.fromEntries(
-      [...(match[1] as string).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+      [...itemAt(match, 1, "the challenge's parameters").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
     );
     if (!params.realm) throw new ArtifactError(`${where}: ${what}: a bearer challenge without a realm`);
     const url = new URL(params.realm);
@@ -199,7 +203,7 @@ export function registrySource(
       );
       const bytes = await readDocument(response, `${where}: ${artifact}:${ref.tag}`, by);
       const digest = response.headers.get("docker-content-digest");
-      const mediaType = (response.headers.get("content-type") ?? "").split(";")[0] as string;
+      const mediaType = (response.headers.get("content-type") ?? "").split(";")[0] ?? "";
       // By tag, the registry says which digest it served; without one, the bytes name themselves.
       const descriptor: Descriptor = {
         mediaType,

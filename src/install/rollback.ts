@@ -39,7 +39,7 @@ export class RollbackIncomplete extends HostError {
 export class RollbackFailed extends HostError {}
 
 function firstLine(error: unknown): string {
-  return ((error as Error)?.message ?? String(error)).split("\n")[0] as string;
+  return ((error as Error)?.message ?? String(error)).split("\n")[0] ?? "";
 }
 
 /**

@@ -19,6 +19,7 @@ import { create as createTar, Parser, type ReadEntry } from "tar";
 import xzDecompress from "xz-decompress";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UNCLAIMED } from "../artifacts/catalogue.js";
+import { must } from "../at.js";
 import { versionFromTarballName } from "../release/release.js";
 import { ArtifactError } from "./artifact-error.js";
 import { linkInside } from "./artifacts.js";
@@ -202,7 +203,7 @@ export async function splitRelease(
 
 function listed(e: ReleaseEntry): ListedEntry {
   return e.type === "link"
-    ? { path: e.file, type: "link", target: e.target as string }
+    ? { path: e.file, type: "link", target: must(e.target, `${e.file}: its link target`) }
     : { path: e.file, type: "file", mode: e.mode, size: e.size };
 }
 

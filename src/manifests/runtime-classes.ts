@@ -3,6 +3,7 @@
 // as kata-deploy's chart makes it. Each selects the nodes labelled with its shim; its overhead is
 // the chart's for that shim.
 
+import { must } from "../at.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { InputIssue } from "../decide/input-error.js";
 import { shimLabel } from "../kube/node-labels.js";
@@ -131,7 +132,7 @@ export function runtimeClasses(
         message: `no "${rc.default_name}" RuntimeClass with multi_install_suffix (as kata-deploy's chart): its handler would be one install's among several; name kata-<shim>-${suffix} instead`,
       });
     else {
-      const shim = defaultShim(v) as string; // checked: manifests.ts
+      const shim = must(defaultShim(v), "the default shim"); // checked: manifests.ts
       classes.push(spec(shim, String(rc.default_name), handler(shim)));
     }
   }

@@ -24,15 +24,24 @@ export interface Explained {
 }
 
 export function explainDocument(decision: Decision): { values: Explained[] } {
-  const values: Explained[] = [];
-  const { runtime, defaultShim } = decision;
-  values.push({
-    kind: "runtime",
-    key: "runtime.kind",
-    value: runtime.value,
-    source: runtime.source,
-    beaten: runtime.beaten,
-  });
+  return {
+    values: [
+      ...runtimeExplained(decision),
+      ...shimsExplained(decision),
+      ...artifactsExplained(decision),
+      ...configExplained(decision),
+      ...customRuntimesExplained(decision),
+      ...(decision.erofs === null ? [] : erofsExplained(decision.erofs)),
+      ...(decision.nydus === null ? [] : nydusExplained(decision.nydus)),
+      ...installExplained(decision),
+    ],
+  };
+}
+
+/** The container runtime, and the shim its default handler uses. */
+function runtimeExplained({ runtime, defaultShim }: Decision): Explained[] {
+  const { value, source, beaten } = runtime;
+  const values: Explained[] = [{ kind: "runtime", key: "runtime.kind", value, source, beaten }];
   if (defaultShim)
     values.push({
       kind: "default-shim",
@@ -41,47 +50,48 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
       source: defaultShim.source,
       beaten: defaultShim.beaten,
     });
-  for (const shim of decision.shims)
-    values.push({
-      kind: "shim",
-      key: `shims.${shim.name}`,
-      shim: shim.name,
-      value: "installed",
-      reason: shim.reason,
-      source: shim.source,
-      beaten: [],
-    });
-  for (const shim of decision.dropped)
-    values.push({
-      kind: "shim",
-      key: `shims.${shim.name}`,
-      shim: shim.name,
-      value: "dropped",
-      reason: shim.reason,
-      source: shim.source,
-      beaten: [],
-    });
-  for (const a of decision.artifacts)
-    values.push({
-      kind: "artifact",
-      key: `artifacts.${a.name}`,
-      value: a.from,
-      reason: a.reason,
-      source: a.source,
-      beaten: [],
-    });
-  for (const a of decision.droppedArtifacts) {
-    if (!decision.artifacts.some((x) => x.name === a.name))
-      values.push({
-        kind: "artifact",
-        key: `artifacts.${a.name}`,
-        value: "dropped",
-        reason: a.reason,
-        source: a.source,
-        beaten: [],
-      });
-  }
-  for (const [shim, keys] of Object.entries(decision.config)) {
+  return values;
+}
+
+/** Each shim installed or dropped, with why. */
+function shimsExplained(decision: Decision): Explained[] {
+  const shim = (s: Decision["shims"][number], value: string): Explained => ({
+    kind: "shim",
+    key: `shims.${s.name}`,
+    shim: s.name,
+    value,
+    reason: s.reason,
+    source: s.source,
+    beaten: [],
+  });
+  return [
+    ...decision.shims.map((s) => shim(s, "installed")),
+    ...decision.dropped.map((s) => shim(s, "dropped")),
+  ];
+}
+
+/** Each artifact, where it comes from; one dropped (and not pulled all the same), why. */
+function artifactsExplained(decision: Decision): Explained[] {
+  const artifact = (a: { name: string; reason: string; source: Source }, value: unknown): Explained => ({
+    kind: "artifact",
+    key: `artifacts.${a.name}`,
+    value,
+    reason: a.reason,
+    source: a.source,
+    beaten: [],
+  });
+  return [
+    ...decision.artifacts.map((a) => artifact(a, a.from)),
+    ...decision.droppedArtifacts
+      .filter((a) => !decision.artifacts.some((x) => x.name === a.name))
+      .map((a) => artifact(a, "dropped")),
+  ];
+}
+
+/** Each shim's configuration values and handler settings. */
+function configExplained(decision: Decision): Explained[] {
+  const values: Explained[] = [];
+  for (const [shim, keys] of Object.entries(decision.config))
     for (const [key, decided] of Object.entries(keys))
       values.push({
         kind: "config",
@@ -91,9 +101,8 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
         source: decided.source,
         beaten: decided.beaten,
       });
-  }
-  for (const [shim, settings] of Object.entries(decision.handlers)) {
-    for (const [key, decided] of Object.entries(settings)) {
+  for (const [shim, settings] of Object.entries(decision.handlers))
+    for (const [key, decided] of Object.entries(settings))
       if (decided)
         values.push({
           kind: "handler",
@@ -103,10 +112,13 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
           source: decided.source,
           beaten: decided.beaten,
         });
-    }
-  }
-  for (const custom of decision.customRuntimes) {
-    values.push({
+  return values;
+}
+
+/** The admin's own handlers, each on its base shim, with its own values. */
+function customRuntimesExplained(decision: Decision): Explained[] {
+  return decision.customRuntimes.flatMap((custom): Explained[] => [
+    {
       kind: "custom-runtime",
       key: `custom_runtimes.${custom.handler}`,
       shim: custom.handler,
@@ -114,26 +126,28 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
       reason: `a handler of its own on ${custom.base}'s configuration`,
       source: custom.source,
       beaten: [],
-    });
+    },
     // Its own values (the base shim's are explained under the shim).
-    for (const [key, decided] of Object.entries(custom.config))
-      if (decided.source.kind === "overrides" && decided.source.name.startsWith("custom_runtimes."))
-        values.push({ kind: "config", key, shim: custom.handler, ...decided });
-  }
-  if (decision.erofs !== null) values.push(...erofsExplained(decision.erofs));
-  if (decision.nydus !== null) values.push(...nydusExplained(decision.nydus));
-  values.push({ kind: "install", key: "install.prefix", ...decision.install.prefix });
-  if (decision.install.suffix.value !== "")
-    values.push({ kind: "install", key: "install.suffix", ...decision.install.suffix });
+    ...Object.entries(custom.config)
+      .filter(([, d]) => d.source.kind === "overrides" && d.source.name.startsWith("custom_runtimes."))
+      .map(([key, decided]): Explained => ({ kind: "config", key, shim: custom.handler, ...decided })),
+  ]);
+}
+
+/** Where Kata goes, and the debug handlers DEBUG adds. */
+function installExplained(decision: Decision): Explained[] {
+  const { install } = decision;
+  const values: Explained[] = [{ kind: "install", key: "install.prefix", ...install.prefix }];
+  if (install.suffix.value !== "") values.push({ kind: "install", key: "install.suffix", ...install.suffix });
   values.push({
     kind: "install",
     key: "install.debug",
-    ...decision.install.debug,
-    reason: decision.install.debug.value
+    ...install.debug,
+    reason: install.debug.value
       ? "a kata-<shim>-debug handler beside each shim's, with guest debug on"
       : "no debug handlers (DEBUG=true adds one beside each shim's)",
   });
-  if (decision.install.debug.value)
+  if (install.debug.value)
     for (const shim of decision.shims) {
       const handler = `${handlerName(decision, shim.name)}-debug`;
       values.push({
@@ -142,11 +156,11 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
         shim: handler,
         value: shim.name,
         reason: `${shim.name}'s configuration and values, with guest debug on: runtime, agent and hypervisor enable_debug, the debug console, agent.log=debug initcall_debug on the kernel command line`,
-        source: decision.install.debug.source,
+        source: install.debug.source,
         beaten: [],
       });
     }
-  return { values };
+  return values;
 }
 
 /** EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs, and each of its settings, with what it writes. */

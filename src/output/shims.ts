@@ -1,4 +1,6 @@
 // `shims`: the capability table and, for this node, whether each shim can run and why not.
+
+import { itemAt } from "../at.js";
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 
@@ -101,7 +103,7 @@ export function renderShims(doc: { arch: string | null; shims: ShimRow[] }): str
         ]),
     s.node.status,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => itemAt(r, i, "a cell").length)));
   const format = (cells: string[]) =>
     cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join("  ");
   const lines = [format(header), ...rows.map(format), ""];

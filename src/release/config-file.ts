@@ -3,6 +3,7 @@
 // it lists for a key where its own comment enumerates them ("#   - virtio-fs (default)"). This is
 // what a decided key and value are checked against: the release's own word, not a copy of it.
 import { parse } from "smol-toml";
+import { itemAt } from "../at.js";
 import { isTable, tomlErrorText } from "../detect/toml.js";
 
 export type KeyType = "string" | "bool" | "int" | "float" | "string[]" | "other";
@@ -83,8 +84,9 @@ export function readConfigFile(text: string, name: string): ConfigFile {
       const commented = section !== "" && !inArray ? COMMENTED.exec(line) : null;
       // A key shown commented out documents it: `#default_maxmemory = 0`, `# kernel_params = ""`.
       if (commented) {
-        const value = parseValue(commented[1] as string);
-        const key = `${section}.${(KEY.exec(commented[1] as string) as RegExpExecArray)[1]}`;
+        const text = itemAt(commented, 1, "the commented-out line");
+        const value = parseValue(text);
+        const key = `${section}.${(KEY.exec(text) as RegExpExecArray)[1]}`;
         if (value !== undefined && !keys.has(key))
           keys.set(key, { type: typeOf(value), set: false, line: i });
       } else if (line.includes("- ")) {
@@ -96,7 +98,7 @@ export function readConfigFile(text: string, name: string): ConfigFile {
     if (first === "[") {
       const header = SECTION.exec(line);
       if (header) {
-        section = header[1] as string;
+        section = itemAt(header, 1, "the section name");
         sectionTable = undefined;
         inArray = false;
       } else if (ARRAY_SECTION.test(line)) inArray = true; // a list of tables: no key of its own to set
@@ -105,7 +107,7 @@ export function readConfigFile(text: string, name: string): ConfigFile {
     }
     const assignment = first === undefined ? null : KEY.exec(line);
     if (assignment && section !== "" && !inArray) {
-      const name = assignment[1] as string;
+      const name = itemAt(assignment, 1, "the key");
       const key = `${section}.${name}`;
       if (sectionTable === undefined)
         sectionTable = valueAt(table, section) as Record<string, unknown> | undefined;

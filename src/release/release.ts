@@ -2,6 +2,8 @@
 // configuration file as the release ships it, and (when read from an artifact source) every image
 // with its files. The release is the source of truth for what the release knows — which shims it
 // has, their keys and defaults, the paths they name; kata-install owns only its decisions.
+
+import { itemAt, must } from "../at.js";
 import { UserError } from "../errors.js";
 import type { ListedEntry } from "../install/listing.js";
 import { type ConfigFile, ConfigFileError, readConfigFile } from "./config-file.js";
@@ -44,9 +46,9 @@ export interface Release {
 /** "configuration-qemu-runtime-rs.toml" in a configuration directory → the shim it configures. */
 export function shimOfFile(file: string): { shim: string; runtime: "go" | "rust" } | null {
   const go = new RegExp(`^${GO_CONFIG_DIR}/configuration-([A-Za-z0-9_.-]+)\\.toml$`).exec(file);
-  if (go) return { shim: go[1] as string, runtime: "go" };
+  if (go) return { shim: itemAt(go, 1, "the shim name"), runtime: "go" };
   const rust = new RegExp(`^${RUST_CONFIG_DIR}/configuration-([A-Za-z0-9_.-]+)\\.toml$`).exec(file);
-  if (rust) return { shim: rust[1] as string, runtime: "rust" };
+  if (rust) return { shim: itemAt(rust, 1, "the shim name"), runtime: "rust" };
   return null;
 }
 
@@ -79,7 +81,7 @@ export function releaseFromFiles(
       );
       continue;
     }
-    const text = files.get(file) as string;
+    const text = must(files.get(file), file);
     let config: ConfigFile | undefined;
     shims.set(of.shim, {
       shim: of.shim,

@@ -2,6 +2,8 @@
 // binaries (bytes compared by hash: a binary is never read as text), the link that enables the
 // unit; those of an earlier install no longer wanted, removed (only what the journal says an
 // install wrote). Its unit is restarted when any of them changed, stopped when they go.
+
+import { must } from "../at.js";
 import type { Decision } from "../decide/decision.js";
 import { NYDUS_FOR_KATA_TEE } from "../decide/nydus-setup.js";
 import type { Host } from "../host/host.js";
@@ -67,7 +69,7 @@ export async function nydusChanges(
       changes.push({
         path: blob.path,
         action: current === null ? "create" : "modify",
-        before: current === null ? null : stand(beforeHash as string, current.length),
+        before: current === null ? null : stand(must(beforeHash, "the current hash"), current.length),
         after: stand(blob.sha256, blob.size),
         mode: blob.mode,
         reason: blob.reason,
@@ -81,7 +83,7 @@ export async function nydusChanges(
       const target = await host.readlink(link.path);
       const c = change(link.path, target, link.target, 0o777, link.reason, "kata");
       if (c) changes.push({ ...c, link: true, ...restore(link.path) });
-      else if (takeover) changes.push(adopted(link.path, target as string, 0o777, "kata", true));
+      else if (takeover) changes.push(adopted(link.path, link.target, 0o777, "kata", true));
     }
   }
   // What an earlier install of nydus wrote and this one does not want: removed.

@@ -4,6 +4,7 @@
 // drop-in directory their template imports; k0s: containerd.d/; microk8s: its template; CRI-O:
 // crio.conf.d/. The admin's own files are edited minimally and parsed back before any plan shows them.
 import { parse } from "smol-toml";
+import { itemAt } from "../at.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision, ErofsSetup } from "../decide/decision.js";
 import { SETUP_VARIABLE } from "../decide/setup-env.js";
@@ -91,8 +92,8 @@ function isOurTable(
     (prefix) =>
       path.length > prefix.length &&
       prefix.every((p, i) => path[i] === p) &&
-      !nodesOwn.has(path[prefix.length] as string) &&
-      isOurHandler(path[prefix.length] as string, catalog, suffix, variantOurs),
+      !nodesOwn.has(itemAt(path, prefix.length, "the handler")) &&
+      isOurHandler(itemAt(path, prefix.length, "the handler"), catalog, suffix, variantOurs),
   );
 }
 
@@ -217,9 +218,85 @@ function renderFor(
   dropImport: ((entry: string) => boolean) | null,
 ): RuntimeRender {
   const handlers = handlersFor(decision, catalog);
-  const suffix = decision.install.suffix.value;
-  // kata-deploy's DEBUG raises the runtime's own log level too.
-  const debug = decision.install.debug.value;
+  const ours = ownTables(decision, facts, catalog, handlers, takeover);
+  const kind = decision.runtime.value;
+  // No runtime to configure: the container-runtime check has failed the plan already.
+  if (kind === null) return { files: [] };
+  const layout = RUNTIME_LAYOUTS[kind];
+  // Detected facts describe the runtime found; the overrides file may name another kind.
+  const runtime = facts.runtime.kind === kind ? facts.runtime : null;
+  const target: Target = {
+    decision,
+    templates,
+    current,
+    takeover,
+    dropImport,
+    handlers,
+    ours,
+    runtime,
+    suffix: decision.install.suffix.value,
+    // kata-deploy's DEBUG raises the runtime's own log level too.
+    debug: decision.install.debug.value,
+  };
+  const onChange = restartAction(layout.restart);
+  const version = (fallback: number) => runtime?.configVersion ?? fallback;
+  const placement = layout.handlers;
+  switch (placement.kind) {
+    case "containerd":
+      return {
+        files: containerdFiles(
+          target,
+          runtime?.configPath ?? layout.config,
+          placement.dir,
+          placement.defaultVersion,
+        ),
+        onChange,
+      };
+    case "imported-dir": {
+      // Refused by the runtime-drop-in-dir check when their template imports no directory.
+      const dir = runtime?.dropInDir ?? null;
+      if (dir === null) return { files: [] };
+      return { files: dropInFiles(target, dir, version(placement.defaultVersion)), onChange };
+    }
+    case "drop-in-dir":
+      return { files: dropInFiles(target, placement.dir, version(placement.defaultVersion)), onChange };
+    case "template": {
+      const template = runtime?.templatePath ?? itemAt(layout.templates, 0, "the layout's template");
+      return { files: [editInPlaceOf(target, template)], onChange };
+    }
+    case "crio":
+      return { files: [crioFile(target, placement.dir)], onChange };
+    default:
+      return unreachable(placement);
+  }
+}
+
+/** What every placement renders from: the handlers, who owns which table, the files as they are. */
+interface Target {
+  decision: Decision;
+  templates: Templates;
+  current: ReadonlyMap<string, string | null>;
+  takeover: Takeover | null;
+  dropImport: ((entry: string) => boolean) | null;
+  handlers: Handler[];
+  /** Whether a table of the runtime's configuration is kata-install's to replace. */
+  ours: (path: string[]) => boolean;
+  runtime: Facts["runtime"] | null;
+  suffix: string;
+  debug: boolean;
+}
+
+/**
+ * Which of the runtime's handler tables are kata-install's; refuses a plan whose variant handler
+ * (DEBUG's, a custom runtime's) would take the name of a handler of the node's own.
+ */
+function ownTables(
+  decision: Decision,
+  facts: Facts,
+  catalog: Catalog,
+  handlers: Handler[],
+  takeover: Takeover | null,
+): (path: string[]) => boolean {
   // A variant handler (DEBUG's -debug ones, the admin's custom runtimes) is ours when this install
   // writes it, or when its configuration is a variant's of this prefix (custom-runtimes/: written
   // by kata-install, or by kata-deploy, whose tree a takeover makes ours).
@@ -237,7 +314,6 @@ function renderFor(
       .map((h) => h.name)
       .filter((name) => !written.has(name)),
   );
-  const ours = (p: string[]) => isOurTable(p, catalog, suffix, variantOurs, nodes);
   // A handler of the admin's own (its configuration elsewhere) with a name a variant needs: never
   // replaced, and never doubled.
   const taken = facts.runtime.handlers.filter((h) => writing.has(h.name) && !installedVariants.has(h.name));
@@ -251,136 +327,82 @@ function renderFor(
         .join("; ")
         .concat(" (nothing was written)"),
     );
-  const kind = decision.runtime.value;
-  // No runtime to configure: the container-runtime check has failed the plan already.
-  if (kind === null) return { files: [] };
-  const layout = RUNTIME_LAYOUTS[kind];
-  // Detected facts describe the runtime found; the overrides file may name another kind.
-  const runtime = facts.runtime.kind === kind ? facts.runtime : null;
-  const onChange = restartAction(layout.restart);
-  const version = (fallback: number) => runtime?.configVersion ?? fallback;
-  const placement = layout.handlers;
-  switch (placement.kind) {
-    case "containerd": {
-      const main = runtime?.configPath ?? layout.config;
-      if (decision.containerdInPlace.value) {
-        return {
-          files: [
-            editInPlace(
-              main,
-              current.get(main) ?? null,
-              handlers,
-              ours,
-              templates,
-              suffix,
-              debug,
-              dropImport,
-            ),
-          ],
-          onChange,
-        };
-      }
-      const dir = runtime?.dropInDir ?? placement.dir;
-      const v = version(placement.defaultVersion);
-      const own = `${dir}/${dropInName(suffix)}`;
-      const user = userDropInFile(decision, dir, handlers.length > 0);
-      const files = [dropIn(own, v, handlers, templates, debug, decision), user];
-      const cleaned = cleanMain(
-        main,
-        current.get(main) ?? null,
-        (runtime?.dropInDir ?? null) === null
-          ? importFor(dir, [own, ...(user.content !== null ? [user.path] : [])], runtime, takeover)
-          : null,
-        v,
-        ours,
-        dropImport,
-      );
-      if (cleaned) files.push(cleaned);
-      return { files, onChange };
-    }
-    case "imported-dir": {
-      // Refused by the runtime-drop-in-dir check when their template imports no directory.
-      const dir = runtime?.dropInDir ?? null;
-      if (dir === null) return { files: [] };
-      return {
-        files: [
-          dropIn(
-            `${dir}/${dropInName(suffix)}`,
-            version(placement.defaultVersion),
-            handlers,
-            templates,
-            debug,
-            decision,
-          ),
-          userDropInFile(decision, dir, handlers.length > 0),
-        ],
-        onChange,
-      };
-    }
-    case "drop-in-dir":
-      return {
-        files: [
-          dropIn(
-            `${placement.dir}/${dropInName(suffix)}`,
-            version(placement.defaultVersion),
-            handlers,
-            templates,
-            debug,
-            decision,
-          ),
-          userDropInFile(decision, placement.dir, handlers.length > 0),
-        ],
-        onChange,
-      };
-    case "template": {
-      const template = runtime?.templatePath ?? (layout.templates[0] as string);
-      return {
-        files: [
-          editInPlace(
-            template,
-            current.get(template) ?? null,
-            handlers,
-            ours,
-            templates,
-            suffix,
-            debug,
-            dropImport,
-          ),
-        ],
-        onChange,
-      };
-    }
-    case "crio": {
-      const name = "crio/kata.conf.njk";
-      // CRI-O mounts the image store's home privately unless told not to; kata-deploy tells it so.
-      // An admin's own storage_option stays theirs: CRI-O would take our list instead of it.
-      const own = `${placement.dir}/${dropInName(suffix, "conf")}`;
-      const adminStorage = [runtime?.configPath ?? null, ...(runtime?.imports ?? [])].some((file) => {
-        if (file === null || file === own || takeover?.dropIns.includes(file)) return false;
-        const text = current.get(file);
-        return text != null && dig(parseOrNull(text), ["crio", "storage_option"]) !== undefined;
-      });
-      const content =
-        handlers.length === 0
-          ? null
-          : templates.render(name, { handlers, debugLevel: debug, storageOption: !adminStorage });
-      if (content !== null) checkCrio(content, name, handlers);
-      return {
-        files: [
-          {
-            path: own,
-            content,
-            mode: 0o644,
-            template: name,
-            reason: "CRI-O runtime handlers for the chosen shims",
-          },
-        ],
-        onChange,
-      };
-    }
-    default:
-      return unreachable(placement);
-  }
+  const suffix = decision.install.suffix.value;
+  return (p: string[]) => isOurTable(p, catalog, suffix, variantOurs, nodes);
+}
+
+/** containerd: its main file edited in place, or kata-install's drop-in (and the admin's) imported from it. */
+function containerdFiles(
+  t: Target,
+  main: string,
+  defaultDir: string,
+  defaultVersion: number,
+): RenderedFile[] {
+  const { decision, runtime, handlers, current } = t;
+  if (decision.containerdInPlace.value) return [editInPlaceOf(t, main)];
+  const dir = runtime?.dropInDir ?? defaultDir;
+  const v = runtime?.configVersion ?? defaultVersion;
+  const own = `${dir}/${dropInName(t.suffix)}`;
+  const user = userDropInFile(decision, dir, handlers.length > 0);
+  const files = [dropIn(own, v, handlers, t.templates, t.debug, decision), user];
+  const cleaned = cleanMain(
+    main,
+    current.get(main) ?? null,
+    (runtime?.dropInDir ?? null) === null
+      ? importFor(dir, [own, ...(user.content !== null ? [user.path] : [])], runtime, t.takeover)
+      : null,
+    v,
+    t.ours,
+    t.dropImport,
+  );
+  if (cleaned) files.push(cleaned);
+  return files;
+}
+
+/** A runtime that reads a directory of drop-ins: kata-install's, and the admin's. */
+function dropInFiles(t: Target, dir: string, version: number): RenderedFile[] {
+  return [
+    dropIn(`${dir}/${dropInName(t.suffix)}`, version, t.handlers, t.templates, t.debug, t.decision),
+    userDropInFile(t.decision, dir, t.handlers.length > 0),
+  ];
+}
+
+function editInPlaceOf(t: Target, file: string): RenderedFile {
+  return editInPlace(
+    file,
+    t.current.get(file) ?? null,
+    t.handlers,
+    t.ours,
+    t.templates,
+    t.suffix,
+    t.debug,
+    t.dropImport,
+  );
+}
+
+function crioFile(t: Target, dir: string): RenderedFile {
+  const { runtime, handlers, current, takeover } = t;
+  const name = "crio/kata.conf.njk";
+  // CRI-O mounts the image store's home privately unless told not to; kata-deploy tells it so.
+  // An admin's own storage_option stays theirs: CRI-O would take our list instead of it.
+  const own = `${dir}/${dropInName(t.suffix, "conf")}`;
+  const adminStorage = [runtime?.configPath ?? null, ...(runtime?.imports ?? [])].some((file) => {
+    if (file === null || file === own || takeover?.dropIns.includes(file)) return false;
+    const text = current.get(file);
+    return text != null && dig(parseOrNull(text), ["crio", "storage_option"]) !== undefined;
+  });
+  const content =
+    handlers.length === 0
+      ? null
+      : t.templates.render(name, { handlers, debugLevel: t.debug, storageOption: !adminStorage });
+  if (content !== null) checkCrio(content, name, handlers);
+  return {
+    path: own,
+    content,
+    mode: 0o644,
+    template: name,
+    reason: "CRI-O runtime handlers for the chosen shims",
+  };
 }
 
 /** A kind of placement the switch above does not handle fails to compile here. */

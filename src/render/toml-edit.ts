@@ -1,6 +1,8 @@
 // Minimal edits to a TOML file the admin owns: kata-install never re-serialises it. It removes the
 // tables of its own handlers, replaces (or appends) one marked block, and adds an `imports` entry;
 // every other byte stays as it was, comments and order included.
+
+import { itemAt } from "../at.js";
 import { UserError } from "../errors.js";
 import { scanOutsideStrings, splitKey } from "../toml-lines.js";
 
@@ -44,7 +46,7 @@ export function tableSpans(text: string): Span[] {
   for (const line of text.split("\n")) {
     const header = /^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$/.exec(line);
     if (header && !line.trimStart().startsWith("#"))
-      boundaries.push({ path: splitKey(header[1] as string), start: offset });
+      boundaries.push({ path: splitKey(itemAt(header, 1, "the table name")), start: offset });
     else if (ANY_MARKER.test(line)) boundaries.push({ path: null, start: offset });
     offset += line.length + 1;
   }

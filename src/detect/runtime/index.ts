@@ -2,6 +2,7 @@
 // kubelet's own --container-runtime-endpoint is the best evidence; after it, a live socket; after
 // that the distribution-specific layouts, since k3s, rke2, k0s and microk8s embed containerd.
 
+import { itemAt } from "../../at.js";
 import { versionIn } from "../../version.js";
 import type { DetectContext } from "../context.js";
 import { defineSource } from "../source.js";
@@ -174,7 +175,7 @@ async function kubeletEndpoint(ctx: DetectContext): Promise<string | null> {
       /(?:--container-runtime-endpoint[= ]|containerRuntimeEndpoint:\s*)["']?(?:unix:\/\/)?([^\s"']+)/.exec(
         text,
       );
-    if (match) return match[1] as string;
+    if (match) return itemAt(match, 1, "the version group");
   }
   return null;
 }

@@ -33,23 +33,56 @@ export interface Spec {
   open?: boolean;
 }
 
-const leaf = (kind: Kind, dflt?: unknown, oneOf?: readonly string[]): Spec => ({
+/** What read.ts makes of a value of each kind (a value not of its kind is left out, with an issue). */
+interface KindValues {
+  string: string;
+  bool: boolean;
+  int: number;
+  "bool?": boolean | null;
+  strings: string[];
+  labels: Record<string, string>;
+  object: Record<string, unknown>;
+  list: unknown[];
+  any: unknown;
+}
+
+/**
+ * The values a file read to `S` holds: the type follows from the spec itself, so the chart's shape
+ * is written once. Every key is optional (a file sets what it sets); a map with both named keys
+ * and the user's (shims: disableAll and each shim) types the user's as either.
+ */
+export type ValueOf<S> = S extends { children: infer C; each: infer E }
+  ? { [K in keyof C]?: ValueOf<C[K]> } & { [name: string]: ValueOf<E> | ValueOf<C[keyof C]> | undefined }
+  : S extends { children: infer C }
+    ? { [K in keyof C]?: ValueOf<C[K]> }
+    : S extends { each: infer E }
+      ? Record<string, ValueOf<E>>
+      : S extends { kind: infer K extends Kind }
+        ? KindValues[K]
+        : never;
+
+// Each keeps its literal kind (no `: Spec`), for ValueOf; `satisfies` still holds it to Spec.
+const leaf = <const K extends Kind>(
+  kind: K,
+  dflt?: unknown,
+  oneOf?: readonly string[],
+): { kind: K; default?: unknown; oneOf?: readonly string[] } => ({
   kind,
   default: dflt,
   ...(oneOf ? { oneOf } : {}),
 });
-const image = (reference: string, tag: string): Spec => ({
-  children: { reference: leaf("string", reference), tag: leaf("string", tag) },
-});
-const probe = (initialDelay: boolean, period: number, failure: number): Spec => ({
-  children: {
-    enabled: leaf("bool", true),
-    ...(initialDelay ? { initialDelaySeconds: leaf("int", 1) } : {}),
-    periodSeconds: leaf("int", period),
-    failureThreshold: leaf("int", failure),
-    timeoutSeconds: leaf("int", 3),
-  },
-});
+const image = (reference: string, tag: string) =>
+  ({ children: { reference: leaf("string", reference), tag: leaf("string", tag) } }) satisfies Spec;
+const probe = (initialDelay: boolean, period: number, failure: number) =>
+  ({
+    children: {
+      enabled: leaf("bool", true),
+      ...(initialDelay ? { initialDelaySeconds: leaf("int", 1) } : {}),
+      periodSeconds: leaf("int", period),
+      failureThreshold: leaf("int", failure),
+      timeoutSeconds: leaf("int", 3),
+    },
+  }) satisfies Spec;
 
 /** The default shim of kata-deploy 4.1's chart, on every architecture. */
 export const CHART_DEFAULT_SHIM = "qemu-runtime-rs";
@@ -62,7 +95,7 @@ export const CHART_ARCHES: Record<ChartArch, Arch> = {
 };
 export type { ChartArch };
 
-const SHIM: Spec = {
+const SHIM = {
   children: {
     enabled: leaf("bool?", null),
     dropIn: leaf("string", ""),
@@ -79,12 +112,14 @@ const SHIM: Spec = {
       },
     },
   },
-};
+} satisfies Spec;
+/** One shim's settings, as a file gives them or as the chart's defaults have them. */
+export type ShimValues = ValueOf<typeof SHIM>;
 
 const REMOVED_JOB_KEY =
   "has been removed from the chart: node selection is the top-level nodeSelector and affinity.nodeAffinity, in both deployment modes";
 
-export const CHART: Spec = {
+export const CHART = {
   children: {
     deploymentMode: leaf("string", "daemonset", ["daemonset", "job"]),
     job: {
@@ -221,7 +256,9 @@ export const CHART: Spec = {
     nameOverride: leaf("string", ""),
     fullnameOverride: leaf("string", ""),
   },
-};
+} satisfies Spec;
+/** A values file for the chart, as read (read.ts). */
+export type ChartValues = ValueOf<typeof CHART>;
 
 /**
  * The chart's shims in the order of its values.yaml: the order its per-architecture lists come in
@@ -262,7 +299,7 @@ export const CHART_SHIMS: readonly string[] = CHART_ORDER.filter(
 );
 
 /** The chart's default values for one of its shims (as values.yaml has them). */
-export function shimDefaults(name: string): Record<string, unknown> | undefined {
+export function shimDefaults(name: string): ShimValues | undefined {
   const record = shimRecord(name);
   if (record === undefined || record.chart === "none") return undefined;
   const s = record.chart;

@@ -4,43 +4,24 @@
 // runtimeClass given as runtime_classes.custom.<handler>, over the one kata-install makes.
 
 import { parse } from "yaml";
-import type { Catalog } from "../../decide/catalog.js";
-import type { InputIssue } from "../../decide/input-error.js";
 import { CHART_SHIMS } from "./chart.js";
 import { dropInConfig } from "./drop-in.js";
-import type { Ledger } from "./ledger.js";
-import type { ChartFile } from "./read.js";
+import { type Mapping, setPath, type Table } from "./mapping.js";
 
-type Table = Record<string, unknown>;
-
-export function mapCustomRuntimes(
-  chart: ChartFile,
-  catalog: Catalog,
-  ledger: Ledger,
-  set: (path: string[], value: unknown) => void,
-  issues: InputIssue[],
-): void {
-  const runtimes = ((chart.values.customRuntimes as Table | undefined)?.runtimes ?? {}) as Record<
-    string,
-    Table
-  >;
-  for (const [name, runtime] of Object.entries(runtimes)) {
+export function mapCustomRuntimes(m: Mapping): void {
+  const { catalog, ledger } = m;
+  for (const [name, runtime] of Object.entries(m.values.customRuntimes?.runtimes ?? {})) {
     const at = ["customRuntimes", "runtimes", name];
-    const issue = (key: string, message: string) =>
-      issues.push({
-        file: chart.file,
-        line: chart.lineOf([...at, key]),
-        key: [...at, key].join("."),
-        message,
-      });
+    const issue = (key: string, message: string) => m.issue([...at, key], message);
     let rc: Table = {};
     try {
-      rc = (parse(String(runtime.runtimeClass ?? "")) ?? {}) as Table;
+      // Any YAML: what is not a map of its keys is no RuntimeClass, and names no handler below.
+      rc = (parse(runtime.runtimeClass ?? "") ?? {}) as Table;
     } catch (error) {
       issue("runtimeClass", `not YAML: ${(error as Error).message.split("\n")[0]}`);
     }
     const handler = typeof rc.handler === "string" ? rc.handler : "";
-    const base = String(runtime.baseConfig ?? "");
+    const base = runtime.baseConfig ?? "";
     if (handler === "") {
       ledger.noEffect(at, "its runtimeClass names no handler: the chart leaves it out too");
       continue;
@@ -53,17 +34,17 @@ export function mapCustomRuntimes(
       continue;
     }
     const target: Table = { base };
-    const dropIn = String(runtime.dropIn ?? "");
+    const dropIn = runtime.dropIn ?? "";
     if (dropIn.trim() !== "")
-      target.config = dropInConfig(chart, [...at, "dropIn"], dropIn, base, catalog, issues);
-    const snapshotter = String((runtime.containerd as Table | undefined)?.snapshotter ?? "");
+      target.config = dropInConfig(m.chart, [...at, "dropIn"], dropIn, base, catalog, m.issues);
+    const snapshotter = runtime.containerd?.snapshotter ?? "";
     if (snapshotter !== "") target.snapshotter = snapshotter;
-    const pullType = String((runtime.crio as Table | undefined)?.pullType ?? "");
+    const pullType = runtime.crio?.pullType ?? "";
     if (pullType === "guest-pull") target.pull_type = pullType;
     else if (pullType !== "") issue("crio", `pullType "${pullType}": expected guest-pull or nothing`);
-    set(["overrides", "custom_runtimes", handler], target);
+    setPath(m.overlay, ["overrides", "custom_runtimes", handler], target);
     const { kind: _kind, apiVersion: _version, ...object } = rc;
-    set(["runtime_classes", "custom", handler], {
+    setPath(m.overlay, ["runtime_classes", "custom", handler], {
       ...object,
       inherit_base_overhead: runtime.inheritBaseOverhead !== false,
     });

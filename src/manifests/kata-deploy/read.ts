@@ -4,13 +4,14 @@
 // every key it set, so that mapping can account for each.
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
 import type { InputIssue } from "../../decide/input-error.js";
-import type { Kind, Spec } from "./chart.js";
+import type { ChartValues, Kind, Spec, ValueOf } from "./chart.js";
 
 export type Path = readonly string[];
 
-export interface ChartFile {
+export interface ChartFile<Values = ChartValues> {
   file: string;
-  values: Record<string, unknown>;
+  /** What fits the spec, typed by it: a value of the wrong kind is left out (and is an issue). */
+  values: Values;
   /** Every key set, down to the chart's leaves (a free-form value counts as one). */
   leaves: Path[];
   lineOf(path: Path): number | undefined;
@@ -27,7 +28,12 @@ function kindOf(node: Node | null): string {
   return `a ${typeof (node as Scalar).value}`;
 }
 
-export function readChartValues(file: string, text: string, spec: Spec, issues: InputIssue[]): ChartFile {
+export function readChartValues<S extends Spec>(
+  file: string,
+  text: string,
+  spec: S,
+  issues: InputIssue[],
+): ChartFile<ValueOf<S>> {
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const lines = new Map<string, number>();
@@ -41,7 +47,7 @@ export function readChartValues(file: string, text: string, spec: Spec, issues: 
       line: lineAt(error.pos[0]),
       message: `not valid YAML: ${error.message.split("\n")[0]}`,
     });
-  if (doc.errors.length > 0) return chartFile(file, {}, leaves, lines, textLines);
+  if (doc.errors.length > 0) return chartFile(file, {} as ValueOf<S>, leaves, lines, textLines);
 
   const bad = (path: Path, message: string) =>
     issues.push({ file, line: lines.get(key(path)), key: key(path), message });
@@ -79,8 +85,9 @@ export function readChartValues(file: string, text: string, spec: Spec, issues: 
     }
     return value;
   };
-  const values = walk(doc.contents as Node | null, spec, []);
-  return chartFile(file, (values as Record<string, unknown>) ?? {}, leaves, lines, textLines);
+  // walk kept only what fits the spec: the shape ValueOf<S> says.
+  const values = (walk(doc.contents as Node | null, spec, []) ?? {}) as ValueOf<S>;
+  return chartFile(file, values, leaves, lines, textLines);
 }
 
 function leafValue(
@@ -147,13 +154,13 @@ function leafValue(
   }
 }
 
-function chartFile(
+function chartFile<Values>(
   file: string,
-  values: Record<string, unknown>,
+  values: Values,
   leaves: Path[],
   lines: Map<string, number>,
   textLines: Map<string, number>,
-): ChartFile {
+): ChartFile<Values> {
   return {
     file,
     values,
