@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // Command-line wiring only. Each command's module is imported when that command runs, so `--help`
 // and a mistyped flag cost nothing but commander.
 import { Command, Option } from "commander";
@@ -521,8 +520,9 @@ export function impliedCommand(args: string[]): string[] {
   return ["install", ...args];
 }
 
-async function main(): Promise<void> {
-  const [node = "node", script = "kata-install", ...given] = process.argv;
+/** Run the command `argv` names (process.argv's layout: node, the script, then the arguments). */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  const [node = "node", script = "kata-install", ...given] = argv;
   // --debug, anywhere: stack traces too. Without it every error is one line.
   const debug = given.includes("--debug");
   const args = given.filter((a) => a !== "--debug");
@@ -544,5 +544,3 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   }
 }
-
-await main();
