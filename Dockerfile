@@ -30,5 +30,7 @@ COPY package.json ./
 COPY templates ./templates
 COPY rules ./rules
 COPY artifacts ./artifacts
-ENTRYPOINT ["node", "/opt/kata-install/dist/cli.js", "entrypoint"]
+# dist/kata-install starts Node from the start-up snapshot built beside the bundle (the same Node
+# image in both stages), or from dist/cli.js where that Node could not read it.
+ENTRYPOINT ["/opt/kata-install/dist/kata-install", "entrypoint"]
 CMD ["install"]

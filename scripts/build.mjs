@@ -10,8 +10,11 @@
 //                            listr2, nunjucks' compiler), loaded when first asked for.
 // Type-checking is `tsc --noEmit` (npm run check).
 
-import { rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { chmod, copyFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { machine } from "node:os";
+import path from "node:path";
 import { build } from "esbuild";
 
 /** The command groups src/cli/ imports ("../commands/<group>.js"). */
@@ -46,7 +49,7 @@ const libFilter = new RegExp(`^(${Object.keys(LIBS).join("|").replace("/", "\\/"
 await rm("dist", { recursive: true, force: true });
 await build({
   ...common,
-  entryPoints: ["src/cli.ts"],
+  entryPoints: ["src/bin.ts"],
   outfile: "dist/cli.js",
   // src/cli/*.ts import "../commands/<group>.js": beside dist/cli.js, that is ./commands/<group>.js.
   plugins: [external("command-groups", /^\.\.\/commands\//, (p) => p.slice(1))],
@@ -94,3 +97,67 @@ for (const file of tomlFiles) {
   parsed[createHash("sha256").update(text).digest("hex")] = parse(text);
 }
 await writeFile("dist/data.json", JSON.stringify(parsed));
+
+// The V8 start-up snapshot (issue 25): dist/snapshot.cjs, one CommonJS bundle of the CLI and the
+// facts and node-side commands, is run once here by `node --build-snapshot`, and its heap, every
+// module loaded and initialised, saved to dist/kata-install.blob. dist/kata-install (the package's
+// bin and the image's entrypoint) starts Node from it when this Node can read it, else dist/cli.js:
+// plan and install start ~45 ms sooner (bench/startup-snapshot.ts). Built here only, never at run
+// time. Node 20 runs no import() in a snapshot and does not vouch for some built-ins in one: those
+// are required when first used, and the Kubernetes client (3.5 MB, which would cost every start
+// ~20 ms of deserialising) is required from dist/lib/k8s.js at run time.
+const LAZY_BUILTINS = [
+  ..."child_process readline worker_threads module http https http2 tls inspector perf_hooks".split(" "),
+  ..."async_hooks vm dgram cluster dns/promises domain repl trace_events".split(" "),
+];
+const lazyFilter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|").replace("/", "\\/")})$`);
+const builtinExports = (id) => Object.keys(process.getBuiltinModule(`node:${id}`));
+const atRunTime = {
+  name: "at-run-time",
+  setup(b) {
+    b.onResolve({ filter: lazyFilter }, (args) => ({
+      path: args.path.replace(/^node:/, ""),
+      namespace: "builtin",
+    }));
+    // Each name a getter, known now: bundled code copies a module's names, not its values.
+    b.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({
+      contents: `let m;
+const load = () => (m ??= process.getBuiltinModule("node:${args.path}"));
+for (const key of ${JSON.stringify(builtinExports(args.path))})
+  Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
+    }));
+    b.onResolve({ filter: /^kata-install:precompiled-templates$/ }, () => ({
+      path: path.resolve("dist/templates.js"),
+    }));
+    b.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: "k8s", namespace: "lib" }));
+    // argv[1] is dist/cli.js (src/snapshot.ts); Node 20.19 requires an ES module that has no top-level await.
+    b.onLoad({ filter: /.*/, namespace: "lib" }, () => ({
+      contents: `module.exports = process.getBuiltinModule("node:module").createRequire(process.argv[1])("./lib/k8s.js");`,
+    }));
+  },
+};
+await build({
+  ...common,
+  format: "cjs",
+  banner: {},
+  entryPoints: ["src/snapshot.ts"],
+  outfile: "dist/snapshot.cjs",
+  plugins: [atRunTime],
+  // The precompiled templates are bundled in (src/snapshot.ts); import.meta is not used there.
+  logOverride: { "empty-import-meta": "silent" },
+});
+// Written under another name and renamed: Node aborts on a truncated blob rather than refusing it.
+// Built in an empty environment, so that nothing of this shell's can be kept in the heap.
+execFileSync(
+  process.execPath,
+  ["--snapshot-blob", "dist/kata-install.blob.new", "--build-snapshot", "dist/snapshot.cjs"],
+  {
+    stdio: "inherit",
+    env: {},
+  },
+);
+await rename("dist/kata-install.blob.new", "dist/kata-install.blob");
+// What dist/kata-install checks before using the blob: the Node it was made by.
+await writeFile("dist/kata-install.node", `${process.version} ${machine()}\n`);
+await copyFile("scripts/kata-install.sh", "dist/kata-install");
+await chmod("dist/kata-install", 0o755);

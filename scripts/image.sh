@@ -65,12 +65,15 @@ expect() { # COMMAND… -- TEXT: the command's output contains TEXT
   grep -qF -- "$text" <<<"$output" || { echo "$output"; echo "no \"$text\" from: ${args[*]}"; exit 1; }
   echo "  ok: ${args[*]}"
 }
-expect node /opt/kata-install/dist/cli.js --help -- "Usage: kata-install [options] [command]"
-expect node /opt/kata-install/dist/cli.js entrypoint --help -- "Usage: kata-install entrypoint"
+# The image's Node made the start-up snapshot: the entrypoint starts from it (dist/kata-install).
+expect sh -c 'read -r made < /opt/kata-install/dist/kata-install.node &&
+  [ "$made" = "$(node --version) $(uname -m)" ] && echo snapshot usable' -- "snapshot usable"
+expect /opt/kata-install/dist/kata-install --help -- "Usage: kata-install [options] [command]"
+expect /opt/kata-install/dist/kata-install entrypoint --help -- "Usage: kata-install entrypoint"
 # The templates, rules and catalogue are found beside the bundle: a whole plan runs in the image.
-expect node /opt/kata-install/dist/cli.js facts --json --host-root / -- '"schemaVersion": 1'
-expect sh -c 'node /opt/kata-install/dist/cli.js facts --json --host-root / > /tmp/node.json &&
-  node /opt/kata-install/dist/cli.js shims --facts /tmp/node.json' -- "ON THIS NODE"
+expect /opt/kata-install/dist/kata-install facts --json --host-root / -- '"schemaVersion": 1'
+expect sh -c '/opt/kata-install/dist/kata-install facts --json --host-root / > /tmp/node.json &&
+  /opt/kata-install/dist/kata-install shims --facts /tmp/node.json' -- "ON THIS NODE"
 root="$(buildah mount "$ctr")"
 test ! -e "$root/opt/kata-install/node_modules" || { echo "node_modules in the image"; exit 1; }
 test -f "$root/opt/kata-install/rules/shims.toml" || { echo "rules missing from the image"; exit 1; }

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // Command-line wiring only. Each command's module is imported when that command runs, so `--help`
 // and a mistyped flag cost nothing but commander. The commands are defined in src/cli/, each
 // beside the others of its stage; this file holds the program, their order and the entry point.
@@ -79,8 +78,9 @@ export function impliedCommand(args: string[]): string[] {
   return ["install", ...args];
 }
 
-async function main(): Promise<void> {
-  const [node = "node", script = "kata-install", ...given] = process.argv;
+/** Run the command `argv` names (process.argv's layout: node, the script, then the arguments). */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  const [node = "node", script = "kata-install", ...given] = argv;
   // --debug, anywhere: stack traces too. Without it every error is one line.
   const debug = given.includes("--debug");
   const args = given.filter((a) => a !== "--debug");
@@ -102,5 +102,3 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   }
 }
-
-await main();

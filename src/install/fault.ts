@@ -15,19 +15,26 @@ interface Spec {
   count: number;
 }
 
-const specs: Spec[] = (process.env.KATA_INSTALL_FAULT ?? "")
-  .split(",")
-  .map((text) => /^(write|rename|fsync|restart):(\d+)(\+?)(?:@(.+))?$/.exec(text.trim()))
-  .filter((m): m is RegExpExecArray => m !== null)
-  .map((m) => ({
-    kind: itemAt(m, 1, "the fault's kind"),
-    n: Number(m[2]),
-    sticky: m[3] === "+",
-    on: m[4] ?? null,
-    count: 0,
-  }));
+// Read at the first operation, not when the module loads: the start-up snapshot loads it at build time.
+let parsed: Spec[] | undefined;
+
+function faultSpecs(): Spec[] {
+  parsed ??= (process.env.KATA_INSTALL_FAULT ?? "")
+    .split(",")
+    .map((text) => /^(write|rename|fsync|restart):(\d+)(\+?)(?:@(.+))?$/.exec(text.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({
+      kind: itemAt(m, 1, "the fault's kind"),
+      n: Number(m[2]),
+      sticky: m[3] === "+",
+      on: m[4] ?? null,
+      count: 0,
+    }));
+  return parsed;
+}
 
 export function fault(kind: FaultKind, what: string): void {
+  const specs = faultSpecs();
   if (specs.length === 0) return;
   for (const spec of specs) {
     if (spec.kind !== kind || (spec.on !== null && !what.includes(spec.on))) continue;

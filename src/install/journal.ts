@@ -231,7 +231,7 @@ export class JournalStore {
     const file = `${dir}/journal.json`;
     // The directory it is born in is a fresh one createDirsWith() just made.
     const real = dir === this.dir ? await this.own(file, "file") : await this.host.resolve(file);
-    await writeAtomically(real, file, `${JSON.stringify(journal, null, 2)}\n`, ROOT_ONLY);
+    await writeAtomically(real, file, `${JSON.stringify(journal, null, 2)}\n`, rootOnly());
   }
 
   /** Save a file's bytes under original/ or txn/; returns the name to record. */
@@ -242,7 +242,7 @@ export class JournalStore {
       await this.own(`${this.dir}/${name}`, "file"),
       `${this.dir}/${name}`,
       bytes,
-      ROOT_ONLY,
+      rootOnly(),
     );
     return name;
   }
@@ -337,5 +337,10 @@ export function emptyJournal(): Journal {
   };
 }
 
-/** Backups hold the node's files, some of them private: only root reads them. */
-const ROOT_ONLY: FileMeta = { mode: 0o600, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+/**
+ * Backups hold the node's files, some of them private: only root reads them. Asked of the running
+ * process each time, not when the module loads (the start-up snapshot loads it at build time).
+ */
+function rootOnly(): FileMeta {
+  return { mode: 0o600, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}

@@ -38,6 +38,14 @@ export interface Templates {
   readonly dir: string;
 }
 
+/** dist/templates.js's templates, where they came in with the code (the start-up snapshot). */
+let builtIn: Record<string, unknown> | undefined;
+
+/** Use these compiled templates for templates/ instead of importing dist/templates.js. */
+export function usePrecompiled(compiled: Record<string, unknown>): void {
+  builtIn = compiled;
+}
+
 /**
  * The templates: compiled at build time into dist/templates.js when that exists (a run then compiles
  * nothing), read and compiled from templates/ otherwise (running from source, or another `dir`).
@@ -45,10 +53,10 @@ export interface Templates {
 export async function loadTemplates(dir = dataPath("templates")): Promise<Templates> {
   const precompiled = dataPath("dist", "templates.js");
   let env: Environment;
-  if (dir === dataPath("templates") && fs.existsSync(precompiled)) {
+  if (dir === dataPath("templates") && (builtIn !== undefined || fs.existsSync(precompiled))) {
     // Compiled already: nunjucks' runtime alone renders them (a third of the library to load).
     const { default: slim } = await import("nunjucks/browser/nunjucks-slim.min.js");
-    const compiled = (await import(pathToFileURL(precompiled).href)).default;
+    const compiled = builtIn ?? (await import(pathToFileURL(precompiled).href)).default;
     env = new slim.Environment(new slim.PrecompiledLoader(compiled), OPTIONS);
   } else {
     const { default: nunjucks } = await import("nunjucks");

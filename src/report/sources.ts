@@ -17,6 +17,7 @@ import type { KubeApi } from "../kube/api.js";
 import { summaryAnnotation } from "../kube/node-labels.js";
 import { assembleSummary, decidedPart, NodeSummary, publishedFactPaths } from "../kube/summary.js";
 import { summaryFacts } from "../kube/summary-facts.js";
+import { dataPath } from "../package-root.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import { decisionFacts } from "./fingerprint.js";
 import type { ClusterReport, NodeEntry } from "./report.js";
@@ -121,10 +122,13 @@ function threadsFor(files: number, env: Readonly<Record<string, string | undefin
   return files < WORKERS_FROM ? 1 : Math.min(os.availableParallelism(), 4);
 }
 
-/** Where the worker's bundle is (beside the command group's, dist/commands/); null when not built. */
-function workerFile(): URL | null {
-  const url = new URL("./report-scan.js", import.meta.url);
-  return url.protocol === "file:" && fs.existsSync(url) ? url : null;
+/**
+ * Where the worker's bundle is (dist/commands/, beside the command groups); null when not built.
+ * Found from the package's root, not this module's URL: a start-up snapshot's code has none.
+ */
+function workerFile(): string | null {
+  const file = dataPath("dist", "commands", "report-scan.js");
+  return fs.existsSync(file) ? file : null;
 }
 
 /**

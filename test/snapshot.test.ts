@@ -1,0 +1,122 @@
+// dist/kata-install, the package's bin and the image's entrypoint: it starts Node from the build's
+// start-up snapshot, and that start must print exactly what the plain bundle (dist/cli.js) prints;
+// where the blob cannot be used it must take the plain bundle, never a broken start.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { artifactDir } from "./helpers/artifacts.js";
+import { CLI } from "./helpers/cli.js";
+import { gpuDistroQemuK3s, intelContainerd16 } from "./helpers/nodes.js";
+import { buildHost, removeTestHosts } from "./helpers/test-host.js";
+
+const LAUNCHER = path.resolve("dist/kata-install");
+const BLOB = path.resolve("dist/kata-install.blob");
+const { NODE_OPTIONS: _, ...plainEnv } = process.env;
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = plainEnv) {
+  const r = spawnSync(command, args, { encoding: "utf8", env, input: "", timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+// Three threads whatever the count of files: report's workers are part of what is compared.
+const threaded = { ...plainEnv, KATA_INSTALL_REPORT_THREADS: "3" };
+const plain = (args: string[]) => run(process.execPath, [CLI, ...args], threaded);
+const fromSnapshot = (args: string[]) =>
+  run(process.execPath, ["--snapshot-blob", BLOB, CLI, ...args], threaded);
+
+const artifacts = artifactDir();
+const copies: string[] = [];
+afterAll(() => {
+  removeTestHosts();
+  for (const dir of [artifacts, ...copies]) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A directory of a few saved facts documents of the host at `root`. */
+function factsDirOf(root: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-snapshot-facts-"));
+  copies.push(dir);
+  const facts = run(process.execPath, [CLI, "facts", "--json", "--host-root", root]).stdout;
+  for (let i = 0; i < 6; i++) fs.writeFileSync(path.join(dir, `n${i}.json`), facts);
+  return dir;
+}
+
+describe("the start-up snapshot", () => {
+  const planHost = buildHost(intelContainerd16());
+  const factsHost = buildHost(gpuDistroQemuK3s());
+  const cases: [string, string[]][] = [
+    ["--help", ["--help"]],
+    ["an unknown command", ["nosuch"]],
+    ["facts --json on a test host", ["facts", "--json", "--host-root", factsHost.root]],
+    ["plan --json", ["plan", "--json", "--host-root", planHost.root, "--artifacts", `dir:${artifacts}`]],
+    // Its worker threads load their own bundle, found from the package (the snapshot has no module URL).
+    ["report on worker threads", ["report", "--json", "--facts-dir", factsDirOf(planHost.root)]],
+  ];
+
+  it("is built, with the Node that made it", () => {
+    expect(fs.statSync(BLOB).size).toBeGreaterThan(0);
+    expect(fs.readFileSync(path.resolve("dist/kata-install.node"), "utf8")).toBe(
+      `${process.version} ${os.machine()}\n`,
+    );
+  });
+
+  for (const [what, args] of cases) {
+    it(`${what}: the same output and status as the plain bundle`, () => {
+      const expected = plain(args);
+      const got = fromSnapshot(args);
+      expect(got.status).toBe(expected.status);
+      expect(got.stdout).toBe(expected.stdout);
+      // Stage lines carry their times: compared without them.
+      const untimed = (text: string) => text.replace(/\(\d+ ms\)/g, "");
+      expect(untimed(got.stderr)).toBe(untimed(expected.stderr));
+      // And dist/kata-install, on this Node, takes the snapshot and prints the same.
+      expect(run(LAUNCHER, args, threaded).stdout).toBe(expected.stdout);
+    });
+  }
+
+  it("reads the package beside the blob wherever dist/ is, not where it was built", () => {
+    const moved = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-moved-"));
+    copies.push(moved);
+    for (const entry of ["dist", "rules", "templates", "artifacts", "package.json"])
+      fs.cpSync(path.resolve(entry), path.join(moved, entry), { recursive: true });
+    // A rule renamed in the copy only: its plan names it only if the copy's rules were read.
+    const rules = path.join(moved, "rules/host.toml");
+    fs.writeFileSync(
+      rules,
+      fs.readFileSync(rules, "utf8").replace('"unknown-architecture"', '"moved-architecture"'),
+    );
+    const args = cases[3]?.[1] as string[];
+    const got = run(process.execPath, [
+      "--snapshot-blob",
+      path.join(moved, "dist/kata-install.blob"),
+      path.join(moved, "dist/cli.js"),
+      ...args,
+    ]);
+    expect(got.status).toBe(0);
+    expect(got.stdout).toContain('"rule": "moved-architecture"');
+    expect(got.stdout).toBe(run(process.execPath, [path.join(moved, "dist/cli.js"), ...args]).stdout);
+  });
+
+  it("dist/kata-install takes the plain bundle when the blob is not this Node's or NODE_OPTIONS is set", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
+    copies.push(dir);
+    fs.cpSync(path.resolve("dist"), path.join(dir, "dist"), { recursive: true });
+    for (const entry of ["rules", "templates", "artifacts", "package.json"])
+      fs.symlinkSync(path.resolve(entry), path.join(dir, entry));
+    // A blob Node would abort on: only a start that leaves it alone succeeds.
+    fs.writeFileSync(path.join(dir, "dist/kata-install.blob"), "not a snapshot");
+    const launcher = path.join(dir, "dist/kata-install");
+    const expected = plain(["--help"]).stdout;
+    fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `v0.0.0 ${os.machine()}\n`);
+    expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `${process.version} ${os.machine()}\n`);
+    const withOptions = run(launcher, ["--help"], { ...plainEnv, NODE_OPTIONS: "--max-old-space-size=512" });
+    expect(withOptions).toMatchObject({ status: 0, stdout: expected });
+    fs.rmSync(path.join(dir, "dist/kata-install.blob"));
+    expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    // Through a link, as npm installs a bin.
+    const link = path.join(dir, "bin-link");
+    fs.symlinkSync(launcher, link);
+    expect(run(link, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+  });
+});
