@@ -14,7 +14,8 @@ USER node
 COPY --chown=node:node package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY --chown=node:node tsconfig.json ./
-COPY --chown=node:node scripts/build.mjs ./scripts/
+# The build and the launcher it puts beside the bundle (dist/kata-install).
+COPY --chown=node:node scripts/build.mjs scripts/kata-install.sh ./scripts/
 COPY --chown=node:node src ./src
 COPY --chown=node:node templates ./templates
 COPY --chown=node:node rules ./rules
