@@ -2,8 +2,8 @@
 // (listr2's live view on a terminal, plain lines otherwise), so stdout stays clean for the plan or
 // its JSON. The stage functions know nothing of this: each stage calls one and keeps its result.
 import type { Catalog } from "./decide/catalog.js";
+import { decideFor, type Prepared } from "./decide/decide-for.js";
 import type { Decision } from "./decide/decision.js";
-import { decideFor, type Prepared, prepare } from "./decide/prepare.js";
 import { detectOptionsFromEnv } from "./detect/context.js";
 import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
@@ -11,6 +11,7 @@ import { ProbeCache } from "./detect/probe-cache.js";
 import type { StrategyName } from "./host/command.js";
 import type { Host } from "./host/host.js";
 import { openHost } from "./host/open.js";
+import { prepare } from "./inputs/prepare.js";
 import type { ArtifactSource } from "./install/artifacts.js";
 import { installedState, journalFor } from "./install/journal.js";
 import { readRelease } from "./release/read.js";
@@ -56,7 +57,7 @@ export async function planPipeline(
   given: { prepared?: Prepared; host?: Host; probes?: ProbeCache } = {},
 ): Promise<Planned> {
   // Every input is validated before any stage runs: a bad overrides file stops here, whole.
-  const prepared = given.prepared ?? prepare({ ...options, env });
+  const prepared = given.prepared ?? (await prepare({ ...options, env }));
   const templates = await loadTemplates();
   const host = given.host ?? (await openHost(options.hostRoot, options.hostExec));
   const ctx: Partial<Planned> = { prepared, templates, host };

@@ -8,8 +8,8 @@ import { dataPath } from "./package-root.js";
 
 let built: Record<string, unknown> | null | undefined;
 
-/** `text` parsed as TOML; throws as smol-toml does for text that is not TOML. */
-export function parseTomlText(text: string): Record<string, unknown> {
+/** The build's table of `text`; undefined when the build did not parse it (edited, or no build). */
+export function builtTable(text: string): Record<string, unknown> | undefined {
   if (built === undefined) {
     try {
       built = JSON.parse(fs.readFileSync(dataPath("dist", "data.json"), "utf8")) as Record<string, unknown>;
@@ -17,8 +17,12 @@ export function parseTomlText(text: string): Record<string, unknown> {
       built = null; // running from source, or a bundle built without it
     }
   }
-  const known = built?.[hash(text)];
-  return (known ?? parse(text)) as Record<string, unknown>;
+  return built?.[hash(text)] as Record<string, unknown> | undefined;
+}
+
+/** `text` parsed as TOML; throws as smol-toml does for text that is not TOML. */
+export function parseTomlText(text: string): Record<string, unknown> {
+  return builtTable(text) ?? (parse(text) as Record<string, unknown>);
 }
 
 export { hash as sha256 };

@@ -2,17 +2,18 @@
 // facts file), then decide.
 
 import { must } from "../at.js";
-import { type DecideOptions, decideFor, prepare } from "../decide/prepare.js";
+import { decideFor } from "../decide/decide-for.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import { openHost } from "../host/open.js";
+import { type DecideOptions, prepare } from "../inputs/prepare.js";
 import { parseArtifactSpecifier } from "../install/open-source.js";
 import type { DecideCommandOptions } from "../pipeline.js";
 import { readRelease } from "../release/read.js";
 
 export async function runDecide(options: DecideCommandOptions, env?: DecideOptions["env"]) {
-  const prepared = prepare({ ...options, env });
+  const prepared = await prepare({ ...options, env });
   parseArtifactSpecifier(options.artifacts); // checked before the node is read
   const host = options.facts !== undefined ? null : await openHost(options.hostRoot, options.hostExec);
   const facts: Facts =

@@ -22,10 +22,11 @@ export interface FactsOptions {
  */
 export async function nfdFeatures(facts: Facts, hostRoot: string, from: string): Promise<string> {
   // Loaded only when asked: a plain `facts` decides nothing.
-  const { decideFor, prepare } = await import("../decide/prepare.js");
+  const { decideFor } = await import("../decide/decide-for.js");
+  const { prepare } = await import("../inputs/prepare.js");
   const { summarize } = await import("../kube/summary.js");
   const { nfdFeatureFile } = await import("../kube/nfd-features.js");
-  const { decision } = decideFor(prepare({ hostRoot, overrides: null, env: {} }), facts);
+  const { decision } = decideFor(await prepare({ hostRoot, overrides: null, env: {} }), facts);
   return nfdFeatureFile(summarize(facts, decision), from);
 }
 

@@ -2,12 +2,12 @@
 // exactly what a fresh plan shows (or undo what the journal recorded).
 
 import { blocking } from "../decide/decision.js";
-import { prepare } from "../decide/prepare.js";
 import { type DetectOptions, detectOptionsFromEnv } from "../detect/context.js";
 import { probeInstalled } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import { openHost } from "../host/open.js";
+import { prepare } from "../inputs/prepare.js";
 import { recover } from "../install/apply.js";
 import { writeAtomically } from "../install/fs-ops.js";
 import { install } from "../install/install.js";
@@ -70,7 +70,7 @@ export async function runInstall(
   const saved = given.plan === undefined ? null : await loadPlan(given.plan, given);
   const options = saved?.options ?? given;
   const env = process.env;
-  const prepared = prepare({ ...options, env });
+  const prepared = await prepare({ ...options, env });
   parseArtifactSpecifier(options.artifacts); // checked before the lock is taken
   const timeout = timeoutOf(options.runtimeTimeout);
   const host = await openHost(options.hostRoot, options.hostExec);

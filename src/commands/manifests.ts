@@ -1,7 +1,7 @@
 import { parseAllDocuments } from "yaml";
-import { loadCatalog } from "../decide/catalog.js";
 import { formatIssue } from "../decide/input-error.js";
 import { UserError } from "../errors.js";
+import { loadCatalog } from "../inputs/catalog.js";
 import type { Entry } from "../manifests/kata-deploy/ledger.js";
 import { renderManifests } from "../manifests/manifests.js";
 import { loadValues } from "../manifests/values.js";

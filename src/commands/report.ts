@@ -1,8 +1,8 @@
 // `kata-install report`: many nodes at once, from saved facts or from the cluster's annotations.
 import fs from "node:fs";
 import path from "node:path";
-import { prepare } from "../decide/prepare.js";
 import { UserError } from "../errors.js";
+import { prepare } from "../inputs/prepare.js";
 import { renderOverrides, renderPoolOverrides, renderReport } from "../output/report.js";
 import { buildReport } from "../report/report.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
@@ -33,7 +33,7 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
     if (!fs.statSync(options.factsDir, { throwIfNoEntry: false })?.isDirectory())
       throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
-    const prepared = prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
+    const prepared = await prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
     loaded = await fromFactsDir(options.factsDir, prepared, process.env);
     from = `facts in ${options.factsDir}`;
   } else {

@@ -3,10 +3,9 @@
 // host package stands in — and,
 // once the release being installed is read, what that release says: which shims it ships (a shim
 // is a configuration file of the release), which keys each has, of which type, with which values.
-import fs from "node:fs";
-import path from "node:path";
+import { parse } from "smol-toml";
 import * as z from "zod/mini";
-import { type ArtifactCatalogue, loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { HypervisorName } from "../detect/hypervisors.js";
 import { tomlErrorText } from "../detect/toml.js";
 import type { KeyInfo, KeyType } from "../release/config-file.js";
@@ -14,8 +13,8 @@ import { baseName, type Release, type ShimConfig } from "../release/release.js";
 import "../schema.js";
 import { DEFAULT_SHIM, GUEST_PULL, SHIMS, type Vetting } from "../shims/table.js";
 import { TEES } from "../shims/tees.js";
-import { parseTomlText } from "../toml-data.js";
 import { TomlLines } from "../toml-lines.js";
+import { type DataText, readable } from "./data-text.js";
 import { InputError, type InputIssue } from "./input-error.js";
 
 export type { KeyType };
@@ -261,15 +260,26 @@ function unvettedSpec(release: Release, shipped: ShimConfig): SpecFields & { unv
 /** Where the shims' records are (what a problem with one of them names). */
 const TABLE_FILE = "src/shims/table.ts";
 
-export function loadCatalog(dir: string): Catalog {
-  const shimsFile = path.join(dir, "shims.toml");
+/** The catalogue's files, as src/inputs/ read them. */
+export interface CatalogFiles {
+  /** rules/shims.toml: the host parts, the shims no artifact serves. */
+  shims: DataText;
+  /** artifacts/catalogue.toml, parsed (once a run: the sources and the plan ask for it too), or its problems. */
+  artifacts: ArtifactCatalogue | InputIssue[];
+  /** rules/config-values.toml; null when there is none. */
+  values: DataText | null;
+}
+
+export function parseCatalog(files: CatalogFiles): Catalog {
   const issues: InputIssue[] = [];
-  const shimsText = readText(shimsFile, issues);
+  const shimsRead = readable(files.shims, issues);
+  const shimsFile = files.shims.file;
   const shims = tableSpecs();
   let unserved: Record<string, string> = {};
   let hostParts: Record<string, HostPart> = {};
-  if (shimsText !== null) {
-    const parsed = parseToml(shimsFile, shimsText, issues);
+  if (shimsRead !== null) {
+    const shimsText = shimsRead.text;
+    const parsed = parseToml(shimsFile, shimsText, issues, shimsRead.table);
     if (parsed !== undefined) {
       const result = ShimsFile.safeParse(parsed);
       if (result.success) {
@@ -288,10 +298,8 @@ export function loadCatalog(dir: string): Catalog {
       }
     }
   }
-  const artifactCatalogue = readArtifactCatalogue(
-    path.join(dir, "..", "artifacts", "catalogue.toml"),
-    issues,
-  );
+  if (Array.isArray(files.artifacts)) issues.push(...files.artifacts);
+  const artifactCatalogue = Array.isArray(files.artifacts) ? null : files.artifacts;
   const depends =
     artifactCatalogue === null
       ? null
@@ -309,11 +317,11 @@ export function loadCatalog(dir: string): Catalog {
               key: `${name}.vetting.${key}`,
               message: `no artifact "${artifact}" in artifacts/catalogue.toml`,
             });
-  const valuesFile = path.join(dir, "config-values.toml");
-  const valuesText = fs.existsSync(valuesFile) ? readText(valuesFile, issues) : null;
+  const valuesRead = files.values === null ? null : readable(files.values, issues);
   let limits: ValueLimits = { oneOf: {}, atLeast: {} };
-  if (valuesText !== null) {
-    const parsed = parseToml(valuesFile, valuesText, issues);
+  if (valuesRead !== null) {
+    const valuesFile = valuesRead.file;
+    const parsed = parseToml(valuesFile, valuesRead.text, issues, valuesRead.table);
     const result = parsed === undefined ? null : ValuesFile.safeParse(parsed);
     if (result && !result.success)
       for (const issue of result.error.issues)
@@ -353,36 +361,16 @@ function hostPartIssues(
   return issues;
 }
 
-/** The artifact catalogue (each artifact's `depends`, `with_debug`); its problems join the shims'. */
-function readArtifactCatalogue(file: string, issues: InputIssue[]): ArtifactCatalogue | null {
-  try {
-    return loadArtifactCatalogue(file);
-  } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    issues.push(...error.issues);
-    return null;
-  }
-}
-
-function readText(file: string, issues: InputIssue[]): string | null {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch (error) {
-    issues.push({
-      file,
-      message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    });
-    return null;
-  }
-}
-
+/** `text` as TOML (`table`: as the build parsed it already), or its problem joins `issues`. */
 export function parseToml(
   file: string,
   text: string,
   issues: InputIssue[],
+  table?: Record<string, unknown>,
 ): Record<string, unknown> | undefined {
+  if (table !== undefined) return table;
   try {
-    return parseTomlText(text);
+    return parse(text) as Record<string, unknown>;
   } catch (error) {
     const line = (error as { line?: number }).line;
     issues.push({ file, line, message: tomlErrorText(error) });

@@ -4,16 +4,13 @@
 // only libexec/nydusd) and kata-deploy's own configuration and systemd unit for them, with
 // @PLACEHOLDERS@ kata-deploy fills in — and kata-install runs as that image's entrypoint. The
 // directory is read in kata-install's own file system (where the image's files are), not under the
-// host root, before any stage runs; each binary is hashed here, and the plan records the hash that
-// install checks again before it writes a byte. The two texts are the image's, filled in as
-// kata-deploy fills them, never re-typed: a placeholder kata-install does not know is refused here.
+// host root, before any stage runs (src/inputs/nydus-source.ts); each binary is hashed there, and
+// the plan records the hash that install checks again before it writes a byte. The two texts are
+// the image's, filled in as kata-deploy fills them, never re-typed: a placeholder kata-install does
+// not know is refused here.
 
 import { parse } from "smol-toml";
 import { tomlErrorText } from "../detect/toml.js";
-import { hash } from "../hash.js";
-import { readInput, readInputText } from "../input-file.js";
-import { MAX_FILE_BYTES } from "../install/fs-ops.js";
-import { SETUP_VARIABLE } from "./setup-env.js";
 
 /** The variable that says where the binaries are, when not where kata-deploy's image has them. */
 export const NYDUS_SOURCE_VARIABLE = "KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR";
@@ -71,55 +68,10 @@ export type NydusSource =
   | { ok: false; dir: string; variable: string | null; problem: string };
 
 /**
- * The binaries, read and hashed; null when EXPERIMENTAL_SETUP_SNAPSHOTTER does not name nydus (no
- * directory is looked at). A directory or binary that is missing is said (not thrown): on CRI-O
- * the variable is ignored, and decide says what stops an install on containerd.
- */
-export function loadNydusSource(env: Readonly<Record<string, string | undefined>>): NydusSource | null {
-  const named = (env[SETUP_VARIABLE] ?? "").split(",").some((s) => s.trim() === "nydus");
-  if (!named) return null;
-  const given = env[NYDUS_SOURCE_VARIABLE]?.trim();
-  const dir = (given || DEFAULT_NYDUS_SOURCE).replace(/\/+$/, "") || "/";
-  const variable = given ? NYDUS_SOURCE_VARIABLE : null;
-  const files: Partial<Record<NydusBinary, NydusBlob>> = {};
-  const problems: string[] = [];
-  for (const name of NYDUS_BINARIES) {
-    const from = `${dir}/${name}`;
-    const read = readInput(from, MAX_FILE_BYTES);
-    if (!read.ok)
-      problems.push(`${from} ${read.missing ? "does not exist" : `cannot be used: ${read.reason}`}`);
-    else files[name] = { from, sha256: hash(read.bytes), size: read.bytes.length };
-  }
-  const texts: Partial<Record<NydusText, NydusTextFile>> = {};
-  for (const [key, name] of Object.entries(NYDUS_TEXTS) as Array<[NydusText, string]>) {
-    const from = `${dir}/${name}`;
-    const read = readInputText(from, MAX_TEXT_FILE_BYTES);
-    if (!read.ok) {
-      problems.push(`${from} ${read.missing ? "does not exist" : `cannot be used: ${read.reason}`}`);
-      continue;
-    }
-    const problem = textProblem(key, read.text);
-    if (problem !== null) problems.push(`${from}: ${problem}`);
-    else texts[key] = { from, text: read.text };
-  }
-  if (problems.length > 0) return { ok: false, dir, variable, problem: problems.join("; ") };
-  return {
-    ok: true,
-    dir,
-    variable,
-    files: files as Record<NydusBinary, NydusBlob>,
-    texts: texts as Record<NydusText, NydusTextFile>,
-  };
-}
-
-/** kata-deploy's texts are kilobytes. */
-const MAX_TEXT_FILE_BYTES = 256 * 1024;
-
-/**
  * Why a text of the source cannot be filled in as kata-deploy fills it: a placeholder it does not
  * know, one it must fill missing, or (the configuration) TOML nydus could not read once filled.
  */
-function textProblem(key: NydusText, text: string): string | null {
+export function nydusTextProblem(key: NydusText, text: string): string | null {
   const known: Readonly<Record<string, boolean>> = NYDUS_PLACEHOLDERS[key];
   const used = new Set([...text.matchAll(/@([A-Z0-9_]+)@/g)].map((m) => m[1] ?? ""));
   const unknown = [...used].filter((name) => !(name in known));

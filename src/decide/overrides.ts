@@ -4,7 +4,6 @@
 import * as z from "zod/mini";
 import { RuntimeKind } from "../detect/runtime/schema.js";
 import { isTable } from "../detect/toml.js";
-import { readInputText } from "../input-file.js";
 import "../schema.js";
 import { itemAt } from "../at.js";
 import { TomlLines } from "../toml-lines.js";
@@ -12,8 +11,6 @@ import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
 import { snapshotterProblem } from "./env.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
-
-export const DEFAULT_OVERRIDES = "/etc/kata-containers/kata-install.toml";
 
 const OverridesSchema = z.strictObject({
   shims: z.optional(z.array(z.string())),
@@ -277,33 +274,6 @@ export function parseOverrides(
     ignore: (data.preflight?.ignore ?? []).map((id) => id.toLowerCase()),
     lineOf: (path) => lines.lineOf(path),
   };
-}
-
-/**
- * The overrides file at `file`. `explicit`: the user named it, so a missing file is an error; the
- * default path may simply not exist.
- */
-/** An overrides file is a few kilobytes of TOML. */
-export const MAX_OVERRIDES_BYTES = 1 << 20;
-
-export function loadOverrides(
-  file: string,
-  explicit: boolean,
-  catalog: Catalog,
-  checkIds: ReadonlySet<string>,
-): Overrides {
-  // By type first (a FIFO would block the read forever), and bounded.
-  const read = readInputText(file, MAX_OVERRIDES_BYTES);
-  if (!read.ok) {
-    if (read.missing && !explicit) return emptyOverrides();
-    throw new InputError("the overrides file cannot be read", [
-      {
-        file,
-        message: read.missing ? "cannot read: it does not exist" : `${read.reason}: it must be a TOML file`,
-      },
-    ]);
-  }
-  return parseOverrides(file, read.text, catalog, checkIds);
 }
 
 export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {

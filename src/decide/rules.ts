@@ -1,8 +1,6 @@
 // Rule files (rules/*.toml other than the catalogue): loaded, validated against the Facts schema and
 // the catalogue, checked for conflicts, and put in evaluation order. Every problem of every file is
 // reported together, each with file, line, rule and key.
-import fs from "node:fs";
-import path from "node:path";
 import * as z from "zod/mini";
 import "../schema.js";
 import { must } from "../at.js";
@@ -11,6 +9,7 @@ import { describePath } from "../detect/fact-paths.js";
 import { typeOf } from "../release/config-file.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, keyShapeProblem, parseToml, unknownShim } from "./catalog.js";
+import { type DataText, readable } from "./data-text.js";
 import { InputError, type InputIssue } from "./input-error.js";
 import { isKernelCmdlineKey, kernelCmdlineProblem } from "./kernel-cmdline.js";
 import { compileMatch, factScope, factsRead, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
@@ -77,23 +76,13 @@ export interface RuleSet {
   checkIds: ReadonlySet<string>;
 }
 
-const CATALOGUE_FILES = new Set(["shims.toml", "config-values.toml"]);
-
-export function ruleFilesIn(dir: string): string[] {
-  return fs
-    .readdirSync(dir)
-    .filter((name) => name.endsWith(".toml") && !CATALOGUE_FILES.has(name))
-    .sort()
-    .map((name) => path.join(dir, name));
-}
-
 /**
- * Load the rules in three steps, each reporting every problem it finds: parse the files (TOML and
+ * The rules in three steps, each reporting every problem it finds: parse the files (TOML and
  * shape), check what each rule names against the catalogue and build it, then check the set as a
  * whole (conflicts, one severity per check, an evaluation order).
  */
-export function loadRules(
-  files: string[],
+export function parseRules(
+  files: readonly DataText[],
   catalog: Catalog,
   display: (file: string) => string = (f) => f,
 ): RuleSet {
@@ -116,23 +105,16 @@ interface ParsedRule {
 
 /** Each file's rules as written: read, TOML, and the shape of a rule. */
 function parseRuleFiles(
-  files: string[],
+  files: readonly DataText[],
   display: (file: string) => string,
   issues: InputIssue[],
 ): ParsedRule[] {
   const parsed: ParsedRule[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, "utf8");
-    } catch (error) {
-      issues.push({
-        file,
-        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      });
-      continue;
-    }
-    const table = parseToml(display(file), text, issues);
+  for (const data of files) {
+    const read = readable(data, issues);
+    if (read === null) continue;
+    const { file, text } = read;
+    const table = parseToml(display(file), text, issues, read.table);
     if (table === undefined) continue;
     const lines = new TomlLines(text);
     const result = RuleFile.safeParse(table);

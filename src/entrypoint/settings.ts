@@ -1,8 +1,9 @@
 // What the entrypoint runs with: its flags first, then kata-deploy's (and the DaemonSet's)
 // environment, then defaults; every value checked before anything is touched.
-import { loadCatalog } from "../decide/catalog.js";
+
 import { UserError } from "../errors.js";
 import { STRATEGY_NAMES, type StrategyName } from "../host/strategy-names.js";
+import { loadCatalog } from "../inputs/catalog.js";
 import type { Install } from "../kube/node-labels.js";
 import { parseStartupTaints, type StartupTaint } from "../kube/taints.js";
 import { CHART_SHIMS } from "../manifests/kata-deploy/chart.js";

@@ -4,11 +4,11 @@
 // moved since it was made.
 import fs from "node:fs";
 import path from "node:path";
-import { DEFAULT_OVERRIDES, MAX_OVERRIDES_BYTES } from "../decide/overrides.js";
 import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
 import { Host } from "../host/host.js";
 import { readInput } from "../input-file.js";
+import { DEFAULT_OVERRIDES, MAX_OVERRIDES_BYTES } from "../inputs/overrides.js";
 import { dataPath } from "../package-root.js";
 import { hash } from "../render/changeset.js";
 

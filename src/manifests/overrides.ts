@@ -7,7 +7,7 @@ import type { Catalog } from "../decide/catalog.js";
 import { ENGINE_CHECKS } from "../decide/engine-checks.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { parseOverrides } from "../decide/overrides.js";
-import { loadRules, ruleFilesIn } from "../decide/rules.js";
+import { loadRules, ruleFilesIn } from "../inputs/rules.js";
 import { dataPath } from "../package-root.js";
 
 export interface OverridesFile {

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { decideFor, type Prepared } from "../decide/prepare.js";
+import { decideFor, type Prepared } from "../decide/decide-for.js";
 import { type Facts, SCHEMA_VERSION } from "../detect/facts.js";
 import { MAX_FACTS_BYTES, parseFacts } from "../detect/load.js";
 import { SOURCES } from "../detect/sources.js";

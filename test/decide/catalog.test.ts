@@ -5,7 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadCatalog } from "../../src/decide/catalog.js";
+import { loadCatalog } from "../../src/inputs/catalog.js";
 import { RULES } from "../helpers/decide.js";
 
 const made: string[] = [];

@@ -1,17 +1,17 @@
 // Decide on a test host: the built-in rules and catalogue, an overrides file given as text, an
 // environment and flags, as the commands would.
 import path from "node:path";
-import { loadCatalog } from "../../src/decide/catalog.js";
 import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { ENGINE_CHECKS } from "../../src/decide/engine-checks.js";
 import { parseEnv } from "../../src/decide/env.js";
-import { loadNydusSource } from "../../src/decide/nydus-source.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
-import { loadRules, ruleFilesIn } from "../../src/decide/rules.js";
-import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
+import { loadCatalog } from "../../src/inputs/catalog.js";
+import { loadNydusSource } from "../../src/inputs/nydus-source.js";
+import { loadRules, ruleFilesIn } from "../../src/inputs/rules.js";
+import { loadUserDropIn } from "../../src/inputs/user-drop-in.js";
 import type { Release } from "../../src/release/release.js";
 import { fixtureRelease } from "./artifacts.js";
 import { buildHost, type NodeSpec } from "./test-host.js";

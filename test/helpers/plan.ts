@@ -3,12 +3,12 @@
 import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
-import { loadNydusSource } from "../../src/decide/nydus-source.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
-import { loadUserDropIn } from "../../src/decide/user-drop-in.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
 import type { Host } from "../../src/host/host.js";
+import { loadNydusSource } from "../../src/inputs/nydus-source.js";
+import { loadUserDropIn } from "../../src/inputs/user-drop-in.js";
 import { installedState, journalFor } from "../../src/install/journal.js";
 import type { Release } from "../../src/release/release.js";
 import type { Changeset } from "../../src/render/changeset.js";

@@ -1,6 +1,6 @@
 // The hashes a saved plan keeps of its inputs.
 import { describe, expect, it } from "vitest";
-import { prepare } from "../../src/decide/prepare.js";
+import { prepare } from "../../src/inputs/prepare.js";
 import { envHashes, factsHashes, recordingEnv } from "../../src/install/plan-inputs.js";
 
 describe("recordingEnv", () => {
@@ -12,9 +12,9 @@ describe("recordingEnv", () => {
     expect(recorded.read()).toEqual(["AGENT_NO_PROXY", "DEBUG", "SHIMS"]);
   });
 
-  it("records, through the decide stage's inputs, kata-deploy's variables only", () => {
+  it("records, through the decide stage's inputs, kata-deploy's variables only", async () => {
     const recorded = recordingEnv({ SHIMS: "qemu clh", PATH: "/usr/bin", KUBECONFIG: "/k" });
-    prepare({ hostRoot: "/nonexistent", overrides: null, env: recorded.env });
+    await prepare({ hostRoot: "/nonexistent", overrides: null, env: recorded.env });
     expect(recorded.read()).toContain("SHIMS");
     expect(recorded.read()).toContain("INSTALLATION_PREFIX");
     expect(recorded.read()).not.toContain("PATH");

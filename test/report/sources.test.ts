@@ -3,8 +3,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { prepare } from "../../src/decide/prepare.js";
 import { SCHEMA_VERSION } from "../../src/detect/facts.js";
+import { prepare } from "../../src/inputs/prepare.js";
 import { fromFactsDir } from "../../src/report/sources.js";
 import { factsDir } from "../helpers/cluster.js";
 
@@ -30,7 +30,7 @@ describe("saved facts of several kata-installs", async () => {
   edit("n0002", (document) => {
     document.schemaVersion = SCHEMA_VERSION + 1;
   });
-  const loaded = await fromFactsDir(dir, prepare({ hostRoot: "/", env: {}, overrides: null }));
+  const loaded = await fromFactsDir(dir, await prepare({ hostRoot: "/", env: {}, overrides: null }));
 
   it("an earlier one's node is reported like the others of its kind", () => {
     expect(loaded.nodes.map((n) => n.name)).toEqual(["n0000", "n0001"]);

@@ -9,7 +9,7 @@ import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
-import { loadCatalog } from "../../src/decide/catalog.js";
+import { loadCatalog } from "../../src/inputs/catalog.js";
 import { CHART_SHIMS } from "../../src/manifests/kata-deploy/chart.js";
 import { DEFAULT_SHIM, SHIMS } from "../../src/shims/table.js";
 import { TEE_KEYS, TEES } from "../../src/shims/tees.js";
