@@ -236,8 +236,12 @@ export async function deploySnapshotters(
   const enableDirs = (await ctx.list("kata", units)).filter((d) => /\.(wants|requires)$/.test(d));
   for (const base of NYDUS_NAMES) {
     const name = suffix ? `${base}-${suffix}` : base;
-    for (const at of [`${prefix}/${base}`, `${units}/${name}.service`])
-      if (await ctx.exists("kata", at)) nydus.push(at);
+    if (await ctx.exists("kata", `${prefix}/${base}`)) nydus.push(`${prefix}/${base}`);
+    // A unit of that name is kata-deploy's only when it runs kata-deploy's binary: nydus-snapshotter
+    // is also the name nydus's own installs give theirs, which is the admin's, not kata-deploy's.
+    const unit = `${units}/${name}.service`;
+    if (!((await ctx.read("kata", unit)) ?? "").includes(`${prefix}/${base}/`)) continue;
+    nydus.push(unit);
     for (const dir of enableDirs)
       if ((await ctx.list("kata", `${units}/${dir}`)).includes(`${name}.service`))
         nydus.push(`${units}/${dir}/${name}.service`);

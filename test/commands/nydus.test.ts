@@ -528,6 +528,26 @@ address = "/run/nydus-snapshotter/containerd-nydus-grpc.sock"
     },
   );
 
+  it("a nydus-snapshotter.service of the admin's (nydus's own install, not kata-deploy's binary) is not kata-deploy's: not named, not touched", async () => {
+    const ADMINS =
+      "[Service]\nExecStart=/usr/local/bin/containerd-nydus-grpc --config /etc/nydus/config.toml\n";
+    const host = await answeringHost(node(), (root) => {
+      kataDeployTree(artifacts, root, ["qemu"]);
+      fs.mkdirSync(path.join(root, path.dirname(REQUIRES)), { recursive: true });
+      fs.writeFileSync(path.join(root, OLDER), ADMINS);
+      fs.symlinkSync("/etc/systemd/system/nydus-snapshotter.service", path.join(root, REQUIRES));
+    });
+    const facts = JSON.parse(cli(host.root, ["facts", "--json"]).stdout);
+    expect(facts.kata.deploy.snapshotters).toBeUndefined();
+    const run = install(host.root, {}, ["--shims", "qemu"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(read(host.root, OLDER)).toBe(ADMINS);
+    expect(fs.readlinkSync(path.join(host.root, REQUIRES))).toBe(
+      "/etc/systemd/system/nydus-snapshotter.service",
+    );
+    expect(calls(host.root)).not.toContain("stop nydus-snapshotter.service");
+  });
+
   it("without it: refused; ignored by name, the takeover still ends the unit, which would otherwise keep containerd from starting", async () => {
     const host = await olderNode();
     const before = snapshot(host.root);
