@@ -106,13 +106,16 @@ export function nydusSetup(
 
 /**
  * The units nydus's is bound to: those of the runtime's that have a unit file here (kata-deploy binds
- * it to the one active: k3s's server or agent, k0s's worker or controller). Plain containerd's is
- * containerd.service wherever its file is (kata-deploy's default); null: none of a distribution's.
+ * it to the one active: k3s's server or agent, k0s's worker or controller). A runtime that runs as
+ * one systemd unit is bound to it wherever its file is (kata-deploy's default, containerd.service);
+ * null: none of several, or a runtime restarted otherwise.
  */
 function unitsToBind(input: DecideInput, runtime: RuntimeKind): [string, ...string[]] | null {
   const [first, ...rest] = input.facts.runtime.units ?? [];
   if (first !== undefined) return [first, ...rest];
-  return runtime === "containerd" ? ["containerd.service"] : null;
+  const restart = RUNTIME_LAYOUTS[runtime].restart;
+  const only = restart.kind === "systemd" && restart.units.length === 1 ? restart.units[0] : undefined;
+  return only === undefined ? null : [only.endsWith(".service") ? only : `${only}.service`];
 }
 
 /** The systemd units a runtime's containerd runs as, for a message; its kind where none is one. */

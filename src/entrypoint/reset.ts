@@ -18,8 +18,10 @@ import { releaseNode } from "../kube/release.js";
 import { installDirFromEnv } from "../render/layout.js";
 import { installOf, ownDaemonSet, type Settings } from "./settings.js";
 
-/** The kubelet runs as a unit of its own only beside these; k3s, rke2, k0s embed it. */
-const OWN_KUBELET: readonly RuntimeKind[] = ["containerd", "crio"];
+/** The kinds the kubelet runs beside as a unit of its own (k3s, rke2, k0s, microk8s embed it). */
+const OWN_KUBELET: readonly RuntimeKind[] = Object.values(RUNTIME_LAYOUTS)
+  .filter((l) => l.kubelet === "own")
+  .map((l) => l.kind);
 
 async function systemctl(host: Host, args: string[]): Promise<void> {
   const run = await host.run("systemctl", args, { timeoutMs: 120_000 });

@@ -5,15 +5,16 @@
 // kubeadm, vanilla, ...) is the default directory, which containerd and CRI-O read. A CRI-O node is
 // never refused: /etc/crio is where it is whatever the distribution. kata-install finds the
 // runtime itself, so the value is only this check.
+import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 
-const OWN_DIRECTORY: Record<string, readonly RuntimeKind[]> = {
-  k3s: ["k3s"],
-  rke2: ["rke2"],
-  k0s: ["k0s"],
-  microk8s: ["microk8s"],
-};
-const VANILLA: readonly RuntimeKind[] = ["containerd", "crio"];
+const LAYOUTS = Object.values(RUNTIME_LAYOUTS);
+/** Each distribution value with a directory of its own, and the runtime kinds it names (layouts.ts). */
+const OWN_DIRECTORY: Record<string, readonly RuntimeKind[]> = {};
+for (const { kind, distribution } of LAYOUTS)
+  if (distribution !== "none") OWN_DIRECTORY[distribution] = [...(OWN_DIRECTORY[distribution] ?? []), kind];
+/** The kinds that keep containerd's (or CRI-O's) default directory. */
+const VANILLA: readonly RuntimeKind[] = LAYOUTS.filter((l) => l.distribution === "none").map((l) => l.kind);
 /** The values that name the default directory; any other value is read as them too, as kata-deploy does. */
 export const VANILLA_NAMES = ["k8s", "kubeadm", "vanilla"];
 export const DISTRIBUTIONS = [...VANILLA_NAMES, ...Object.keys(OWN_DIRECTORY)];

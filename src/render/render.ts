@@ -5,6 +5,7 @@ import { byText } from "../compare.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
+import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
@@ -61,7 +62,9 @@ export async function render(
   const runtimeFiles = [
     facts.runtime.configPath,
     facts.runtime.templatePath,
-    ...(facts.runtime.kind === "crio" ? facts.runtime.imports : []),
+    ...(facts.runtime.kind !== null && RUNTIME_LAYOUTS[facts.runtime.kind].family === "crio"
+      ? facts.runtime.imports
+      : []),
   ].filter((p): p is string => p !== null);
   const current = new Map(await Promise.all(runtimeFiles.map(async (p) => [p, await read(p)] as const)));
   const gone = await goneKataDeployImports(host, current);

@@ -168,7 +168,7 @@ describe("kata-install manifests", () => {
     const other = runCli(["manifests", "--set", "k8s_distribution=openshift"]);
     expect(other.status).toBe(0);
     expect(other.stderr).toContain(
-      "manifests: values: k8s_distribution: K8S_DISTRIBUTION=openshift is not one of k8s, kubeadm, vanilla, k3s, rke2, k0s, microk8s: read as the default layout",
+      "manifests: values: k8s_distribution: K8S_DISTRIBUTION=openshift is not one of k8s, kubeadm, vanilla, k0s, k3s, rke2, microk8s: read as the default layout",
     );
   });
 

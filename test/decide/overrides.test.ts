@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/decide/env.js";
 import { parseOverrides } from "../../src/decide/overrides.js";
+import { RuntimeKind } from "../../src/detect/runtime/schema.js";
 import { catalog, check, checkIds, decideFacts, factsOf, releaseFor, shimNames } from "../helpers/decide.js";
 import { inputErrorLines } from "../helpers/input-error.js";
 import { amdSnpCrio, intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
@@ -51,7 +52,7 @@ ignore = ["nested-virtualization", "no-such-check"]
       // decides (kemu, no_such_key, the type of default_memory) is checked once it is read.
       `${FILE}:2: default_shim: "clh" is not among the shims this file pins (qemu, kemu)`,
       `${FILE}:3: colour: unknown key "colour"`,
-      `${FILE}:6: runtime.kind: Invalid option: expected one of "containerd"|"crio"|"k3s"|"rke2"|"k0s"|"microk8s"`,
+      `${FILE}:6: runtime.kind: Invalid option: expected one of ${RuntimeKind.options.map((k) => `"${k}"`).join("|")}`,
       `${FILE}:12: artifacts.firecracker.source: artifact "firecracker" has no distribution counterpart (only qemu, virtiofsd)`,
       expect.stringMatching(/^\S+:23: preflight\.ignore\[1\]: unknown check "no-such-check"/),
     ]);

@@ -62,6 +62,17 @@ export interface RuntimeLayout {
   versionArgs: string[];
   handlers: HandlerPlacement;
   restart: RuntimeRestart;
+  /**
+   * The kubelet beside it: a systemd unit of its own ("own": plain containerd, CRI-O), or inside
+   * the distribution's binary ("embedded": k3s, rke2, k0s, microk8s's kubelite) — what a reset
+   * restarts besides the runtime.
+   */
+  kubelet: "own" | "embedded";
+  /**
+   * The K8S_DISTRIBUTION value (kata-deploy's k8sDistribution) that names this kind's own
+   * containerd directory; "none": the default layout's (k8s, kubeadm, vanilla).
+   */
+  distribution: string;
 }
 
 /** Where systemd reads unit files, the admin's and packages' alike. */
@@ -110,6 +121,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
       reason:
         "k0s merges containerd.d's runtime handlers into containerd's configuration only when its worker starts",
     },
+    kubelet: "embedded",
+    distribution: "k0s",
   },
   k3s: {
     kind: "k3s",
@@ -123,6 +136,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     versionArgs: ["--version"],
     handlers: { kind: "imported-dir", defaultVersion: 2 },
     restart: restartOf("k3s", ["k3s", "k3s-agent"]),
+    kubelet: "embedded",
+    distribution: "k3s",
   },
   rke2: {
     kind: "rke2",
@@ -136,6 +151,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     versionArgs: ["--version"],
     handlers: { kind: "imported-dir", defaultVersion: 2 },
     restart: restartOf("rke2", ["rke2-server", "rke2-agent"]),
+    kubelet: "embedded",
+    distribution: "rke2",
   },
   microk8s: {
     kind: "microk8s",
@@ -149,6 +166,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     versionArgs: ["version"],
     handlers: { kind: "template" },
     restart: restartOf("snap.microk8s.daemon-containerd"),
+    kubelet: "embedded",
+    distribution: "microk8s",
   },
   crio: {
     kind: "crio",
@@ -168,6 +187,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
       units: ["crio"],
       reason: "CRI-O re-reads its runtime handlers on reload",
     },
+    kubelet: "own",
+    distribution: "none",
   },
   containerd: {
     kind: "containerd",
@@ -181,6 +202,8 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     versionArgs: ["--version"],
     handlers: { kind: "containerd", dir: "/etc/containerd/conf.d", defaultVersion: 3 },
     restart: restartOf("containerd"),
+    kubelet: "own",
+    distribution: "none",
   },
 };
 
