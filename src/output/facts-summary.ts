@@ -8,7 +8,7 @@ import { TEE_KEYS, TEES } from "../shims/tees.js";
 const GPU_CLASS = /^03/;
 const NVIDIA = "10de";
 
-type Row = [label: string, value: string];
+export type Row = [label: string, value: string];
 
 const FILESYSTEMS = ["9p", "virtiofs", "fuse", "overlay", "erofs"];
 
@@ -116,7 +116,8 @@ const ROWS: { [Key in SourceKey]: (value: Facts[Key], facts: Facts) => Row[] } =
   local: (local) => [["local facts", Object.keys(local).join(" ") || "none"]],
 };
 
-function rowsOf<Key extends SourceKey>(facts: Facts, key: Key): Row[] {
+/** The summary's rows of one source, [label, value]. */
+export function rowsOf<Key extends SourceKey>(facts: Facts, key: Key): Row[] {
   return ROWS[key](facts[key], facts);
 }
 

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { detectFacts, type Facts, SCHEMA_VERSION } from "../../src/detect/facts.js";
 import { SOURCES } from "../../src/detect/sources.js";
-import { renderFactsSummary } from "../../src/output/facts-summary.js";
+import { renderFactsSummary, rowsOf } from "../../src/output/facts-summary.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
@@ -13,34 +13,17 @@ const labels = (text: string) =>
     .split("\n")
     .slice(1)
     .filter((line) => line.startsWith("  "))
-    .map((line) => line.trim().split(/\s{2,}/)[0]);
+    .map((line) => line.trim().split(/\s{2,}/)[0] ?? "");
 
 describe("the facts summary", () => {
   it("shows each source's lines in the order of the sources", async () => {
     const facts = await detectFacts(buildHost(intelContainerd16()).host);
-    expect(labels(renderFactsSummary(facts, "/"))).toEqual([
-      "arch",
-      "os",
-      "kernel",
-      "modules loaded",
-      "modules builtin",
-      "modules available",
-      "modules missing",
-      "filesystems",
-      "hugepages",
-      "cpu",
-      "kvm",
-      "confidential",
-      "hypervisors",
-      "runtime",
-      "drop-ins",
-      "handlers",
-      "snapshotters",
-      "pci",
-      "storage",
-      "kata",
-      "local facts",
-    ]);
+    const shown = labels(renderFactsSummary(facts, "/"));
+    // Every source's rows, source after source as SOURCES has them: a new source joins by itself.
+    expect(shown).toEqual(SOURCES.flatMap((source) => rowsOf(facts, source.key).map(([label]) => label)));
+    // And the rows a reader looks for are there, in that order.
+    const order = ["arch", "kernel", "cpu", "kvm", "confidential", "hypervisors", "runtime", "pci", "kata"];
+    expect(shown.filter((label) => order.includes(label))).toEqual(order);
   });
 
   it("shows a node of which nothing is known as unknown or none, with why", () => {
@@ -49,24 +32,39 @@ describe("the facts summary", () => {
       ...Object.fromEntries(SOURCES.map((source) => [source.key, source.unknown])),
       problems: [{ source: "kvm", reason: "detector failed: Error: boom" }],
     } as Facts;
-    expect(renderFactsSummary(facts, "/host")).toBe(`Node facts (host root /host)
-  arch          unknown
-  os            unknown
-  kernel        unknown · loadable modules: no · build config: not found
-  filesystems   9p: no · virtiofs: no · fuse: no · overlay: no · erofs: no
-  hugepages     default ? kB · reserved: none
-  cpu           unknown · 0 CPUs · virtualisation: none · node is a VM: unknown
-  kvm           /dev/kvm: no · module: none · nested: unknown
-  confidential  sev: no · sev-es: no · sev-snp: no · tdx: no · sgx: no · se: no
-  hypervisors   qemu: none · cloud-hypervisor: none · firecracker: none · virtiofsd: none
-  runtime       none found
-  pci           0 devices · GPUs: 0 (NVIDIA 0) · SR-IOV capable: 0 · IOMMU: off
-  storage       no physical block devices
-  kata          not installed
-  local facts   none
-
-Could not read (1):
-  - kvm: detector failed: Error: boom
-`);
+    const text = renderFactsSummary(facts, "/host");
+    // Each source's lines as written when it was added; a source added since is only held to
+    // saying something for each of its rows.
+    const LINES: Partial<Record<(typeof SOURCES)[number]["key"], string[]>> = {
+      arch: ["arch          unknown"],
+      os: ["os            unknown"],
+      kernel: [
+        "kernel        unknown · loadable modules: no · build config: not found",
+        "filesystems   9p: no · virtiofs: no · fuse: no · overlay: no · erofs: no",
+        "hugepages     default ? kB · reserved: none",
+      ],
+      cpu: ["cpu           unknown · 0 CPUs · virtualisation: none · node is a VM: unknown"],
+      kvm: ["kvm           /dev/kvm: no · module: none · nested: unknown"],
+      security: ["confidential  sev: no · sev-es: no · sev-snp: no · tdx: no · sgx: no · se: no"],
+      hypervisors: [
+        "hypervisors   qemu: none · cloud-hypervisor: none · firecracker: none · virtiofsd: none",
+      ],
+      runtime: ["runtime       none found"],
+      pci: ["pci           0 devices · GPUs: 0 (NVIDIA 0) · SR-IOV capable: 0 · IOMMU: off"],
+      storage: ["storage       no physical block devices"],
+      kata: ["kata          not installed"],
+      local: ["local facts   none"],
+    };
+    // The label column's width is the longest label's: compared with the gap after it as two spaces.
+    const gap = (line: string) => line.trim().replace(/^(\S+(?: \S+)*?)\s{2,}/, "$1  ");
+    const lines = text.split("\n").map(gap);
+    expect(lines[0]).toBe("Node facts (host root /host)");
+    for (const source of SOURCES) {
+      const rows = rowsOf(facts, source.key);
+      const expected = LINES[source.key];
+      if (expected !== undefined) for (const line of expected) expect(lines).toContain(gap(line));
+      else for (const [label, value] of rows) expect(value, `${source.key}: ${label}`).not.toBe("");
+    }
+    expect(text.endsWith("\n\nCould not read (1):\n  - kvm: detector failed: Error: boom\n")).toBe(true);
   });
 });

@@ -45,6 +45,20 @@ describe("runtime layouts", () => {
     expect(DETECTION_ORDER.filter((k) => before.includes(k))).toEqual(before);
   });
 
+  it("a kind of a family other than the family's own runtime embeds it: more specific than it, so detected first", () => {
+    // A new containerd-based kind left as "none" would be detected after containerd, whose evidence
+    // (its binary, its socket) a node of that kind may show too.
+    for (const layout of Object.values(RUNTIME_LAYOUTS))
+      expect(layout.moreSpecificThan, layout.kind).toBe(
+        layout.kind === layout.family ? "none" : layout.family,
+      );
+  });
+
+  it("the kinds with a kubelet of their own keep the default directories; the embedding ones name theirs", () => {
+    for (const layout of Object.values(RUNTIME_LAYOUTS))
+      expect(layout.distribution === "none", layout.kind).toBe(layout.kubelet === "own");
+  });
+
   // The data-loss path: containerd 1.6 and 1.7 replace the main file's CRI table with an imported
   // one's. Every kind whose handlers go into containerd's own config.toml meets the rule that keeps
   // them there, by its placement, whatever it is called; the others never do.
