@@ -6,7 +6,7 @@ import path from "node:path";
 import { itemAt } from "../at.js";
 import { HostError, hostError } from "../errors.js";
 import { type Host, notRegular } from "../host/host.js";
-import { readBounded } from "../input-file.js";
+import { readBounded } from "../read-bounded.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
 import { createExclusive, mkdirOwn, namesIn, tempName } from "./own-place.js";

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { HostError, hostError } from "../errors.js";
 import { type Host, normaliseHostPath } from "../host/host.js";
-import { readBounded } from "../input-file.js";
+import { readBounded } from "../read-bounded.js";
 
 export type OwnKind = "dir" | "file" | "link";
 

@@ -8,6 +8,7 @@ import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
 import { valueAt } from "../detect/value-at.js";
 import { type SummaryFacts, summaryFacts } from "../kube/summary-facts.js";
+import { readBounded } from "../read-bounded.js";
 
 /** What a scan needs of the main thread's world, as plain data (it crosses to worker threads). */
 export interface ScanContext {
@@ -87,15 +88,9 @@ function readRegular(file: string, maxBytes: number): string | null {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.size > maxBytes) return null;
-    const buffer = Buffer.allocUnsafe(st.size);
-    let total = 0;
-    while (total < st.size) {
-      const n = fs.readSync(fd, buffer, total, st.size - total, null);
-      if (n === 0) return null; // shrank as it was read
-      total += n;
-    }
-    // Grown as it was read: the main thread's bounded read decides.
-    if (fs.readSync(fd, Buffer.allocUnsafe(1), 0, 1, null) !== 0) return null;
+    // Grown past the bound as it was read: the main thread's read decides.
+    const buffer = readBounded(fd, maxBytes, st.size);
+    if (buffer === null) return null;
     return isUtf8(buffer) ? buffer.toString("utf8") : null;
   } catch {
     return null;

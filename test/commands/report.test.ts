@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
 import { runCli, runCliAsync } from "../helpers/cli.js";
-import { containerd2, factsDir, withoutVirtiofs } from "../helpers/cluster.js";
+import { containerd2, editFacts, factsDir, withoutVirtiofs } from "../helpers/cluster.js";
 import { node, startFakeKube } from "../helpers/kube-api.js";
 import { amdSnpCrio, arm64Containerd20, gpuDistroQemuK3s, intelContainerd16 } from "../helpers/nodes.js";
 import { SUMMARY } from "../helpers/summary.js";
@@ -109,12 +109,8 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
     arm64Containerd20,
   ]);
   made.push(dir);
-  const edit = (name: string, change: (d: Record<string, unknown>) => void) => {
-    const file = path.join(dir, `${name}.json`);
-    const document = JSON.parse(fs.readFileSync(file, "utf8"));
-    change(document);
-    fs.writeFileSync(file, JSON.stringify(document));
-  };
+  const edit = (name: string, change: (document: Record<string, unknown>) => void) =>
+    editFacts(dir, name, change);
   edit("n0005", (d) => {
     delete d.iommu;
     delete (d.runtime as Record<string, unknown>).family;

@@ -55,3 +55,15 @@ export async function factsDir(
   }
   return dir;
 }
+
+/** Rewrite one node's saved facts in `dir` (`<name>.json`): what an older or a damaged document has. */
+export function editFacts(
+  dir: string,
+  name: string,
+  change: (document: Record<string, unknown>) => void,
+): void {
+  const file = path.join(dir, `${name}.json`);
+  const document = JSON.parse(fs.readFileSync(file, "utf8"));
+  change(document);
+  fs.writeFileSync(file, JSON.stringify(document));
+}

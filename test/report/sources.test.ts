@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SCHEMA_VERSION } from "../../src/detect/facts.js";
 import { prepare } from "../../src/inputs/prepare.js";
 import { fromFactsDir } from "../../src/report/sources.js";
-import { factsDir } from "../helpers/cluster.js";
+import { editFacts, factsDir } from "../helpers/cluster.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -16,12 +16,8 @@ afterAll(() => {
 describe("saved facts of several kata-installs", async () => {
   const dir = await factsDir(3);
   made.push(dir);
-  const edit = (name: string, change: (document: Record<string, unknown>) => void) => {
-    const file = path.join(dir, `${name}.json`);
-    const document = JSON.parse(fs.readFileSync(file, "utf8"));
-    change(document);
-    fs.writeFileSync(file, JSON.stringify(document));
-  };
+  const edit = (name: string, change: (document: Record<string, unknown>) => void) =>
+    editFacts(dir, name, change);
   // n0000 is the first of its kind (validated whole); n0001 is summarised on its fingerprint alone.
   edit("n0001", (document) => {
     delete document.kata;
