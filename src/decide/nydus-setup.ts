@@ -2,9 +2,10 @@
 // install_nydus_snapshotter and configure_nydus_snapshotter) set up by kata-install in its own
 // journalled transaction: the binaries of kata-deploy's image, its nydus configuration and systemd
 // unit, bound to the unit containerd runs as (containerd's, k3s's or rke2's server or agent, k0s's
-// worker or controller), and the proxy plugin in kata-install's containerd drop-in. Where no drop-in
-// of kata-install's can carry it (containerd's own file edited in place, microk8s's template) and
-// on CRI-O it is not set up, said (a warning); the source must be there to copy (an error).
+// worker or controller), and the proxy plugin in kata-install's containerd drop-in — or, where
+// containerd's own file is edited in place (containerd 1.x, microk8s's template), in kata-install's
+// block there, with the one line of the admin's CRI table it needs (render/nydus-in-place.ts). On
+// CRI-O it is not set up, said (a warning); the source must be there to copy (an error).
 import { RUNTIME_LAYOUTS, SYSTEMD_UNIT_DIRS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import type { DecideInput } from "./decide.js";
@@ -43,21 +44,6 @@ export function nydusSetup(
           "warning",
           `${ASKED}: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)`,
           "CRI-O pulls a handler's images in the guest with PULL_TYPE_MAPPING's guest-pull; nothing is set up for it",
-        ),
-      ],
-    };
-  // Not set up, said: one DaemonSet's environment is the cluster's (the chart's default names nydus),
-  // and a node where it cannot go runs its handlers without it (guest-pull-default says so).
-  if (place === "template" || place === "in-place")
-    return {
-      setup: null,
-      checks: [
-        setupCheck(
-          "warning",
-          `${ASKED}: containerd's configuration is edited in place on this node (${place === "template" ? "microk8s's template" : "containerd 1.x, or a version not known"}), and kata-install sets nydus up only in a drop-in of its own: the proxy plugin and disable_snapshot_annotations = false would go into the admin's own CRI table, which uninstall could not give back whole (kata-deploy edits that file in place, and restores it from a whole-file backup): nydus is not set up here`,
-          place === "template"
-            ? `set nydus-snapshotter up in microk8s's containerd template yourself and map handlers to it with SNAPSHOTTER_HANDLER_MAPPING, or take nydus out of ${SETUP_VARIABLE}`
-            : `upgrade containerd to 2.x (kata-install's drop-in then carries it; make containerd --version answer), or take nydus out of ${SETUP_VARIABLE}`,
         ),
       ],
     };

@@ -1,7 +1,7 @@
 // What the two snapshotters EXPERIMENTAL_SETUP_SNAPSHOTTER sets up (erofs, nydus) share: where on a
-// node kata-install can set one up, and the shape of the checks that say where it cannot. Both go
-// only into a containerd drop-in of kata-install's own (uninstall removes it whole): not on CRI-O,
-// not into containerd's own file where it is edited in place, not into microk8s's template.
+// node kata-install can set one up, and the shape of the checks that say where it cannot. Neither
+// on CRI-O. erofs goes only into a containerd drop-in of kata-install's own (it needs containerd
+// 2.2, which always has one); nydus also where containerd's own file is edited in place.
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import type { Check } from "./decision.js";

@@ -1,8 +1,9 @@
 // Uninstall: the journal replayed backwards. A file as kata-install left it gets the node's own
 // bytes, mode and owner back (or goes, if kata-install created it); a file someone edited since is
-// not clobbered: from the admin's own file only kata-install's block is taken out, and a file of
-// ours that was edited stays; both are reported.
+// not clobbered: from the admin's own file only kata-install's block is taken out (and a line it
+// edited there given back), and a file of ours that was edited stays; both are reported.
 import { hash } from "../render/changeset.js";
+import { hasEditedKey, revertKeys } from "../render/key-edit.js";
 import { dropBlock, findBlock } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
@@ -60,10 +61,13 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       (record.original === "absent" ? result.removed : result.restored).push(path);
     } else if (record.editedInPlace) {
       const text = current.bytes.toString("utf8");
-      await atomicWrite(store.host, path, dropBlock(text, path, record.block ?? ""), current.meta);
+      const suffix = record.block ?? "";
+      await atomicWrite(store.host, path, revertKeys(dropBlock(text, path, suffix), suffix), current.meta);
       result.leftEdited.push({
         path,
-        what: "edited after the install: only kata-install's block was removed, the rest kept as it is",
+        what: hasEditedKey(text, suffix)
+          ? "edited after the install: only kata-install's block was removed and the line it edited given back, the rest kept as it is"
+          : "edited after the install: only kata-install's block was removed, the rest kept as it is",
       });
     } else {
       result.leftEdited.push({ path, what: "edited after the install: left in place" });

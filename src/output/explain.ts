@@ -2,6 +2,7 @@
 // document, and a readable view rendered from it.
 import type { Decision, ErofsSetup, NydusSetup } from "../decide/decision.js";
 import { addsToKernelParams, type Decided, describeSource, type Source } from "../decide/provenance.js";
+import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { handlerName } from "../render/layout.js";
 
 export interface Explained {
@@ -32,7 +33,7 @@ export function explainDocument(decision: Decision): { values: Explained[] } {
       ...configExplained(decision),
       ...customRuntimesExplained(decision),
       ...(decision.erofs === null ? [] : erofsExplained(decision.erofs)),
-      ...(decision.nydus === null ? [] : nydusExplained(decision.nydus)),
+      ...(decision.nydus === null ? [] : nydusExplained(decision.nydus, decision)),
       ...installExplained(decision),
     ],
   };
@@ -206,7 +207,10 @@ function erofsExplained(erofs: ErofsSetup): Explained[] {
 }
 
 /** EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: the instance, and where its binaries come from. */
-function nydusExplained(nydus: NydusSetup): Explained[] {
+function nydusExplained(nydus: NydusSetup, decision: Decision): Explained[] {
+  const kind = decision.runtime.value;
+  const inPlace =
+    decision.containerdInPlace.value || (kind !== null && RUNTIME_LAYOUTS[kind].handlers.kind === "template");
   const binaries = Object.entries(nydus.binaries)
     .map(([name, b]) => `${name} sha256:${b.sha256.slice(0, 12)}… (${b.size} bytes)`)
     .join(", ");
@@ -215,7 +219,7 @@ function nydusExplained(nydus: NydusSetup): Explained[] {
       kind: "snapshotter",
       key: "snapshotters.nydus",
       value: nydus.name,
-      reason: `kata-deploy's nydus-for-kata-tee: its unit ${nydus.name}.service (wanted by ${nydus.criUnits.join(", ")}) and the proxy plugin ${nydus.name} in kata-install's containerd drop-in`,
+      reason: `kata-deploy's nydus-for-kata-tee: its unit ${nydus.name}.service (wanted by ${nydus.criUnits.join(", ")}) and the proxy plugin ${nydus.name} ${inPlace ? "in kata-install's block of containerd's own configuration (edited in place), with disable_snapshot_annotations = false in its CRI table" : "in kata-install's containerd drop-in"}`,
       source: nydus.source,
       beaten: [],
     },

@@ -7,6 +7,7 @@ import { parse } from "smol-toml";
 import { itemAt } from "../at.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision, ErofsSetup } from "../decide/decision.js";
+import { nydusName } from "../decide/nydus-setup.js";
 import { SETUP_VARIABLE } from "../decide/setup-env.js";
 import { USER_DROP_IN_VARIABLE } from "../decide/user-drop-in.js";
 import type { Facts } from "../detect/facts.js";
@@ -16,8 +17,10 @@ import { UserError } from "../errors.js";
 import { checkErofs, erofsTables } from "./erofs-config.js";
 import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
 import type { RenderedFile } from "./kata-config.js";
+import { revertKeys } from "./key-edit.js";
 import { type Handler, handlersFor, installDir, variantsDir } from "./layout.js";
 import { checkNydus, mergeTables, nydusTables } from "./nydus-config.js";
+import { checkNydusInPlace, nydusInPlace, nydusSettingPaths } from "./nydus-in-place.js";
 import { isKataDeployImportName } from "./stale-imports.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
@@ -75,9 +78,10 @@ const NEW_CONTAINERD_CONFIG = `version = 2
   runtime_type = "io.containerd.runc.v2"
 `;
 
+const V3_RUNTIMES = ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"];
 const RUNTIMES_PATHS = [
   ["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"],
-  ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"],
+  V3_RUNTIMES,
   ["plugins", "cri", "containerd", "runtimes"], // schema 1's short name
 ];
 
@@ -367,19 +371,6 @@ function dropInFiles(t: Target, dir: string, version: number): RenderedFile[] {
   ];
 }
 
-function editInPlaceOf(t: Target, file: string): RenderedFile {
-  return editInPlace(
-    file,
-    t.current.get(file) ?? null,
-    t.handlers,
-    t.ours,
-    t.templates,
-    t.suffix,
-    t.debug,
-    t.dropImport,
-  );
-}
-
 function crioFile(t: Target, dir: string): RenderedFile {
   const { runtime, handlers, current, takeover } = t;
   const name = "crio/kata.conf.njk";
@@ -439,18 +430,14 @@ function dropIn(
   };
 }
 
-/** containerd 1.x (and microk8s's template): our handlers into the admin's file, nothing else changed. */
-function editInPlace(
-  path: string,
-  text: string | null,
-  handlers: Handler[],
-  ours: (tablePath: string[]) => boolean,
-  templates: Templates,
-  suffix: string,
-  debug: boolean,
-  dropImport: ((entry: string) => boolean) | null = null,
-): RenderedFile {
-  const name = "containerd/handlers.toml.njk";
+/**
+ * containerd 1.x (and microk8s's template): our handlers into the admin's file, nothing else
+ * changed but, with nydus, the one line that turns snapshot annotations on (nydus-in-place.ts).
+ */
+function editInPlaceOf(t: Target, path: string): RenderedFile {
+  const { handlers, suffix, decision } = t;
+  const text = t.current.get(path) ?? null;
+  const name = "containerd/in-place.toml.njk";
   // No file yet: containerd's defaults apply, and a runtimes table of ours would replace its map
   // (runc included), so a new file names runc too.
   const before = text ?? NEW_CONTAINERD_CONFIG;
@@ -459,8 +446,13 @@ function editInPlace(
   const version = typeof parsedBefore?.version === "number" ? parsedBefore.version : 1;
   // kata-deploy's imports go with the drop-ins they name (a takeover), or because their file is
   // gone: containerd refuses to start on an import of a missing file.
-  const withoutImports = dropImport ? removeImports(before, dropImport) : before;
-  const cleaned = removeTables(withoutImports, ours);
+  const withoutImports = t.dropImport ? removeImports(before, t.dropImport) : before;
+  // kata-deploy's proxy plugin for the nydus kata-install now runs (a takeover) is replaced by ours.
+  const deployNydus = t.takeover !== null ? (decision.nydus?.name ?? null) : null;
+  const ours = (p: string[]) =>
+    t.ours(p) || (deployNydus !== null && p[0] === "proxy_plugins" && p[1] === deployNydus);
+  // An earlier install's edited line given back too: the file as the admin has it.
+  const cleaned = revertKeys(removeTables(withoutImports, ours), suffix);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
@@ -472,17 +464,27 @@ function editInPlace(
       reason: "no Kata shim is to be installed",
     };
   }
+  const admins = parseOrNull(dropBlock(cleaned, path, suffix));
+  const nydus = nydusInPlace(decision, cleaned, admins, version, path);
   // The log level joins our block only where the admin has no [debug] table of their own: theirs
   // is theirs to set (a second [debug] table would not parse).
-  const adminsDebug = parseOrNull(dropBlock(cleaned, path, suffix))?.debug !== undefined;
-  const block = templates.render(name, handlersContext(version, handlers, debug && !adminsDebug));
-  const after = putBlock(cleaned, block, path, suffix);
+  const adminsDebug = admins?.debug !== undefined;
+  const block = t.templates.render(name, {
+    ...handlersContext(version, handlers, t.debug && !adminsDebug),
+    nydus: nydus === null ? null : (decision.nydus?.name ?? null),
+    tables: nydus?.tables ?? [],
+  });
+  const after = putBlock(nydus?.text ?? cleaned, block, path, suffix);
+  if (nydus !== null) checkNydusInPlace(after, decision, version, path);
   checkContainerd(after, name, handlers, version);
   // Without a [debug] table of the admin's, one there is ours (an earlier block's, or this one's).
   checkUntouched(parsedBefore, after, name, ours, [
-    ...(adminsDebug ? [] : ["debug"]),
-    ...(withoutImports !== before ? ["imports"] : []),
+    ...(adminsDebug ? [] : [["debug"]]),
+    ...(withoutImports !== before ? [["imports"]] : []),
+    // nydus's settings, set now or by an earlier install (given back now).
+    ...(nydus?.changes ?? (cleaned !== withoutImports ? nydusSettingPaths(version, nydusName(suffix)) : [])),
   ]);
+  const set = nydus === null ? "" : `, and the nydus snapshotter ${decision.nydus?.name} (${SETUP_VARIABLE})`;
   return {
     path,
     content: after,
@@ -493,8 +495,8 @@ function editInPlace(
     template: name,
     reason:
       text === null
-        ? "containerd's configuration, with the Kata handlers"
-        : `the Kata handlers, added to containerd's own configuration${withoutImports !== before ? IMPORTS_GONE : ""}`,
+        ? `containerd's configuration, with the Kata handlers${set}`
+        : `the Kata handlers${set}, added to containerd's own configuration${withoutImports !== before ? IMPORTS_GONE : ""}`,
   };
 }
 
@@ -531,7 +533,7 @@ function cleanMain(
   if (after === text) return null;
   const parsed = parseOrNull(after);
   if (parsed === null) throw new TemplateBug("(import line)", `editing ${path} produced invalid TOML`);
-  checkUntouched(parsedBefore, after, "(import line)", ours, ["imports"]);
+  checkUntouched(parsedBefore, after, "(import line)", ours, [["imports"]]);
   return {
     path,
     content: after,
@@ -598,24 +600,33 @@ function checkCrio(content: string, template: string, handlers: Handler[]): void
   }
 }
 
-/** Everything of the admin's (all but our handlers, and `except` top-level keys) reads back the same. */
+/** Everything of the admin's (all but our handlers, and the settings at `except`) reads back the same. */
 function checkUntouched(
   before: Record<string, unknown> | null,
   afterText: string,
   template: string,
   ours: (tablePath: string[]) => boolean,
-  except: string[] = [],
+  except: string[][] = [],
 ): void {
   if (before === null) return; // an unparsable file: the runtime check already refused it
   const after = parseOrNull(afterText);
   const strip = (table: Record<string, unknown> | null) => {
     const copy = structuredClone(table ?? {});
-    for (const key of except) delete copy[key];
+    for (const path of except) {
+      const parent = dig(copy, path.slice(0, -1));
+      if (parent !== null && typeof parent === "object")
+        delete (parent as Record<string, unknown>)[path.at(-1) ?? ""];
+    }
     for (const path of RUNTIMES_PATHS) {
       const runtimes = dig(copy, path) as Record<string, unknown> | undefined;
       if (runtimes)
         for (const name of Object.keys(runtimes)) if (ours([...path, name])) delete runtimes[name];
     }
+    // From version 3 on, a handler's snapshotter is the images plugin's too (handlersContext).
+    const platforms = dig(copy, ["plugins", "io.containerd.cri.v1.images", "runtime_platforms"]);
+    if (platforms !== null && typeof platforms === "object")
+      for (const name of Object.keys(platforms))
+        if (ours([...V3_RUNTIMES, name])) delete (platforms as Record<string, unknown>)[name];
     return pruneEmpty(copy);
   };
   if (JSON.stringify(strip(before)) !== JSON.stringify(strip(after))) {

@@ -17,7 +17,12 @@ import { artifactDir } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { containerdServes } from "../helpers/containerd.js";
 import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
-import { arm64Containerd20, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
+import {
+  arm64Containerd20,
+  CONTAINERD_V2_MAIN,
+  intelContainerd16,
+  k3sImportingDropIns,
+} from "../helpers/nodes.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -242,39 +247,244 @@ describe("each refusal leaves the host as it was", () => {
   });
 });
 
-describe("containerd 1.6, edited in place: not set up there, said; the rest installed", () => {
-  it("a warning naming why, and nothing of nydus written", async () => {
-    const host = await answeringHost(node(intelContainerd16()));
-    const run = install(host.root, {
-      EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
-      KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE,
-    });
+const x86 = artifactDir("3.9.0", "x86_64");
+afterAll(() => fs.rmSync(x86, { recursive: true, force: true }));
+const ENV16 = {
+  EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+  KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE,
+  SHIMS: "qemu qemu-coco-dev",
+};
+const CONFIG = "etc/containerd/config.toml";
+const install16 = (root: string, env: Record<string, string> = ENV16, more: string[] = []) =>
+  cli(root, ["install", "--artifacts", `dir:${x86}`, ...more], env);
+
+describe("containerd 1.6, its own file edited in place: nydus in kata-install's block and one line of the admin's", () => {
+  const ADDED =
+    "  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images' references from these annotations; uninstall takes this line out\n";
+  /** containerd 1.6 with the admin's config: `containerd config default`'s CRI line among theirs. */
+  const admins = (main: string) => {
+    const spec = node(intelContainerd16());
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": main };
+    return spec;
+  };
+  /** Installed with nydus over the admin's `main`: the file as it is then. */
+  const installedOver = async (main: string) => {
+    const host = await answeringHost(admins(main));
+    const run = install16(host.root);
     expect(run.status, run.stderr).toBe(0);
-    const plan = cli(host.root, ["plan"], {
-      EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
-      KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: SOURCE,
-    });
+    return { host, text: read(host.root, CONFIG) };
+  };
+  /** The real containerd (1.6 here) loads it, its CRI plugin up with snapshot annotations on. */
+  const servedWithAnnotations = async (text: string) => {
+    const served = await containerdServes(text);
+    expect(served.cri, served.log).toBe("ok");
+    expect(served.log).toContain("DisableSnapshotAnnotations:false");
+    return served;
+  };
+  const WITH_KEY = `version = 2
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  snapshotter = "overlayfs"
+  disable_snapshot_annotations = true   # the admin's: containerd's default
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+`;
+
+  it("the line added under the admin's CRI table, the proxy plugin in the block; the real containerd loads it; a second install does nothing; uninstall gives the node back", async () => {
+    const host = await answeringHost(node(intelContainerd16()));
+    const before = snapshot(host.root);
+    const plan = cli(host.root, ["plan", "--artifacts", `dir:${x86}`], ENV16);
+    expect(plan.status, plan.stderr).toBe(0);
+    expect(plan.stdout).not.toContain("snapshotter-setup");
     expect(plan.stdout).toContain(
-      "[WARNING] snapshotter-setup: EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd's configuration is edited in place on this node (containerd 1.x, or a version not known)",
+      ` [plugins."io.containerd.grpc.v1.cri".containerd]\n+${ADDED}   snapshotter = "overlayfs"\n`,
     );
-    for (const file of [UNIT, WANTS, DIR]) expect(fs.existsSync(path.join(host.root, file))).toBe(false);
-    expect(read(host.root, "etc/containerd/config.toml")).not.toContain("nydus");
+    const run = install16(host.root);
+    expect(run.status, run.stderr).toBe(0);
+    const text = read(host.root, CONFIG);
+    const config = parse(text) as Record<string, unknown>;
+    const cri = ["plugins", "io.containerd.grpc.v1.cri", "containerd"];
+    expect(dig(config, [...cri, "disable_snapshot_annotations"])).toBe(false);
+    expect(dig(config, [...cri, "snapshotter"])).toBe("overlayfs");
+    expect(dig(config, ["proxy_plugins", "nydus-for-kata-tee"])).toEqual({
+      type: "snapshot",
+      address: "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock",
+      exports: { root: "/var/lib/nydus-for-kata-tee" },
+    });
+    expect(dig(config, [...cri, "runtimes", "kata-qemu-coco-dev", "snapshotter"])).toBe("nydus-for-kata-tee");
+    // The proxy plugin is inside kata-install's block: the admin's tables are where they were.
+    const block = text.slice(text.indexOf("# >>> kata-install:"));
+    expect(block).toContain("[proxy_plugins.nydus-for-kata-tee]\n");
+    expect(fs.existsSync(path.join(host.root, UNIT))).toBe(true);
+    expect(calls(host.root)).toEqual([
+      "daemon-reload",
+      "restart nydus-for-kata-tee.service",
+      "restart containerd",
+    ]);
+    // The real containerd loads it, the proxy plugin registered.
+    const served = await servedWithAnnotations(text);
+    expect(served.log).toContain('loading plugin \\"io.containerd.snapshotter.v1.nydus-for-kata-tee\\"');
+
+    expect(install16(host.root).stdout).toBe(
+      "Files: 0 written, 0 removed.\nNothing to do: the node is as the plan wants it.\n",
+    );
+    const uninstall = cli(host.root, ["uninstall"], ENV16);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+  });
+
+  it("the admin's own line replaced, theirs kept in its comment: given back byte for byte by uninstall after the admin edited the file", async () => {
+    const host = await answeringHost(admins(WITH_KEY));
+    expect(install16(host.root).status).toBe(0);
+    const text = read(host.root, CONFIG);
+    expect(text).toContain(
+      "\n  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images' references from these annotations; uninstall puts back: \"  disable_snapshot_annotations = true   # the admin's: containerd's default\"\n",
+    );
+    expect(text).not.toContain("disable_snapshot_annotations = true   #\n");
+    // The admin adds a table of their own after the install: the file is no longer as kata-install left it.
+    const theirs =
+      '\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n';
+    fs.appendFileSync(path.join(host.root, CONFIG), theirs);
+    const uninstall = cli(host.root, ["uninstall"], ENV16);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain("the line it edited given back");
+    expect(read(host.root, CONFIG)).toBe(WITH_KEY + theirs);
+  });
+
+  it("installed again without nydus: the admin's line back, the proxy plugin gone, the handlers kept", async () => {
+    const host = await answeringHost(admins(WITH_KEY));
+    expect(install16(host.root).status).toBe(0);
+    const without = install16(host.root, { SHIMS: "qemu qemu-coco-dev" });
+    expect(without.status, without.stderr + without.stdout).toBe(0);
+    const text = read(host.root, CONFIG);
+    expect(text).toContain("\n  disable_snapshot_annotations = true   # the admin's: containerd's default\n");
+    expect(text).not.toContain("nydus");
+    expect(text).toContain('[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu-coco-dev]');
+    expect(cli(host.root, ["uninstall"]).status).toBe(0);
+    expect(read(host.root, CONFIG)).toBe(WITH_KEY);
+  });
+
+  it("annotations already off in the admin's file: that line is theirs, untouched", async () => {
+    const off = WITH_KEY.replace("= true   #", "= false  #");
+    const host = await answeringHost(admins(off));
+    expect(install16(host.root).status).toBe(0);
+    const text = read(host.root, CONFIG);
+    expect(text).toContain("\n  disable_snapshot_annotations = false  # the admin's: containerd's default\n");
+    expect(text).not.toContain("uninstall puts back");
+  });
+
+  it("no CRI table of the admin's: it joins kata-install's block, and the real containerd loads the file", async () => {
+    const bare =
+      'version = 2\nroot = "/var/lib/containerd"\n\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n';
+    const { host, text } = await installedOver(bare);
+    expect(text.startsWith(bare)).toBe(true);
+    expect(text.slice(bare.length)).toContain(
+      '[plugins."io.containerd.grpc.v1.cri".containerd]\n  # images\' references passed to snapshotters as annotations: nydus tells the guest what to pull from them\n  disable_snapshot_annotations = false\n',
+    );
+    await servedWithAnnotations(text);
+    expect(cli(host.root, ["uninstall"]).status).toBe(0);
+    expect(read(host.root, CONFIG)).toBe(bare);
+  });
+
+  it("schema 1 (no version line): the short plugin name, as containerd 1.x reads it", async () => {
+    const v1 =
+      '[plugins.cri.containerd]\n  snapshotter = "overlayfs"\n\n[plugins.cri.containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n';
+    const { text } = await installedOver(v1);
+    expect(dig(parse(text), ["plugins", "cri", "containerd", "disable_snapshot_annotations"])).toBe(false);
+    await servedWithAnnotations(text);
+  });
+
+  it("the CRI settings as dotted keys, which a line edit does not reach: refused naming the file and key, nothing written", async () => {
+    const dotted =
+      'version = 2\n\n[plugins."io.containerd.grpc.v1.cri"]\n  containerd.snapshotter = "overlayfs"\n';
+    const host = await answeringHost(admins(dotted));
+    const before = snapshot(host.root);
+    const run = install16(host.root);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      '/etc/containerd/config.toml: kata-install could not set plugins."io.containerd.grpc.v1.cri".containerd.disable_snapshot_annotations = false for nydus-for-kata-tee',
+    );
+    expect(snapshot(host.root)).toEqual(before);
+  });
+});
+
+/** An install killed at `point`, then an uninstall: the node as it was before (systemctl's log aside). */
+async function killedThenUninstalled(
+  spec: NodeSpec,
+  from: string,
+  env: Record<string, string>,
+  point: string,
+) {
+  const host = await answeringHost(spec);
+  const before = snapshot(host.root);
+  const killed = spawnSync(
+    process.execPath,
+    [CLI, "install", "--host-root", host.root, "--artifacts", `dir:${from}`],
+    {
+      env: { ...process.env, ...env, KATA_INSTALL_CRASH_AT: point },
+      encoding: "utf8",
+    },
+  );
+  expect(killed.status).not.toBe(0);
+  const recovered = cli(host.root, ["uninstall"]);
+  expect(recovered.status, recovered.stderr).toBe(0);
+  expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+  return host;
+}
+
+describe("containerd 1.6 edited in place, killed part way: the next uninstall gives the admin's file back byte for byte", () => {
+  it.each(["step:0:after-write", "before-commit", "restart:after"])("at %s", async (point) => {
+    await killedThenUninstalled(node(intelContainerd16()), x86, ENV16, point);
+  });
+});
+
+describe("a containerd 1.6 node kata-deploy set nydus-for-kata-tee up on, in config.toml itself, taken over", () => {
+  // What kata-deploy's configure_nydus_snapshotter leaves in a file it edits in place: the key set
+  // in the admin's CRI table, the proxy plugin's tables appended, beside its handler.
+  const KATA_DEPLOYS = `${CONTAINERD_V2_MAIN.replace('  snapshotter = "overlayfs"\n', '  snapshotter = "overlayfs"\n  disable_snapshot_annotations = false\n')}
+${deployHandler("io.containerd.grpc.v1.cri", "qemu")}
+[proxy_plugins.nydus-for-kata-tee]
+type = "snapshot"
+address = "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock"
+
+[proxy_plugins.nydus-for-kata-tee.exports]
+root = "/var/lib/nydus-for-kata-tee"
+`;
+  it("one proxy plugin, kata-install's; the handler kept; the real containerd loads it; uninstall leaves the admin's file without kata-deploy's parts", async () => {
+    const host = await answeringHost(node(intelContainerd16()), (root) => {
+      kataDeployTree(x86, root, ["qemu"]);
+      fs.writeFileSync(path.join(root, CONFIG), KATA_DEPLOYS);
+      fs.mkdirSync(path.join(root, DIR), { recursive: true });
+      fs.writeFileSync(path.join(root, DIR, "containerd-nydus-grpc"), "kata-deploy's old binary\0");
+      fs.writeFileSync(path.join(root, DIR, "nydus-overlayfs"), "kata-deploy's old helper\0");
+    });
+    const refused = install16(host.root, { SHIMS: "qemu" });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("kata-deploy set up the nydus snapshotter here");
+    const run = install16(host.root, { ...ENV16, SHIMS: "qemu" });
+    expect(run.status, run.stderr + run.stdout).toBe(0);
+    const text = read(host.root, CONFIG);
+    expect(text.match(/\[proxy_plugins\.nydus-for-kata-tee\]/g)).toHaveLength(1);
+    expect(text.slice(text.indexOf("# >>> kata-install:"))).toContain("[proxy_plugins.nydus-for-kata-tee]");
+    expect(text.match(/runtimes\.kata-qemu\]/g)).toHaveLength(1);
+    // kata-deploy's line is the file's now: already false, nothing of kata-install's on it.
+    expect(text).toContain("\n  disable_snapshot_annotations = false\n");
+    const served = await containerdServes(text);
+    expect(served.cri, served.log).toBe("ok");
+    expect(served.log).toContain('loading plugin \\"io.containerd.snapshotter.v1.nydus-for-kata-tee\\"');
+    expect(cli(host.root, ["uninstall"]).status).toBe(0);
+    const left = read(host.root, CONFIG);
+    expect(left).not.toContain("nydus");
+    expect(left).not.toContain("kata-qemu");
+    expect(left.startsWith(CONTAINERD_V2_MAIN.slice(0, CONTAINERD_V2_MAIN.indexOf("[plugins")))).toBe(true);
   });
 });
 
 describe("killed part way: the next run rolls it back, nydus's unit stopped on the files put back", () => {
   it.each(["step:3:after-write", "services:after"])("at %s", async (point) => {
-    const host = await answeringHost(node());
-    const before = snapshot(host.root);
-    const killed = spawnSync(
-      process.execPath,
-      [CLI, "install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`],
-      { env: { ...process.env, ...ENV, KATA_INSTALL_CRASH_AT: point }, encoding: "utf8" },
-    );
-    expect(killed.status).not.toBe(0);
-    const recovered = cli(host.root, ["uninstall"]);
-    expect(recovered.status, recovered.stderr).toBe(0);
-    expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
+    const host = await killedThenUninstalled(node(), artifacts, ENV, point);
     if (point === "services:after")
       expect(calls(host.root)).toEqual([
         "daemon-reload",

@@ -111,6 +111,15 @@ describe("containerd 2.x: set up, the TEE shims on it", () => {
   });
 });
 
+describe("containerd's own file edited in place (containerd 1.x): set up there too, as kata-deploy sets it up", () => {
+  it("containerd 1.6: nydus bound to containerd.service, no check failing; the TEE shim's handler maps to it", async () => {
+    const decision = await decideOn(intelContainerd16(), { env: { ...SETUP, SHIMS: "qemu qemu-coco-dev" } });
+    expect(decision.containerdInPlace.value).toBe(true);
+    expect(decision.nydus).toMatchObject({ name: "nydus-for-kata-tee", criUnits: ["containerd.service"] });
+    expect(failing(decision)).toEqual([]);
+  });
+});
+
 describe("where it is not set up: said, as a warning", () => {
   it("CRI-O: ignored there, as kata-deploy ignores it", async () => {
     const decision = await decideOn(amdSnpCrio(), { env: SETUP });
@@ -129,19 +138,6 @@ describe("where it is not set up: said, as a warning", () => {
       env: { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent" },
     });
     expect(failing(decision).map((c) => c.severity)).toEqual(["warning"]);
-  });
-
-  it("containerd 1.6, edited in place: not set up, why said; the TEE default falls back as before", async () => {
-    const decision = await decideOn(intelContainerd16(), { env: { ...SETUP, SHIMS: "qemu qemu-tdx" } });
-    expect(decision.nydus).toBeNull();
-    expect(failing(decision)).toEqual([
-      expect.objectContaining({
-        severity: "warning",
-        message: expect.stringContaining(
-          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd's configuration is edited in place on this node (containerd 1.x, or a version not known), and kata-install sets nydus up only in a drop-in of its own",
-        ),
-      }),
-    ]);
   });
 
   it("k3s without a unit file of its own: which unit nydus's must start before is not known; not set up, said", async () => {

@@ -273,6 +273,33 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     expect(edited?.after).toContain('[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata-qemu]');
   });
 
+  it("microk8s with nydus (EXPERIMENTAL_SETUP_SNAPSHOTTER): the annotations line in its template's images table, the proxy plugin in the block, bound to microk8s's containerd unit", async () => {
+    const template =
+      '# microk8s template\nversion = 3\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n';
+    const spec = intelContainerd16();
+    spec.commands = {};
+    spec.files = {
+      "/var/snap/microk8s/current/args/containerd-template.toml": template,
+      "/var/snap/microk8s/current/args/containerd.toml": "version = 3\n",
+    };
+    const env = {
+      EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+      KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: path.resolve(import.meta.dirname, "../fixtures/nydus-snapshotter"),
+      SHIMS: "qemu qemu-coco-dev",
+    };
+    const { decision, changeset } = await planOn(buildHost(spec).host, { env });
+    expect(decision.nydus?.criUnits).toEqual(["snap.microk8s.daemon-containerd.service"]);
+    const after = changeAt(changeset, "/var/snap/microk8s/current/args/containerd-template.toml")
+      ?.after as string;
+    expect(after).toContain(
+      '[plugins."io.containerd.cri.v1.images"]\n  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images\' references from these annotations; uninstall takes this line out\n  snapshotter = "overlayfs"\n',
+    );
+    const parsed = parse(after);
+    expect(dig(parsed, ["proxy_plugins", "nydus-for-kata-tee", "type"])).toBe("snapshot");
+    const v3 = ["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"];
+    expect(dig(parsed, [...v3, "kata-qemu-coco-dev", "snapshotter"])).toBe("nydus-for-kata-tee");
+  });
+
   it("CRI-O: crio.conf.d with runtime_type vm and a reload", async () => {
     const spec = intelContainerd16();
     spec.commands = { "/usr/bin/crio": 'echo "crio version 1.31.0"' };
