@@ -264,7 +264,7 @@ export async function deploySnapshotters(
 }
 
 /** 3.x's proxy plugin, named plain "nydus": known by the socket of its nydus-snapshotter unit. */
-function isOlderNydus(plugin: Record<string, unknown>): boolean {
+export function isOlderNydus(plugin: Record<string, unknown>): boolean {
   return typeof plugin.address === "string" && plugin.address.startsWith("/run/nydus-snapshotter");
 }
 

@@ -11,8 +11,9 @@ import { nydusName } from "../decide/nydus-setup.js";
 import { SETUP_VARIABLE } from "../decide/setup-env.js";
 import { USER_DROP_IN_VARIABLE } from "../decide/user-drop-in.js";
 import type { Facts } from "../detect/facts.js";
+import { isOlderNydus } from "../detect/kata.js";
 import { RUNTIME_LAYOUTS, type RuntimeRestart } from "../detect/runtime/layouts.js";
-import { dig, tomlErrorText } from "../detect/toml.js";
+import { dig, isTable, tomlErrorText } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import { checkErofs, erofsTables } from "./erofs-config.js";
 import { isOurHandler, nodesOwnHandlers } from "./handler-owners.js";
@@ -448,9 +449,11 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
   // gone: containerd refuses to start on an import of a missing file.
   const withoutImports = t.dropImport ? removeImports(before, t.dropImport) : before;
   // kata-deploy's proxy plugin for the nydus kata-install now runs (a takeover) is replaced by ours.
-  const deployNydus = t.takeover !== null ? (decision.nydus?.name ?? null) : null;
-  const ours = (p: string[]) =>
-    t.ours(p) || (deployNydus !== null && p[0] === "proxy_plugins" && p[1] === deployNydus);
+  const deployNydus =
+    t.takeover !== null && decision.nydus !== null
+      ? deployNydusPlugins(parsedBefore, decision.nydus.name)
+      : new Set<string>();
+  const ours = (p: string[]) => t.ours(p) || (p[0] === "proxy_plugins" && deployNydus.has(p[1] ?? ""));
   // An earlier install's edited line given back too: the file as the admin has it.
   const cleaned = revertKeys(removeTables(withoutImports, ours), suffix);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
@@ -481,6 +484,8 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
   checkUntouched(parsedBefore, after, name, ours, [
     ...(adminsDebug ? [] : [["debug"]]),
     ...(withoutImports !== before ? [["imports"]] : []),
+    // kata-deploy's nydus plugins, replaced by ours (a takeover).
+    ...[...deployNydus].map((name) => ["proxy_plugins", name]),
     // nydus's settings, set now or by an earlier install (given back now).
     ...(nydus?.changes ?? (cleaned !== withoutImports ? nydusSettingPaths(version, nydusName(suffix)) : [])),
   ]);
@@ -498,6 +503,19 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
         ? `containerd's configuration, with the Kata handlers${set}`
         : `the Kata handlers${set}, added to containerd's own configuration${withoutImports !== before ? IMPORTS_GONE : ""}`,
   };
+}
+
+/**
+ * kata-deploy's nydus proxy plugins in a file it edited in place: 4.x's, of the name kata-install
+ * sets up, and 3.x's (named plain "nydus", known by its nydus-snapshotter socket), which the
+ * takeover replaces as kata-deploy 4.x replaces it on an upgrade (takeover.ts says so).
+ */
+function deployNydusPlugins(parsed: Record<string, unknown>, name: string): Set<string> {
+  const proxies = dig(parsed, ["proxy_plugins"]);
+  const older = Object.entries(isTable(proxies) ? proxies : {})
+    .filter(([, p]) => isTable(p) && isOlderNydus(p))
+    .map(([n]) => n);
+  return new Set([name, ...older]);
 }
 
 /** Said of a file whose kata-deploy imports go. */

@@ -480,6 +480,28 @@ root = "/var/lib/nydus-for-kata-tee"
     expect(left).not.toContain("kata-qemu");
     expect(left.startsWith(CONTAINERD_V2_MAIN.slice(0, CONTAINERD_V2_MAIN.indexOf("[plugins")))).toBe(true);
   });
+
+  it("kata-deploy 3.x's plain-named nydus plugin in config.toml: replaced by nydus-for-kata-tee, not left naming a socket nothing serves", async () => {
+    const older = `${CONTAINERD_V2_MAIN}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}
+[proxy_plugins.nydus]
+type = "snapshot"
+address = "/run/nydus-snapshotter/containerd-nydus-grpc.sock"
+`;
+    const host = await answeringHost(node(intelContainerd16()), (root) => {
+      kataDeployTree(x86, root, ["qemu"]);
+      fs.writeFileSync(path.join(root, CONFIG), older);
+      fs.mkdirSync(path.join(root, "opt/kata/nydus-snapshotter"), { recursive: true });
+      fs.writeFileSync(path.join(root, "opt/kata/nydus-snapshotter/containerd-nydus-grpc"), "3.x\0");
+    });
+    const run = install16(host.root, { ...ENV16, SHIMS: "qemu" });
+    expect(run.status, run.stderr + run.stdout).toBe(0);
+    const text = read(host.root, CONFIG);
+    expect(text).not.toContain("[proxy_plugins.nydus]");
+    expect(text).not.toContain("/run/nydus-snapshotter");
+    expect(text.match(/\[proxy_plugins\.nydus-for-kata-tee\]/g)).toHaveLength(1);
+    const served = await containerdServes(text);
+    expect(served.cri, served.log).toBe("ok");
+  });
 });
 
 describe("killed part way: the next run rolls it back, nydus's unit stopped on the files put back", () => {
