@@ -330,6 +330,9 @@ describe("containerd 1.6, its own file edited in place: nydus in kata-install's 
     expect(install16(host.root).stdout).toBe(
       "Files: 0 written, 0 removed.\nNothing to do: the node is as the plan wants it.\n",
     );
+    expect(cli(host.root, ["explain", "snapshotters.nydus"], ENV16).stdout).toContain(
+      "the proxy plugin nydus-for-kata-tee in kata-install's block of containerd's own configuration (edited in place), with disable_snapshot_annotations = false in its CRI table\n",
+    );
     const uninstall = cli(host.root, ["uninstall"], ENV16);
     expect(uninstall.status, uninstall.stderr).toBe(0);
     expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(before));
