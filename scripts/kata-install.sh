@@ -7,8 +7,13 @@
 self=$0
 [ -L "$self" ] && self=$(readlink -f "$self")
 dist=${self%/*}
+# The machine's architecture read by the shell itself where the kernel says it (Linux 5.x and
+# later): one process fewer to start than uname -m.
+arch=
+[ -r /proc/sys/kernel/arch ] && read -r arch </proc/sys/kernel/arch
+[ -n "$arch" ] || arch=$(uname -m)
 if [ -z "${NODE_OPTIONS:-}" ] && [ -r "$dist/kata-install.blob" ] && read -r made <"$dist/kata-install.node" &&
-  [ "$made" = "$(node --version) $(uname -m)" ]; then
+  [ "$made" = "$(node --version) $arch" ]; then
   exec node --snapshot-blob "$dist/kata-install.blob" "$dist/cli.js" "$@"
 fi
 exec node "$dist/cli.js" "$@"

@@ -97,7 +97,7 @@ describe("the start-up snapshot", () => {
     expect(got.stdout).toBe(run(process.execPath, [path.join(moved, "dist/cli.js"), ...args]).stdout);
   });
 
-  it("dist/kata-install takes the plain bundle when the blob is not this Node's or NODE_OPTIONS is set", () => {
+  it("dist/kata-install takes the plain bundle when the blob is not this Node's or this machine's, or NODE_OPTIONS is set", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
     copies.push(dir);
     fs.cpSync(path.resolve("dist"), path.join(dir, "dist"), { recursive: true });
@@ -108,6 +108,9 @@ describe("the start-up snapshot", () => {
     const launcher = path.join(dir, "dist/kata-install");
     const expected = plain(["--help"]).stdout;
     fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `v0.0.0 ${os.machine()}\n`);
+    expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    // This Node, another machine's architecture (the launcher reads this one's from the kernel).
+    fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `${process.version} riscv128\n`);
     expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
     fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `${process.version} ${os.machine()}\n`);
     const withOptions = run(launcher, ["--help"], { ...plainEnv, NODE_OPTIONS: "--max-old-space-size=512" });
