@@ -9,7 +9,7 @@ import type { Facts } from "../detect/facts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { artifactSources, askedArtifacts, chooseArtifacts } from "./artifact-choice.js";
 import type { Catalog, ShimSpec } from "./catalog.js";
-import type { Check, Decision } from "./decision.js";
+import type { Check, Chosen, Decision, ErofsSetup, NydusSetup } from "./decision.js";
 import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.js";
 import type { EnvSettings } from "./env.js";
 import { handlerSettings } from "./handler-settings.js";
@@ -23,7 +23,7 @@ import type { Rule, RuleSet } from "./rules.js";
 import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, qemuWrapperValues, shimConfig } from "./shim-config.js";
 import { erofsMergeChecks, erofsSetup } from "./snapshotter-setup.js";
-import { takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
+import { type Takeover, takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
 import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";
 
 export interface Flags {
@@ -47,7 +47,6 @@ export interface DecideInput {
 
 export function decide(input: DecideInput): Decision {
   const { facts, catalog, rules, overrides, env, flags } = input;
-  const arch = facts.arch;
   const warnings: Check[] = [];
   const contradiction = (message: string, rule: string) =>
     warnings.push({ id: "override-contradicts-facts", severity: "warning", status: "fail", message, rule });
@@ -66,33 +65,13 @@ export function decide(input: DecideInput): Decision {
   // 4. The runtime, and the snapshotters set up in its configuration (a takeover's are then ours).
   const runtime = overriddenRuntime(facts, overrides, contradiction);
   const inPlace = containerdInPlace(matched);
-  const erofs = erofsSetup(input, runtime.value, inPlace.value);
-  warnings.push(...erofs.checks);
-  const nydus = nydusSetup(input, runtime.value, inPlace.value);
-  warnings.push(...nydus.checks);
-  const setUp = [
-    ...(erofs.setup === null ? [] : ["erofs"]),
-    ...(nydus.setup === null ? [] : [nydus.setup.name]),
-  ];
-  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover, setUp));
+  const { erofs, nydus, setUp } = setUpSnapshotters(input, runtime.value, inPlace.value, takeover, warnings);
+  const nydusName = nydus?.name ?? null;
 
-  // 5. Shims.
+  // 5. Shims, and the checks on what they are mapped to and what the release has of them.
   const { shims, dropped } = chooseShims(input, matched, vars, contradiction, takeover, warnings);
   const selected = new Set(shims.map((s) => s.name));
-  if (shims.length === 0) {
-    warnings.push({
-      id: "shims",
-      severity: "error",
-      status: "fail",
-      message: `no shim can run on this node${dropped.length > 0 ? `: ${groupReasons(dropped)}` : ""}`,
-      rule: "decide",
-    });
-  }
-  const defaultShim = chooseDefaultShim(input, selected, warnings);
-  warnings.push(...mappingChecks(input));
-  warnings.push(...snapshotterChecks(input, selected, setUp, nydus.setup?.name ?? null));
-
-  warnings.push(...releaseChecks(input, selected));
+  const defaultShim = defaultShimAndChecks(input, dropped, selected, setUp, nydusName, warnings);
 
   // 6. Configuration values, per selected shim (a host package chosen over a bundled one is one).
   const sources = artifactSources(input, matched, takeover, warnings);
@@ -121,26 +100,18 @@ export function decide(input: DecideInput): Decision {
   for (const shim of shims)
     qemuWrapperValues(input, catalog.shims.get(shim.name) as ShimSpec, config[shim.name] ?? {}, dir, moved);
 
-  const handlers = handlerSettings(input, shims, warnings, nydus.setup?.name ?? null);
-  const customRuntimes = customRuntimesFor(
-    input,
-    selected,
-    config,
-    handlers,
-    warnings,
-    nydus.setup?.name ?? null,
-  );
-  warnings.push(...erofsMergeChecks(input, erofs.setup, handlers, customRuntimes));
-
+  // 8. The runtime's handlers: the shims', the custom runtimes built on them, the admin's drop-in.
+  const handlers = handlerSettings(input, shims, warnings, nydusName);
+  const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings, nydusName);
+  warnings.push(...erofsMergeChecks(input, erofs, handlers, customRuntimes));
   const userDropIn = input.userDropIn ?? null;
   warnings.push(...userDropInChecks(userDropIn, runtime.value, inPlace.value));
 
-  const allChecks = applyIgnores([...checks, ...warnings], overrides, flags);
   return {
-    arch,
+    arch: facts.arch,
     runtime,
     containerdInPlace: inPlace,
-    checks: allChecks,
+    checks: applyIgnores([...checks, ...warnings], overrides, flags),
     shims,
     dropped,
     defaultShim,
@@ -154,12 +125,62 @@ export function decide(input: DecideInput): Decision {
       userDropIn === null
         ? null
         : { file: userDropIn.file, text: userDropIn.text, source: { kind: "env", name: userDropIn.name } },
-    erofs: erofs.setup,
-    nydus: nydus.setup,
+    erofs,
+    nydus,
     release: catalog.release ? { version: catalog.release.version, where: catalog.release.where } : null,
     vars,
     matched: matched.map((r) => r.name),
   };
+}
+
+/**
+ * EXPERIMENTAL_SETUP_SNAPSHOTTER's snapshotters, as this node's runtime can carry them, and the
+ * names of those set up; a takeover's snapshotters are checked against them (then ours).
+ */
+function setUpSnapshotters(
+  input: DecideInput,
+  runtime: RuntimeKind | null,
+  inPlace: boolean,
+  takeover: Takeover | null,
+  warnings: Check[],
+): { erofs: ErofsSetup | null; nydus: NydusSetup | null; setUp: string[] } {
+  const erofs = erofsSetup(input, runtime, inPlace);
+  warnings.push(...erofs.checks);
+  const nydus = nydusSetup(input, runtime, inPlace);
+  warnings.push(...nydus.checks);
+  const setUp = [
+    ...(erofs.setup === null ? [] : ["erofs"]),
+    ...(nydus.setup === null ? [] : [nydus.setup.name]),
+  ];
+  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover, setUp));
+  return { erofs: erofs.setup, nydus: nydus.setup, setUp };
+}
+
+/**
+ * The default shim among those chosen, and the checks on them: none at all is an error (naming why
+ * each was dropped); then the mappings' and the release's checks.
+ */
+function defaultShimAndChecks(
+  input: DecideInput,
+  dropped: Chosen[],
+  selected: Set<string>,
+  setUp: string[],
+  nydusName: string | null,
+  warnings: Check[],
+): Decided<string> | null {
+  if (selected.size === 0)
+    warnings.push({
+      id: "shims",
+      severity: "error",
+      status: "fail",
+      message: `no shim can run on this node${dropped.length > 0 ? `: ${groupReasons(dropped)}` : ""}`,
+      rule: "decide",
+    });
+  const defaultShim = chooseDefaultShim(input, selected, warnings);
+  warnings.push(...mappingChecks(input));
+  warnings.push(...snapshotterChecks(input, selected, setUp, nydusName));
+  warnings.push(...releaseChecks(input, selected));
+  return defaultShim;
 }
 
 /** The rules that match, in dependency order; a variable is false until a rule sets it. */

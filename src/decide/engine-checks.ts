@@ -2,8 +2,8 @@
 // not asked for, snapshotters a handler cannot use here; and the checks an admin chose to ignore.
 
 import { itemAt } from "../at.js";
-import { ownContainerdConfig, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
-import { compareVersions, versionParts } from "../version.js";
+import { containerdVersion, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { compareVersions } from "../version.js";
 import type { DecideInput, Flags } from "./decide.js";
 import type { Check } from "./decision.js";
 import type { Overrides } from "./overrides.js";
@@ -38,10 +38,7 @@ const BUILTIN_FROM: Array<[string, number[]]> = [["erofs", [2, 2]]];
  * and those kata-install sets up in its drop-in (`setUp`: EXPERIMENTAL_SETUP_SNAPSHOTTER's erofs).
  */
 export function usableSnapshotters(facts: DecideInput["facts"], setUp: readonly string[] = []): Set<string> {
-  const version =
-    ownContainerdConfig(facts.runtime) && facts.runtime.version !== null
-      ? versionParts(facts.runtime.version)
-      : null;
+  const version = containerdVersion(facts.runtime);
   return new Set([
     ...BUILTIN_SNAPSHOTTERS,
     ...BUILTIN_FROM.filter(([, from]) => version !== null && compareVersions(version, from) >= 0).map(
@@ -111,8 +108,8 @@ export function snapshotterChecks(
         rule: "decide",
       },
     ];
-  const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
-  if (ownContainerdConfig(facts.runtime) && version !== null && compareVersions(version, [1, 7]) < 0)
+  const version = containerdVersion(facts.runtime);
+  if (version !== null && compareVersions(version, [1, 7]) < 0)
     return problem(
       `${variable}: containerd ${facts.runtime.version} has no snapshotter per runtime handler (containerd 1.7 and later have)`,
       "upgrade containerd to 1.7 or later, or unset the mapping",

@@ -2,8 +2,8 @@
 // images. Precedence, lowest first: the capability table (fc needs devmapper) < kata-deploy's chart
 // default (its confidential shims pull in the guest: nydus, runtime_pull_image) < kata-deploy's
 // mappings (SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING) < the overrides file's [handlers.<shim>].
-import { ownContainerdConfig, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
-import { compareVersions, versionParts } from "../version.js";
+import { containerdVersion, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { compareVersions } from "../version.js";
 import type { ShimSpec } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, Chosen, HandlerSettings } from "./decision.js";
@@ -95,8 +95,8 @@ export function handlerSettings(
  */
 function nydusOnNode(input: DecideInput): { name: string | null; why: string } {
   const { facts, env } = input;
-  const version = facts.runtime.version === null ? null : versionParts(facts.runtime.version);
-  if (ownContainerdConfig(facts.runtime) && version !== null && compareVersions(version, [1, 7]) < 0)
+  const version = containerdVersion(facts.runtime);
+  if (version !== null && compareVersions(version, [1, 7]) < 0)
     return {
       name: null,
       why: `containerd ${facts.runtime.version} has no snapshotter per runtime handler (1.7 and later have)`,

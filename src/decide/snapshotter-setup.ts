@@ -5,9 +5,10 @@
 // mkfs.erofs and its options, no Go runtime shim on merged erofs; refused where containerd's own
 // file is edited in place, and ignored (said) on CRI-O.
 import { KATA_MODULES } from "../detect/kernel.js";
+import { containerdVersion, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { MKFS_EROFS_OPTIONS } from "../detect/runtime/mkfs-erofs.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
-import { compareVersions, versionParts } from "../version.js";
+import { compareVersions } from "../version.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, CustomRuntime, ErofsSetup, HandlerSettings } from "./decision.js";
 import { type Decided, describeSource, Ladder } from "./provenance.js";
@@ -68,13 +69,15 @@ export function erofsSetup(
         ),
       ],
     };
-  const version = facts.runtime.kind === runtime ? facts.runtime.version : null;
-  const parts = version === null ? null : versionParts(version);
+  // The version read is the runtime found's: one the overrides file names instead says nothing.
+  const found = facts.runtime.kind === runtime;
+  const version = found ? facts.runtime.version : null;
+  const parts = found ? containerdVersion(facts.runtime) : null;
   // containerd's own file is not kata-install's to add plugin settings to: only its drop-in is
   // removed whole by uninstall.
   const edited = place === "template" || place === "in-place";
   const checks: Check[] = [];
-  if (runtime === "containerd" && parts !== null && compareVersions(parts, EROFS_CONTAINERD) < 0)
+  if (parts !== null && compareVersions(parts, EROFS_CONTAINERD) < 0)
     checks.push(
       erofsCheck(
         "snapshotter-setup",
@@ -94,14 +97,12 @@ export function erofsSetup(
           : `make containerd --version answer (erofs needs containerd 2.2 or later), or take erofs out of ${SETUP_VARIABLE}`,
       ),
     );
-  else if (runtime !== "containerd" || parts === null)
-    // k3s, rke2 and k0s report their own version, not their containerd's (and a runtime the
-    // overrides file names is not the one whose version was read).
+  else if (parts === null)
     checks.push(
       erofsCheck(
         "snapshotter-setup",
         "error",
-        `${ASKED}: ${runtime === "containerd" ? "containerd's version is not known" : `${runtime}${version === null ? "" : ` ${version}`} does not say which containerd it embeds`}, and the erofs snapshotter settings need containerd 2.2 or later`,
+        `${ASKED}: ${RUNTIME_LAYOUTS[runtime].versionOf === "family" ? "containerd's version is not known" : `${runtime}${version === null ? "" : ` ${version}`} does not say which containerd it embeds`}, and the erofs snapshotter settings need containerd 2.2 or later`,
         `if its containerd is 2.2 or later, install with --ignore-preflight-errors=snapshotter-setup; else take erofs out of ${SETUP_VARIABLE}`,
       ),
     );

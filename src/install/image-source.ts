@@ -284,155 +284,204 @@ async function extractLayer(
   // The stream is paused until the parser reads it: nothing is lost while tar loads.
   const { Parser } = await tarLibrary();
   return new Promise((resolve, reject) => {
-    const digest = hashedElsewhere ? null : createHash("sha256");
-    // Files being written: closed if the layer ends early (a refusal, bad bytes), not leaked.
-    const open = new Set<{ abort(): void }>();
-    const abortOpen = () => {
-      for (const writer of open) writer.abort();
-      open.clear();
-    };
-    let size = 0;
-    let refusal: string | null = null; // an entry refused: stop at once
-    let unreadable: string | null = null; // bad bytes: read on, the digest may say why
-    let streamDone = false;
-    let parserDone = false;
-    let settled = false;
-    const settle = () => {
-      if (settled || refusal !== null) return;
-      if (!streamDone || !(parserDone || unreadable !== null)) return;
-      settled = true;
-      abortOpen();
-      const hashed = digest
-        ? Promise.resolve({ hex: digest.digest("hex"), size })
-        : (hashedElsewhere as Promise<{ hex: string; size: number }>);
-      hashed.then(
-        ({ hex, size }) => {
-          const problem = layer.check(hex, size);
-          if (problem !== null) return reject(new ArtifactError(problem));
-          if (unreadable !== null)
-            return reject(new ArtifactError(`${layer.where}: unreadable archive: ${unreadable}`));
-          resolve();
-        },
-        (error: Error) => reject(new ArtifactError(`${layer.where}: cannot hash the blob: ${error.message}`)),
-      );
-    };
-    const refuse = (message: string) => {
-      if (refusal !== null) return;
-      refusal = message;
-      abortOpen();
-      stream.destroy();
-      reject(new ArtifactError(`${layer.where}: ${message}`));
-    };
-    const parser = new Parser({ strict: true });
-    parser.on("entry", (entry: ReadEntry) => {
-      if (refusal !== null || unreadable !== null) return entry.resume();
-      const placed = place(entry, layer);
-      if (typeof placed === "string") {
-        entry.resume();
-        return refuse(placed);
-      }
-      if (placed === null) return entry.resume();
-      const writer = placed;
-      open.add(writer);
-      entry.on("data", (chunk: Buffer) => {
-        if (refusal !== null) return;
-        try {
-          writer.write(chunk);
-        } catch (error) {
-          writer.abort();
-          refuse(`entry "${entry.path}": ${(error as Error).message}`);
-        }
-      });
-      entry.on("end", () => {
-        open.delete(writer);
-        if (refusal === null) writer.close();
-        else writer.abort();
-      });
-    });
+    new LayerRead(stream, hashedElsewhere, layer, new Parser({ strict: true }), resolve, reject).start();
+  });
+}
+
+type TarParser = InstanceType<Awaited<ReturnType<typeof tarLibrary>>["Parser"]>;
+
+/**
+ * One layer's read, as steps of its own: the blob's bytes counted, hashed and handed on (inflated
+ * first when gzipped), each tar entry placed, and the layer settled once both the blob and the tar
+ * are through. A refused entry stops it at once; bad bytes read on, for the digest may say why.
+ */
+class LayerRead {
+  private readonly digest: ReturnType<typeof createHash> | null;
+  /** Files being written: closed if the layer ends early (a refusal, bad bytes), not leaked. */
+  private readonly open = new Set<{ abort(): void }>();
+  private size = 0;
+  /** An entry refused: stop at once. */
+  private refusal: string | null = null;
+  /** Bad bytes: read on, the digest may say why. */
+  private unreadable: string | null = null;
+  private streamDone = false;
+  private parserDone = false;
+  private settled = false;
+  private gunzip: zlib.Gunzip | null = null;
+  private inflated = 0;
+
+  constructor(
+    private readonly stream: Readable,
+    private readonly hashedElsewhere: OpenedBlob["digest"],
+    private readonly layer: LayerContext,
+    private readonly parser: TarParser,
+    private readonly resolve: () => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.digest = hashedElsewhere ? null : createHash("sha256");
+  }
+
+  start(): void {
+    const { parser, stream } = this;
+    parser.on("entry", (entry: ReadEntry) => this.entry(entry));
     parser.on("error", (error: Error) => {
-      unreadable ??= error.message;
+      this.unreadable ??= error.message;
       stream.resume(); // it may wait for a drain that will not come: read on for the digest
-      settle();
+      this.settle();
     });
     parser.on("end", () => {
-      parserDone = true;
-      settle();
+      this.parserDone = true;
+      this.settle();
     });
-    // A gzipped layer is inflated here, in bounded chunks with backpressure, rather than inside
-    // the tar reader (which inflates a whole write at once: a 2 MB bomb meant a 1 GB peak); the
-    // inflated bytes are counted against what the file list allows.
-    let gunzip: zlib.Gunzip | null = null;
-    let inflated = 0;
-    const toParser = (chunk: Buffer, source: NodeJS.ReadableStream) => {
-      // (A write may fail the parser: then the source must not wait for a drain.)
-      if (unreadable === null && !parser.write(chunk) && unreadable === null) {
-        source.pause();
-        parser.once("drain", () => source.resume());
-      }
-    };
-    stream.on("data", (chunk: Buffer) => {
-      digest?.update(chunk);
-      if (size === 0 && chunk[0] === 0x1f && chunk[1] === 0x8b) {
-        // 1 MiB out at a time: a 300 MB layer installed in 0.63 s against 1.07 s with zlib's 64 KiB
-        // (fewer buffers, callbacks and tar writes; measured interleaved), still a bounded chunk.
-        gunzip = zlib.createGunzip({ chunkSize: INFLATE_CHUNK });
-        const inflating = gunzip;
-        const limit = layer.maxTarBytes ?? inflateBound(layer.declaredSize);
-        inflating.on("data", (out: Buffer) => {
-          inflated += out.length;
-          if (inflated > limit) {
-            inflating.destroy();
-            return refuse(
-              layer.maxTarBytes !== null
-                ? `the layer inflates to more than the ${limit} bytes its image's file list allows (a gzip bomb?)`
-                : `the layer inflates to more than ${limit} bytes (${MAX_INFLATE_RATIO} times its compressed size, at most ${LAYER_CEILING}), and its image has no file list that allows more (a gzip bomb?)`,
-            );
-          }
-          toParser(out, inflating);
-        });
-        inflating.on("end", () => {
-          if (unreadable === null && refusal === null) parser.end();
-        });
-        inflating.on("error", (error: Error) => {
-          unreadable ??= `gzip: ${error.message}`;
-          stream.resume();
-          settle();
-        });
-      }
-      size += chunk.length;
-      // More than the manifest declares is refused as it arrives, before it reaches the disk.
-      if (
-        size > layer.declaredSize ||
-        (layer.maxTarBytes === null && gunzip === null && size > LAYER_CEILING)
-      ) {
-        stream.pause();
-        return refuse(
-          size > layer.declaredSize
-            ? `the blob is larger than the ${layer.declaredSize} bytes its manifest declares`
-            : `the layer is larger than ${LAYER_CEILING} bytes, and its image has no file list that allows more`,
-        );
-      }
-      if (gunzip !== null) {
-        if (unreadable === null && refusal === null && !gunzip.write(chunk)) {
-          stream.pause();
-          gunzip.once("drain", () => stream.resume());
-        }
-      } else toParser(chunk, stream);
-    });
-    stream.on("end", () => {
-      streamDone = true;
-      if (gunzip !== null) {
-        if (unreadable === null && refusal === null) gunzip.end();
-      } else if (unreadable === null) parser.end();
-      settle();
-    });
+    stream.on("data", (chunk: Buffer) => this.chunk(chunk));
+    stream.on("end", () => this.streamEnd());
     stream.on("error", (error: Error) => {
-      if (refusal === null) {
-        refusal = error.message;
-        reject(new ArtifactError(`${layer.where}: ${error.message}`));
+      if (this.refusal === null) {
+        this.refusal = error.message;
+        this.reject(new ArtifactError(`${this.layer.where}: ${error.message}`));
       }
     });
-  });
+  }
+
+  /** A tar entry: checked and placed, its bytes written as they come. */
+  private entry(entry: ReadEntry): void {
+    const placed = this.refusal !== null || this.unreadable !== null ? null : place(entry, this.layer);
+    if (placed === null || typeof placed === "string") {
+      entry.resume();
+      if (typeof placed === "string") this.refuse(placed);
+      return;
+    }
+    const writer = placed;
+    this.open.add(writer);
+    entry.on("data", (chunk: Buffer) => {
+      if (this.refusal !== null) return;
+      try {
+        writer.write(chunk);
+      } catch (error) {
+        writer.abort();
+        this.refuse(`entry "${entry.path}": ${(error as Error).message}`);
+      }
+    });
+    entry.on("end", () => {
+      this.open.delete(writer);
+      if (this.refusal === null) writer.close();
+      else writer.abort();
+    });
+  }
+
+  /** A chunk of the blob: hashed, counted against what the manifest declares, handed on. */
+  private chunk(chunk: Buffer): void {
+    const { layer, stream } = this;
+    this.digest?.update(chunk);
+    if (this.size === 0 && chunk[0] === 0x1f && chunk[1] === 0x8b) this.gunzip = this.inflater();
+    this.size += chunk.length;
+    // More than the manifest declares is refused as it arrives, before it reaches the disk.
+    const tooLarge = this.size > layer.declaredSize;
+    if (tooLarge || (layer.maxTarBytes === null && this.gunzip === null && this.size > LAYER_CEILING)) {
+      stream.pause();
+      this.refuse(
+        tooLarge
+          ? `the blob is larger than the ${layer.declaredSize} bytes its manifest declares`
+          : `the layer is larger than ${LAYER_CEILING} bytes, and its image has no file list that allows more`,
+      );
+      return;
+    }
+    const gunzip = this.gunzip;
+    if (gunzip !== null) {
+      if (this.unreadable === null && this.refusal === null && !gunzip.write(chunk)) {
+        stream.pause();
+        gunzip.once("drain", () => stream.resume());
+      }
+    } else this.toParser(chunk, stream);
+  }
+
+  /**
+   * A gzipped layer is inflated here, in bounded chunks with backpressure, rather than inside the
+   * tar reader (which inflates a whole write at once: a 2 MB bomb meant a 1 GB peak); the inflated
+   * bytes are counted against what the file list allows.
+   */
+  private inflater(): zlib.Gunzip {
+    const { layer } = this;
+    // 1 MiB out at a time: a 300 MB layer installed in 0.63 s against 1.07 s with zlib's 64 KiB
+    // (fewer buffers, callbacks and tar writes; measured interleaved), still a bounded chunk.
+    const inflating = zlib.createGunzip({ chunkSize: INFLATE_CHUNK });
+    const limit = layer.maxTarBytes ?? inflateBound(layer.declaredSize);
+    inflating.on("data", (out: Buffer) => {
+      this.inflated += out.length;
+      if (this.inflated > limit) {
+        inflating.destroy();
+        this.refuse(
+          layer.maxTarBytes !== null
+            ? `the layer inflates to more than the ${limit} bytes its image's file list allows (a gzip bomb?)`
+            : `the layer inflates to more than ${limit} bytes (${MAX_INFLATE_RATIO} times its compressed size, at most ${LAYER_CEILING}), and its image has no file list that allows more (a gzip bomb?)`,
+        );
+        return;
+      }
+      this.toParser(out, inflating);
+    });
+    inflating.on("end", () => {
+      if (this.unreadable === null && this.refusal === null) this.parser.end();
+    });
+    inflating.on("error", (error: Error) => {
+      this.unreadable ??= `gzip: ${error.message}`;
+      this.stream.resume();
+      this.settle();
+    });
+    return inflating;
+  }
+
+  private toParser(chunk: Buffer, source: NodeJS.ReadableStream): void {
+    // (A write may fail the parser: then the source must not wait for a drain.)
+    if (this.unreadable === null && !this.parser.write(chunk) && this.unreadable === null) {
+      source.pause();
+      this.parser.once("drain", () => source.resume());
+    }
+  }
+
+  private streamEnd(): void {
+    this.streamDone = true;
+    if (this.gunzip !== null) {
+      if (this.unreadable === null && this.refusal === null) this.gunzip.end();
+    } else if (this.unreadable === null) this.parser.end();
+    this.settle();
+  }
+
+  private abortOpen(): void {
+    for (const writer of this.open) writer.abort();
+    this.open.clear();
+  }
+
+  private refuse(message: string): void {
+    if (this.refusal !== null) return;
+    this.refusal = message;
+    this.abortOpen();
+    this.stream.destroy();
+    this.reject(new ArtifactError(`${this.layer.where}: ${message}`));
+  }
+
+  /** Once the blob and the tar are both through (or the tar unreadable): the digest decides. */
+  private settle(): void {
+    if (this.settled || this.refusal !== null) return;
+    if (!this.streamDone || !(this.parserDone || this.unreadable !== null)) return;
+    this.settled = true;
+    this.abortOpen();
+    const hashed = this.digest
+      ? Promise.resolve({ hex: this.digest.digest("hex"), size: this.size })
+      : (this.hashedElsewhere as Promise<{ hex: string; size: number }>);
+    hashed.then(
+      ({ hex, size }) => {
+        const problem = this.layer.check(hex, size);
+        if (problem !== null) return this.reject(new ArtifactError(problem));
+        if (this.unreadable !== null)
+          return this.reject(
+            new ArtifactError(`${this.layer.where}: unreadable archive: ${this.unreadable}`),
+          );
+        this.resolve();
+      },
+      (error: Error) =>
+        this.reject(new ArtifactError(`${this.layer.where}: cannot hash the blob: ${error.message}`)),
+    );
+  }
 }
 
 type Placed = { write(chunk: Buffer): void; close(): void; abort(): void } | null | string;

@@ -69,21 +69,43 @@ export interface ChartShim {
   enabled: boolean;
 }
 
-export interface ShimRecord {
+/** A pod overhead, as a RuntimeClass's podFixed has it. */
+export interface Overhead {
+  memory: string;
+  cpu: string;
+}
+
+interface ShimParts {
   /** What kata-install vets on a node; "none": the release's or the chart's, described by no rule (installed only when asked for, with a warning). */
   vetting: Vetting | "none";
   /** The TEE its guests run in (tees.ts); "none" for none. */
   tee: TeeKey | "none";
-  runtimeClass: {
-    /** The pod overhead kata-deploy's chart sets for it; "default": runtime_classes.overhead (templates/k8s/values.toml). */
-    overhead: { memory: string; cpu: string } | "default";
-    /** Node labels its pods need beside katacontainers.io/shim.<shim>; "none": none (a TEE's label then, where NFD runs). */
-    nodeSelector: Labels | "none";
-  };
-  /** Its entry in kata-deploy's chart; "none": the chart has none. */
-  chart: ChartShim | "none";
-  /** Directories of the release of its own that the prefix links through `current`; "none": none. */
+  /**
+   * The release's directories of its own (share/kata-qemu) that the prefix links through `current`
+   * (install/artifacts.ts LINKS); "none": none. One its artifacts fill but no shim links fails
+   * test/shims/table.test.ts.
+   */
   links: string[] | "none";
+}
+
+/**
+ * A shim's record. Its entry in kata-deploy's chart decides its RuntimeClass's overhead: the
+ * chart's runtimeclasses template sets one for each of its shims, so a chart shim must say which;
+ * only a shim the chart lacks takes "default" (runtime_classes.overhead, templates/k8s/values.toml).
+ */
+export type ShimRecord = ShimParts &
+  /** Its entry in kata-deploy's chart. */
+  (
+    | { chart: ChartShim; runtimeClass: RuntimeClassParts<Overhead> }
+    /** The chart has none. */
+    | { chart: "none"; runtimeClass: RuntimeClassParts<Overhead | "default"> }
+  );
+
+interface RuntimeClassParts<O> {
+  /** The pod overhead kata-deploy's chart sets for it; "default": runtime_classes.overhead. */
+  overhead: O;
+  /** Node labels its pods need beside katacontainers.io/shim.<shim>; "none": none (a TEE's label then, where NFD runs). */
+  nodeSelector: Labels | "none";
 }
 
 /** The default shim when nothing names one: this one when it is installed, else the first by name. */

@@ -11,8 +11,9 @@ import { parseEnv } from "../../src/decide/env.js";
 import { takeoverSnapshotterChecks } from "../../src/decide/takeover.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts } from "../../src/detect/facts.js";
+import { layoutFacts, RUNTIME_LAYOUTS } from "../../src/detect/runtime/layouts.js";
 import { explainDocument, renderExplain, selectExplained } from "../../src/output/explain.js";
-import { check, decideFacts, decideOn } from "../helpers/decide.js";
+import { check, decideFacts, decideOn, factsOf } from "../helpers/decide.js";
 import { inputErrorLines } from "../helpers/input-error.js";
 import { amdSnpCrio, intelContainerd16, k3sImportingDropIns, mkfsErofsScript } from "../helpers/nodes.js";
 import { buildHost, type NodeSpec } from "../helpers/test-host.js";
@@ -237,6 +238,33 @@ describe("where it cannot be set up: an error naming the variable and why, or a 
       "EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: containerd's version is not known, and the erofs snapshotter settings need containerd 2.2 or later",
     );
   });
+
+  // Whose version a kind reports is its layout's: a containerd-based kind added later is held to
+  // what its layout says, not to whether it is called containerd.
+  it.each(
+    Object.values(RUNTIME_LAYOUTS)
+      .filter((l) => l.family === "containerd")
+      .map((l) => [l.kind, l.versionOf] as const),
+  )(
+    "%s: its version (its %s's) is taken for containerd's exactly when its layout says so",
+    async (kind, versionOf) => {
+      const facts = await factsOf(k3sImportingDropIns(), SETUP);
+      const at = (version: string) =>
+        check(
+          decideFacts(
+            { ...facts, runtime: { ...facts.runtime, kind, ...layoutFacts(kind), version } },
+            { env: SETUP },
+          ),
+          "snapshotter-setup",
+        )?.message ?? "";
+      const tooOld = "containerd 1.0.0 is older than 2.2";
+      if (versionOf === "family") expect(at("1.0.0")).toContain(tooOld);
+      else {
+        expect(at("1.0.0")).not.toContain(tooOld);
+        expect(at("9.9.9")).toMatch(/does not say which containerd it embeds|microk8s's template/);
+      }
+    },
+  );
 
   it("CRI-O: a warning that it is ignored there, nothing set up (one DaemonSet's environment is the cluster's)", async () => {
     const decision = await decideOn(amdSnpCrio(), { env: { ...SETUP, EROFS_SNAPSHOTTER_MODE: "memory" } });

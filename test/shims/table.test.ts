@@ -10,10 +10,13 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { loadCatalog } from "../../src/inputs/catalog.js";
+import { LINKS } from "../../src/install/artifacts.js";
 import { CHART_SHIMS } from "../../src/manifests/kata-deploy/chart.js";
-import { DEFAULT_SHIM, SHIMS } from "../../src/shims/table.js";
+import { type ChartShim, DEFAULT_SHIM, SHIMS, type ShimRecord } from "../../src/shims/table.js";
 import { TEE_KEYS, TEES } from "../../src/shims/tees.js";
 import { RULES } from "../helpers/decide.js";
+import { objects } from "../helpers/manifests.js";
+import { readList } from "../helpers/release.js";
 
 const none = z.literal("none");
 const strings = z.array(z.string());
@@ -62,6 +65,24 @@ const Record = z.strictObject({
 });
 
 const records = [...SHIMS];
+const catalogue = loadArtifactCatalogue(path.resolve("artifacts/catalogue.toml"));
+
+/**
+ * Release directories an artifact puts files in that the prefix deliberately does not link
+ * through `current`, each with why.
+ */
+const UNLINKED: Record<string, string> = {
+  // The release's configurations (meta) are read in `current` by kata-install; the prefix's
+  // share/defaults holds the configurations it renders (render/layout.ts), a directory of its own.
+  "share/defaults": "kata-install renders the prefix's own configurations there",
+};
+
+/** The directory a release file is reached through: share/<dir> under share/, else its top one; null for a top-level file. */
+function linkedDir(file: string): string | null {
+  const parts = file.split("/");
+  if (parts.length < 2) return null;
+  return parts[0] === "share" ? `share/${parts[1]}` : (parts[0] as string);
+}
 const catalog = loadCatalog(RULES);
 
 /** The shims of every release fixture: each configuration-<shim>.toml of each architecture. */
@@ -126,7 +147,6 @@ describe.each(records)("shim %s", (name, record) => {
 
   it("links only directories an artifact of the catalogue holds", () => {
     if (record.links === "none") return;
-    const catalogue = loadArtifactCatalogue(path.resolve("artifacts/catalogue.toml"));
     const paths = [...catalogue.values()].flatMap((a) => a.paths);
     for (const link of record.links)
       expect(
@@ -154,5 +174,59 @@ describe("the shim table", () => {
       expect(feature, key).not.toBe("none");
       expect(rules.get(feature), `${key}: no rule sets ${feature}`).toContain(`security.${key}.usable`);
     }
+  });
+
+  it("links every release directory an artifact puts files in, but those deliberately not", () => {
+    // A shim whose artifact brings a directory of its own (share/kata-qemu) without it in the
+    // shim's `links` would find nothing there: its configuration names <prefix>/share/….
+    const lists = fs.readdirSync(path.resolve("test/fixtures/release")).filter((f) => f.endsWith(".list"));
+    /** Directory → the first file found in it. */
+    const unlinked = new Map<string, string>();
+    const seen = new Set<string>();
+    for (const list of lists)
+      for (const entry of readList(list.replace(/\.list$/, ""))) {
+        const file = entry.path.replace(/^opt\/kata\//, "");
+        const dir = linkedDir(file);
+        if (entry.type === "d" || dir === null || catalogue.ownerOf(file).kind !== "artifact") continue;
+        seen.add(dir);
+        if (!LINKS.includes(dir) && !(dir in UNLINKED) && !unlinked.has(dir)) unlinked.set(dir, file);
+      }
+    expect([...unlinked].map(([dir, file]) => `${dir} (${file})`)).toEqual([]);
+    // Each left unlinked is in the release, and not linked after all: the list cannot go stale.
+    for (const dir of Object.keys(UNLINKED)) {
+      expect(seen.has(dir), dir).toBe(true);
+      expect(LINKS, dir).not.toContain(dir);
+    }
+  });
+
+  it("the chart's RuntimeClasses, as rendered, have their shims' overheads", () => {
+    const manifest = fs.readFileSync("test/fixtures/kata-deploy/helm-release/manifest.yaml", "utf8");
+    const classes = objects(manifest).filter((o) => o?.kind === "RuntimeClass");
+    expect(classes.length).toBeGreaterThan(0);
+    for (const rc of classes) {
+      const shim = rc.metadata.name.replace(/^kata-/, "");
+      expect((rc.overhead as { podFixed: unknown }).podFixed, shim).toEqual(
+        SHIMS.get(shim)?.runtimeClass.overhead,
+      );
+    }
+  });
+
+  it("a chart shim's record must name its overhead; only a shim the chart lacks takes the default", () => {
+    const parts = { vetting: "none", tee: "none", links: "none" } as const;
+    const chart = { arches: ["amd64"], snapshotter: "", guestPull: false, enabled: true } satisfies ChartShim;
+    const halfAdded: ShimRecord = {
+      ...parts,
+      chart,
+      // @ts-expect-error: the chart's runtimeclasses template sets an overhead for each of its shims
+      runtimeClass: { overhead: "default", nodeSelector: "none" },
+    };
+    const notInChart: ShimRecord = {
+      ...parts,
+      chart: "none",
+      runtimeClass: { overhead: "default", nodeSelector: "none" },
+    };
+    // The check is tsc's (npm test type-checks the tests): were a chart shim allowed the default,
+    // the directive above would be unused, an error.
+    expect([halfAdded, notInChart].map((r) => r.chart === "none")).toEqual([false, true]);
   });
 });

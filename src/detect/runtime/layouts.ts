@@ -1,6 +1,7 @@
 // Each container runtime kata-install configures, in one record: how detection recognises it,
 // where its handlers go, and what makes it read them. Keyed by RuntimeKind, so a kind without its
 // record does not compile, and the stages switch over `handlers.kind` exhaustively.
+import { versionParts } from "../../version.js";
 import type { PlacementKind, RuntimeFamily, RuntimeKind } from "./schema.js";
 
 /** Where a runtime's Kata handlers are written. */
@@ -60,6 +61,12 @@ export interface RuntimeLayout {
   templates: string[];
   /** Arguments that make the binary print its version. */
   versionArgs: string[];
+  /**
+   * Whose version that is: "family", the family's own runtime's (containerd's, which its version
+   * checks read); "distribution", the embedding distribution's (k3s v1.30 does not say which
+   * containerd it embeds, so containerd's version is not known).
+   */
+  versionOf: "family" | "distribution";
   handlers: HandlerPlacement;
   restart: RuntimeRestart;
   /**
@@ -108,6 +115,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     marks: ["/etc/k0s", "/var/lib/k0s"],
     templates: [],
     versionArgs: ["version"],
+    versionOf: "distribution",
     handlers: { kind: "drop-in-dir", dir: "/etc/k0s/containerd.d", defaultVersion: 2 },
     // k0s merges a containerd.d drop-in with a CRI table (ours) into containerd's configuration
     // only when its worker component starts; on a change it only signals containerd, which keeps
@@ -134,6 +142,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     marks: ["/etc/rancher/k3s"],
     templates: [`${K3S_CONTAINERD}/config-v3.toml.tmpl`, `${K3S_CONTAINERD}/config.toml.tmpl`],
     versionArgs: ["--version"],
+    versionOf: "distribution",
     handlers: { kind: "imported-dir", defaultVersion: 2 },
     restart: restartOf("k3s", ["k3s", "k3s-agent"]),
     kubelet: "embedded",
@@ -149,6 +158,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     marks: ["/etc/rancher/rke2"],
     templates: [`${RKE2_CONTAINERD}/config-v3.toml.tmpl`, `${RKE2_CONTAINERD}/config.toml.tmpl`],
     versionArgs: ["--version"],
+    versionOf: "distribution",
     handlers: { kind: "imported-dir", defaultVersion: 2 },
     restart: restartOf("rke2", ["rke2-server", "rke2-agent"]),
     kubelet: "embedded",
@@ -164,6 +174,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     marks: ["/var/snap/microk8s/current"],
     templates: ["/var/snap/microk8s/current/args/containerd-template.toml"],
     versionArgs: ["version"],
+    versionOf: "distribution",
     handlers: { kind: "template" },
     restart: restartOf("snap.microk8s.daemon-containerd"),
     kubelet: "embedded",
@@ -179,6 +190,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     marks: [CRIO_DROP_IN_DIR],
     templates: [],
     versionArgs: ["--version"],
+    versionOf: "family",
     handlers: { kind: "crio", dir: CRIO_DROP_IN_DIR },
     restart: {
       kind: "systemd",
@@ -200,6 +212,7 @@ export const RUNTIME_LAYOUTS: Record<RuntimeKind, RuntimeLayout> = {
     marks: [],
     templates: [],
     versionArgs: ["--version"],
+    versionOf: "family",
     handlers: { kind: "containerd", dir: "/etc/containerd/conf.d", defaultVersion: 3 },
     restart: restartOf("containerd"),
     kubelet: "own",
@@ -258,13 +271,17 @@ export function layoutFacts(kind: RuntimeKind | null): {
 }
 
 /**
- * Whether the runtime found is containerd configured through its own config.toml (edited in place
- * or importing a drop-in), whatever the kind is called: its version is containerd's, and what
- * containerd's versions do with that file (1.x replaces imported tables, 2.x merges) applies.
+ * containerd's version, in parts, as the runtime found reported it; null when that is not known:
+ * not read, or not containerd's own (a distribution's version, CRI-O's). What containerd's
+ * versions can do (a snapshotter per handler from 1.7, erofs from 2.2) is checked against it.
  */
-export function ownContainerdConfig(runtime: {
+export function containerdVersion(runtime: {
   kind: RuntimeKind | null;
-  placement?: PlacementKind | null;
-}): boolean {
-  return (runtime.placement ?? layoutFacts(runtime.kind).placement) === "containerd";
+  version: string | null;
+}): number[] | null {
+  if (runtime.kind === null || runtime.version === null) return null;
+  const layout = RUNTIME_LAYOUTS[runtime.kind];
+  return layout.family === "containerd" && layout.versionOf === "family"
+    ? versionParts(runtime.version)
+    : null;
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { IN_PLACE_VAR } from "../../../src/decide/decide.js";
 import { evaluate } from "../../../src/decide/match.js";
 import {
+  containerdVersion,
   DETECTION_ORDER,
   layoutFacts,
   RUNTIME_LAYOUTS,
@@ -52,6 +53,16 @@ describe("runtime layouts", () => {
       expect(layout.moreSpecificThan, layout.kind).toBe(
         layout.kind === layout.family ? "none" : layout.family,
       );
+  });
+
+  it("a kind reports its family's version exactly when it is the family's own runtime; only containerd's is containerd's", () => {
+    // An embedding distribution prints its own (k3s v1.31), which says nothing of its containerd's.
+    for (const layout of Object.values(RUNTIME_LAYOUTS))
+      expect(layout.versionOf, layout.kind).toBe(layout.kind === layout.family ? "family" : "distribution");
+    expect(containerdVersion({ kind: "containerd", version: "2.1.5" })).toEqual([2, 1, 5]);
+    expect(containerdVersion({ kind: "k3s", version: "1.31.2" })).toBeNull();
+    expect(containerdVersion({ kind: "crio", version: "1.31.2" })).toBeNull();
+    expect(containerdVersion({ kind: "containerd", version: null })).toBeNull();
   });
 
   it("the kinds with a kubelet of their own keep the default directories; the embedding ones name theirs", () => {
