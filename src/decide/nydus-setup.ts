@@ -6,8 +6,9 @@
 // containerd's own file is edited in place (containerd 1.x, microk8s's template), in kata-install's
 // block there, with the one line of the admin's CRI table it needs (render/nydus-in-place.ts). On
 // CRI-O it is not set up, said (a warning); the source must be there to copy (an error).
-import { RUNTIME_LAYOUTS, SYSTEMD_UNIT_DIRS } from "../detect/runtime/layouts.js";
+import { containerdVersion, RUNTIME_LAYOUTS, SYSTEMD_UNIT_DIRS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
+import { compareVersions } from "../version.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, NydusSetup } from "./decision.js";
 import { DEFAULT_NYDUS_SOURCE, NYDUS_BINARIES, NYDUS_SOURCE_VARIABLE, NYDUS_TEXTS } from "./nydus-source.js";
@@ -44,6 +45,24 @@ export function nydusSetup(
           "warning",
           `${ASKED}: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)`,
           "CRI-O pulls a handler's images in the guest with PULL_TYPE_MAPPING's guest-pull; nothing is set up for it",
+        ),
+      ],
+    };
+  // The proxy plugin serves only the handlers mapped to it, and containerd picks a snapshotter per
+  // handler from 1.7 on: on an older one no handler could use it (its `snapshotter` key ignored).
+  const facts = input.facts.runtime;
+  const version = containerdVersion({
+    kind: runtime,
+    version: facts.kind === runtime ? facts.version : null,
+  });
+  if (version !== null && compareVersions(version, [1, 7]) < 0)
+    return {
+      setup: null,
+      checks: [
+        setupCheck(
+          "warning",
+          `${ASKED}: containerd ${facts.version} has no snapshotter per runtime handler (1.7 and later have), so no handler could pull through nydus: nydus is not set up here`,
+          `upgrade containerd to 1.7 or later, or take nydus out of ${SETUP_VARIABLE}`,
         ),
       ],
     };

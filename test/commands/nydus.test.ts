@@ -20,7 +20,7 @@ import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
 import {
   arm64Containerd20,
   CONTAINERD_V2_MAIN,
-  intelContainerd16,
+  intelContainerd17,
   k3sImportingDropIns,
 } from "../helpers/nodes.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
@@ -258,12 +258,12 @@ const CONFIG = "etc/containerd/config.toml";
 const install16 = (root: string, env: Record<string, string> = ENV16, more: string[] = []) =>
   cli(root, ["install", "--artifacts", `dir:${x86}`, ...more], env);
 
-describe("containerd 1.6, its own file edited in place: nydus in kata-install's block and one line of the admin's", () => {
+describe("containerd 1.7, its own file edited in place: nydus in kata-install's block and one line of the admin's", () => {
   const ADDED =
     "  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images' references from these annotations; uninstall takes this line out\n";
   /** containerd 1.6 with the admin's config: `containerd config default`'s CRI line among theirs. */
   const admins = (main: string) => {
-    const spec = node(intelContainerd16());
+    const spec = node(intelContainerd17());
     spec.files = { ...spec.files, "/etc/containerd/config.toml": main };
     return spec;
   };
@@ -293,7 +293,7 @@ describe("containerd 1.6, its own file edited in place: nydus in kata-install's 
 `;
 
   it("the line added under the admin's CRI table, the proxy plugin in the block; the real containerd loads it; a second install does nothing; uninstall gives the node back", async () => {
-    const host = await answeringHost(node(intelContainerd16()));
+    const host = await answeringHost(node(intelContainerd17()));
     const before = snapshot(host.root);
     const plan = cli(host.root, ["plan", "--artifacts", `dir:${x86}`], ENV16);
     expect(plan.status, plan.stderr).toBe(0);
@@ -437,13 +437,13 @@ async function killedThenUninstalled(
   return host;
 }
 
-describe("containerd 1.6 edited in place, killed part way: the next uninstall gives the admin's file back byte for byte", () => {
+describe("containerd 1.7 edited in place, killed part way: the next uninstall gives the admin's file back byte for byte", () => {
   it.each(["step:0:after-write", "before-commit", "restart:after"])("at %s", async (point) => {
-    await killedThenUninstalled(node(intelContainerd16()), x86, ENV16, point);
+    await killedThenUninstalled(node(intelContainerd17()), x86, ENV16, point);
   });
 });
 
-describe("a containerd 1.6 node kata-deploy set nydus-for-kata-tee up on, in config.toml itself, taken over", () => {
+describe("a containerd 1.7 node kata-deploy set nydus-for-kata-tee up on, in config.toml itself, taken over", () => {
   // What kata-deploy's configure_nydus_snapshotter leaves in a file it edits in place: the key set
   // in the admin's CRI table, the proxy plugin's tables appended, beside its handler.
   const KATA_DEPLOYS = `${CONTAINERD_V2_MAIN.replace('  snapshotter = "overlayfs"\n', '  snapshotter = "overlayfs"\n  disable_snapshot_annotations = false\n')}
@@ -456,7 +456,7 @@ address = "/run/nydus-for-kata-tee/containerd-nydus-grpc.sock"
 root = "/var/lib/nydus-for-kata-tee"
 `;
   it("one proxy plugin, kata-install's; the handler kept; the real containerd loads it; uninstall leaves the admin's file without kata-deploy's parts", async () => {
-    const host = await answeringHost(node(intelContainerd16()), (root) => {
+    const host = await answeringHost(node(intelContainerd17()), (root) => {
       kataDeployTree(x86, root, ["qemu"]);
       fs.writeFileSync(path.join(root, CONFIG), KATA_DEPLOYS);
       fs.mkdirSync(path.join(root, DIR), { recursive: true });
@@ -490,7 +490,7 @@ root = "/var/lib/nydus-for-kata-tee"
 type = "snapshot"
 address = "/run/nydus-snapshotter/containerd-nydus-grpc.sock"
 `;
-    const host = await answeringHost(node(intelContainerd16()), (root) => {
+    const host = await answeringHost(node(intelContainerd17()), (root) => {
       kataDeployTree(x86, root, ["qemu"]);
       fs.writeFileSync(path.join(root, CONFIG), older);
       fs.mkdirSync(path.join(root, "opt/kata/nydus-snapshotter"), { recursive: true });

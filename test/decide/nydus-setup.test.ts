@@ -13,6 +13,7 @@ import {
   amdSnpCrio,
   arm64Containerd20,
   intelContainerd16,
+  intelContainerd17,
   k0sNode,
   k3sImportingDropIns,
   rke2Node,
@@ -112,15 +113,29 @@ describe("containerd 2.x: set up, the TEE shims on it", () => {
 });
 
 describe("containerd's own file edited in place (containerd 1.x): set up there too, as kata-deploy sets it up", () => {
-  it("containerd 1.6: nydus bound to containerd.service, no check failing; the TEE shim's handler maps to it", async () => {
-    const decision = await decideOn(intelContainerd16(), { env: { ...SETUP, SHIMS: "qemu qemu-coco-dev" } });
+  it("containerd 1.7: nydus bound to containerd.service, no check failing; the TEE shim's handler maps to it", async () => {
+    const decision = await decideOn(intelContainerd17(), { env: { ...SETUP, SHIMS: "qemu qemu-coco-dev" } });
     expect(decision.containerdInPlace.value).toBe(true);
     expect(decision.nydus).toMatchObject({ name: "nydus-for-kata-tee", criUnits: ["containerd.service"] });
     expect(failing(decision)).toEqual([]);
+    expect(decision.handlers["qemu-coco-dev"]?.snapshotter?.value).toBe("nydus-for-kata-tee");
   });
 });
 
 describe("where it is not set up: said, as a warning", () => {
+  it("containerd 1.6: no snapshotter per handler, so no handler could use it; the TEE default falls back as before", async () => {
+    const decision = await decideOn(intelContainerd16(), { env: { ...SETUP, SHIMS: "qemu qemu-coco-dev" } });
+    expect(decision.nydus).toBeNull();
+    expect(failing(decision)).toEqual([
+      expect.objectContaining({
+        severity: "warning",
+        message:
+          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd 1.6.12 has no snapshotter per runtime handler (1.7 and later have), so no handler could pull through nydus: nydus is not set up here",
+      }),
+    ]);
+    expect(decision.handlers["qemu-coco-dev"]?.snapshotter ?? null).toBeNull();
+  });
+
   it("CRI-O: ignored there, as kata-deploy ignores it", async () => {
     const decision = await decideOn(amdSnpCrio(), { env: SETUP });
     expect(decision.nydus).toBeNull();

@@ -200,6 +200,16 @@ export function intelContainerd16(): NodeSpec {
   };
 }
 
+/** The same node with containerd 1.7: still its own config.toml edited in place, a snapshotter per handler. */
+export function intelContainerd17(): NodeSpec {
+  const spec = intelContainerd16();
+  spec.commands = {
+    ...spec.commands,
+    "/usr/bin/containerd": 'echo "containerd github.com/containerd/containerd 1.7.24 "',
+  };
+  return spec;
+}
+
 /** AMD EPYC with SEV-SNP enabled in KVM, on RHEL with CRI-O and RHEL's qemu-kvm (no virtio-9p). */
 export function amdSnpCrio(): NodeSpec {
   return {
