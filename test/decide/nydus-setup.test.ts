@@ -25,6 +25,14 @@ const SETUP = { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAP
 const failing = (decision: Decision) =>
   decision.checks.filter((c) => c.id === "snapshotter-setup" && c.status === "fail");
 
+/** nydus not set up, and one failing check that says why. */
+function notSetUp(decision: Decision, severity: string, message: string, hint?: string): void {
+  expect(decision.nydus).toBeNull();
+  expect(failing(decision)).toEqual([
+    expect.objectContaining({ severity, message, ...(hint === undefined ? {} : { hint }) }),
+  ]);
+}
+
 describe("the variable", () => {
   it("nydus is a name kata-install sets up, beside erofs", () => {
     expect(
@@ -100,15 +108,12 @@ describe("containerd 2.x: set up, the TEE shims on it", () => {
     const decision = await decideOn(arm64Containerd20(), {
       env: { EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus", KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: "/nonexistent" },
     });
-    expect(decision.nydus).toBeNull();
-    expect(failing(decision)).toEqual([
-      expect.objectContaining({
-        severity: "error",
-        message:
-          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's files are not there to copy: /nonexistent/containerd-nydus-grpc does not exist; /nonexistent/nydus-overlayfs does not exist; /nonexistent/config-guest-pulling.toml does not exist; /nonexistent/nydus-snapshotter.service does not exist",
-        hint: "run kata-install from kata-deploy's image (it carries them in /opt/kata-artifacts/nydus-snapshotter/), or point KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR at a copy of that directory: containerd-nydus-grpc, nydus-overlayfs, config-guest-pulling.toml, nydus-snapshotter.service; or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER",
-      }),
-    ]);
+    notSetUp(
+      decision,
+      "error",
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: nydus-snapshotter's files are not there to copy: /nonexistent/containerd-nydus-grpc does not exist; /nonexistent/nydus-overlayfs does not exist; /nonexistent/config-guest-pulling.toml does not exist; /nonexistent/nydus-snapshotter.service does not exist",
+      "run kata-install from kata-deploy's image (it carries them in /opt/kata-artifacts/nydus-snapshotter/), or point KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR at a copy of that directory: containerd-nydus-grpc, nydus-overlayfs, config-guest-pulling.toml, nydus-snapshotter.service; or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER",
+    );
   });
 });
 
@@ -125,27 +130,21 @@ describe("containerd's own file edited in place (containerd 1.x): set up there t
 describe("where it is not set up: said, as a warning", () => {
   it("containerd 1.6: no snapshotter per handler, so no handler could use it; the TEE default falls back as before", async () => {
     const decision = await decideOn(intelContainerd16(), { env: { ...SETUP, SHIMS: "qemu qemu-coco-dev" } });
-    expect(decision.nydus).toBeNull();
-    expect(failing(decision)).toEqual([
-      expect.objectContaining({
-        severity: "warning",
-        message:
-          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd 1.6.12 has no snapshotter per runtime handler (1.7 and later have), so no handler could pull through nydus: nydus is not set up here",
-      }),
-    ]);
+    notSetUp(
+      decision,
+      "warning",
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: containerd 1.6.12 has no snapshotter per runtime handler (1.7 and later have), so no handler could pull through nydus: nydus is not set up here",
+    );
     expect(decision.handlers["qemu-coco-dev"]?.snapshotter ?? null).toBeNull();
   });
 
   it("CRI-O: ignored there, as kata-deploy ignores it", async () => {
     const decision = await decideOn(amdSnpCrio(), { env: SETUP });
-    expect(decision.nydus).toBeNull();
-    expect(failing(decision)).toEqual([
-      expect.objectContaining({
-        severity: "warning",
-        message:
-          "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)",
-      }),
-    ]);
+    notSetUp(
+      decision,
+      "warning",
+      "EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus: the nydus snapshotter is a containerd proxy plugin, and this node runs CRI-O: ignored here (as kata-deploy ignores it)",
+    );
   });
 
   it("CRI-O: the binaries are not even needed", async () => {
