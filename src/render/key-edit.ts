@@ -6,7 +6,7 @@
 // edited the file, put the admin's line back from the file alone; every other byte stays.
 import { itemAt } from "../at.js";
 import { splitKey } from "../toml-lines.js";
-import { tableSpans } from "./toml-edit.js";
+import { adminTableSpans } from "./toml-edit.js";
 
 /** The tag of an install's edited line (its MULTI_INSTALL_SUFFIX, like its block's markers). */
 function tag(suffix: string): string {
@@ -31,12 +31,13 @@ export interface KeyEdit {
 
 /**
  * Set `edit.key` in the admin's `[table]`: replace the line that sets it (its old text kept in the
- * new line's comment), or add one under the header. Null when the file has no header of that
- * table (the caller puts the table in its block instead); the text unchanged when the key already
+ * new line's comment), or add one under the header. Null when the admin's part of the file has no
+ * header of that table (the caller puts the table in its block instead); the text unchanged when the key already
  * has the value, or when an install's edited line is there already.
  */
 export function setKey(text: string, edit: KeyEdit, suffix = ""): string | null {
-  const span = tableSpans(text).find((s) => sameTable(s.path, edit.table));
+  // A table of that name in a block of ours is ours, not the admin's: the block says it again.
+  const span = adminTableSpans(text).find((s) => sameTable(s.path, edit.table));
   if (span === undefined) return null;
   const lines = text.slice(span.start, span.end).split("\n");
   const at = lines.findIndex((line, i) => i > 0 && keyOf(line) === edit.key);

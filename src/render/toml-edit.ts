@@ -57,6 +57,22 @@ export function tableSpans(text: string): Span[] {
   return spans;
 }
 
+/** The admin's table spans: those inside any install's marked block left out. */
+export function adminTableSpans(text: string): Span[] {
+  const inside: Array<[number, number]> = [];
+  let begin: number | null = null;
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    if (/^# >>> kata-install(-[a-z0-9-]+)?:/.test(line)) begin = offset;
+    else if (begin !== null && /^# <<< kata-install(-[a-z0-9-]+)?\s*$/.test(line)) {
+      inside.push([begin, offset]);
+      begin = null;
+    }
+    offset += line.length + 1;
+  }
+  return tableSpans(text).filter((s) => !inside.some(([from, to]) => s.start > from && s.start < to));
+}
+
 /** Remove the tables (and their sub-tables) whose path `isOurs` claims. */
 export function removeTables(text: string, isOurs: (path: string[]) => boolean): string {
   const spans = tableSpans(text).filter((span) => isOurs(span.path));
