@@ -46,7 +46,7 @@ Examples:
     .action(async (options) => {
       // The scanning threads first: their start overlaps loading the command's modules and rules.
       const scanners = options.factsDir === undefined ? undefined : startEarly(options.factsDir, process.env);
-      const { runReport } = await import("../commands/node-side.js");
+      const { runReport } = await import("../commands/report.js");
       process.exitCode = await runReport(options, out, scanners);
     });
 }
