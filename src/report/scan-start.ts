@@ -45,7 +45,7 @@ export function threadsFor(files: number, env: Readonly<Record<string, string | 
  * Found from the package's root, not this module's URL: a start-up snapshot's code has none.
  */
 function workerFile(): string | null {
-  const file = dataPath("dist", "commands", "report-scan.js");
+  const file = dataPath("dist", "commands", "report-scan.cjs");
   return fs.existsSync(file) ? file : null;
 }
 
