@@ -61,13 +61,14 @@ export function startScanners(files: Array<[string, string]>, threads: number): 
   const { Worker } = process.getBuiltinModule("node:worker_threads");
   const workers = Array.from({ length: threads - 1 }, () => {
     const worker = new Worker(url, { workerData: { files, next } });
-    // Waiting for its work keeps no run alive (one that fails before the scan ends at once).
-    worker.unref();
     const done = new Promise<unknown>((resolve, reject) => {
       worker.once("message", resolve);
       worker.once("error", reject);
       worker.once("exit", (code) => reject(new Error(`report: a scanning thread exited with ${code}`)));
     });
+    // Waiting for its work keeps no run alive (one that fails before the scan ends at once). After
+    // the listeners: listening for its messages refs it again.
+    worker.unref();
     // Awaited by the scan; a run that ends before it must not fail on it.
     done.catch(() => {});
     return { worker, done };
