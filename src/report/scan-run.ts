@@ -1,13 +1,7 @@
 // The scan itself, on every thread at once: the workers scan-start.ts started are told what to look
 // for, and the main thread claims chunks beside them until none is left.
-import { type Kind, type ScanContext, type Scanned, scanClaimed } from "./scan.js";
+import { type Kind, MAX_THREADS, type ScanContext, scanClaimed } from "./scan.js";
 import type { Scanners } from "./scan-start.js";
-
-/** What one thread found: its chunks' nodes, by chunk index, and the kinds they name. */
-export interface Found {
-  chunks: Array<[number, Scanned[]]>;
-  kinds: Kind[];
-}
 
 /** A node as scanned: its kind (one object for every node of its key, whichever thread met it), if it has one. */
 export interface ScannedNode {
@@ -18,28 +12,27 @@ export interface ScannedNode {
 
 /** Every file scanned, in the scanners' order of files. */
 export async function scanWith(scanners: Scanners, ctx: ScanContext): Promise<ScannedNode[]> {
-  for (const { worker } of scanners.workers) {
+  const { files, next, found, workers } = scanners;
+  for (const { worker } of workers) {
     worker.ref();
     worker.postMessage(ctx);
   }
-  const mine: Found = { chunks: [], kinds: [] };
-  mine.kinds = scanClaimed(scanners.files, ctx, scanners.next, (index, scanned) => {
-    mine.chunks.push([index, scanned]);
-  });
-  const found = [mine];
-  for (const { done } of scanners.workers) found.push((await done) as Found);
+  // This thread is thread 0; worker i is i + 1 (scan-start.ts).
+  const threads = [scanClaimed(files, ctx, next, found, 0)];
+  for (const { done } of workers) threads.push((await done) as Kind[]);
+  // One object per key, whichever threads met it.
   const byKey = new Map<string, Kind>();
-  const chunks: ScannedNode[][] = [];
-  for (const { chunks: theirs, kinds } of found) {
-    const shared = kinds.map((kind) => {
+  const kinds = threads.map((list) =>
+    list.map((kind) => {
       const known = byKey.get(kind.key) ?? kind;
       byKey.set(kind.key, known);
       return known;
-    });
-    for (const [index, scanned] of theirs)
-      chunks[index] = scanned.map(({ name, file, kind }) =>
-        kind === undefined ? { name, file } : { name, file, kind: shared[kind] },
-      );
-  }
-  return chunks.flat();
+    }),
+  );
+  return files.map(([name, file], i) => {
+    const n = Atomics.load(found, i) - 1;
+    return n < 0
+      ? { name, file }
+      : { name, file, kind: kinds[n % MAX_THREADS]?.[Math.floor(n / MAX_THREADS)] };
+  });
 }

@@ -17,7 +17,9 @@ export interface Scanners {
   files: Array<[string, string]>;
   /** The index of the next chunk of files to scan, shared by every thread (scan.ts scanClaimed). */
   next: Int32Array;
-  /** Each worker, and its chunks' results once it has scanned (scan-worker.ts). */
+  /** Each file's kind, as the thread that scanned it wrote it (scanClaimed). */
+  found: Int32Array;
+  /** Each worker, and the kinds it met once it has scanned (scan-worker.ts). */
   workers: Array<{ worker: Worker; done: Promise<unknown> }>;
 }
 
@@ -55,12 +57,13 @@ function workerFile(): string | null {
 /** `files`' scanners: `threads` - 1 workers beside the main thread (none unless built). */
 export function startScanners(files: Array<[string, string]>, threads: number): Scanners {
   const next = new Int32Array(new SharedArrayBuffer(4));
+  const found = new Int32Array(new SharedArrayBuffer(4 * files.length));
   const url = threads > 1 ? workerFile() : null;
-  if (url === null) return { files, next, workers: [] };
+  if (url === null) return { files, next, found, workers: [] };
   // Required here rather than imported: every other command's start would load it.
   const { Worker } = process.getBuiltinModule("node:worker_threads");
-  const workers = Array.from({ length: threads - 1 }, () => {
-    const worker = new Worker(url, { workerData: { files, next } });
+  const workers = Array.from({ length: threads - 1 }, (_, i) => {
+    const worker = new Worker(url, { workerData: { files, next, found, thread: i + 1 } });
     const done = new Promise<unknown>((resolve, reject) => {
       worker.once("message", resolve);
       worker.once("error", reject);
@@ -73,7 +76,7 @@ export function startScanners(files: Array<[string, string]>, threads: number): 
     done.catch(() => {});
     return { worker, done };
   });
-  return { files, next, workers };
+  return { files, next, found, workers };
 }
 
 /** The scanners for `dir` when it can be listed and the variable is valid; else undefined (the run then says why). */

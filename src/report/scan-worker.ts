@@ -1,13 +1,15 @@
 // A worker thread of `report --facts-dir`: started with the files (scan-start.ts), told what to look
-// for once the main thread has loaded the rules, then scans the chunks it claims and posts back
-// what it found, by chunk.
+// for once the main thread has loaded the rules, then scans the chunks it claims (each file's kind
+// into the array every thread shares) and posts back the kinds it met.
 import { parentPort, workerData } from "node:worker_threads";
-import { type ScanContext, type Scanned, scanClaimed } from "./scan.js";
-import type { Found } from "./scan-run.js";
+import { type ScanContext, scanClaimed } from "./scan.js";
 
-const { files, next } = workerData as { files: Array<[string, string]>; next: Int32Array };
+const { files, next, found, thread } = workerData as {
+  files: Array<[string, string]>;
+  next: Int32Array;
+  found: Int32Array;
+  thread: number;
+};
 parentPort?.once("message", (ctx: ScanContext) => {
-  const chunks: Array<[number, Scanned[]]> = [];
-  const kinds = scanClaimed(files, ctx, next, (index, scanned) => chunks.push([index, scanned]));
-  parentPort?.postMessage({ chunks, kinds } satisfies Found);
+  parentPort?.postMessage(scanClaimed(files, ctx, next, found, thread));
 });

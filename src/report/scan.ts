@@ -39,16 +39,6 @@ export interface Kinds {
   byKey: Map<string, number>;
 }
 
-export interface Scanned {
-  name: string;
-  file: string;
-  /**
-   * The node's kind, as its index in its thread's kinds (one number crosses between threads, not
-   * its key); undefined for the main thread's full path: upgraded, checked, or refused with its reason.
-   */
-  kind?: number;
-}
-
 /** The values of the decision facts on a node, as one comparable string. */
 export function fingerprint(facts: unknown, paths: readonly string[]): string {
   return JSON.stringify(paths.map((p) => valueAt(facts, p) ?? null));
@@ -83,21 +73,23 @@ export function keyPaths(...lists: Array<readonly string[]>): string[] {
   return all.filter((p) => !all.some((q) => q !== p && p.startsWith(`${q}.`))).sort();
 }
 
-/** `kinds`: the kinds this thread has met, so that each one is made once. */
-export function scanFile(name: string, file: string, ctx: ScanContext, kinds: Kinds): Scanned {
-  const main = { name, file } as const;
+/**
+ * The file's kind, as its index in `kinds` (the kinds this thread has met, so that each one is made
+ * once); undefined for the main thread's full path: upgraded, checked, or refused with its reason.
+ */
+export function scanFile(file: string, ctx: ScanContext, kinds: Kinds): number | undefined {
   const text = readRegular(file, ctx.maxBytes);
-  if (text === null) return main;
+  if (text === null) return undefined;
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch {
-    return main;
+    return undefined;
   }
-  if (!isCurrent(document, ctx)) return main;
+  if (!isCurrent(document, ctx)) return undefined;
   const key = keyOf(document, ctx.keyPaths);
   const known = kinds.byKey.get(key);
-  if (known !== undefined) return { name, file, kind: known };
+  if (known !== undefined) return known;
   try {
     const kind: Kind = {
       key,
@@ -107,10 +99,10 @@ export function scanFile(name: string, file: string, ctx: ScanContext, kinds: Ki
     };
     const index = kinds.list.push(kind) - 1;
     kinds.byKey.set(key, index);
-    return { name, file, kind: index };
+    return index;
   } catch {
     // Every document of this key fails alike (keyOf): each goes to the main thread's full path.
-    return main;
+    return undefined;
   }
 }
 
@@ -159,26 +151,30 @@ function readRegular(file: string, maxBytes: number): string | null {
 /** Files are handed out this many at a time, to whichever thread asks next (scanClaimed). */
 export const CHUNK = 50;
 
+/** Threads a scan can have (KATA_INSTALL_REPORT_THREADS' bound): a kind's number says which thread's it is. */
+export const MAX_THREADS = 64;
+
 /**
- * Scan chunks of `files` claimed from `next` (a counter every thread shares) until none is left,
- * handing each chunk's results to `found` by the chunk's index: threads start at different times
- * and, on a shared core, run at different speeds, so none is given a fixed share to wait on.
- * Returns the kinds the chunks' nodes name.
+ * Scan chunks of `files` claimed from `next` (a counter every thread shares) until none is left:
+ * threads start at different times and, on a shared core, run at different speeds, so none is
+ * given a fixed share to wait on. Each file's kind goes into `found` (shared too, so that no
+ * message carries one per node): 0 for the main thread's full path, else 1 + the kind's index in
+ * this thread's kinds × MAX_THREADS + `thread`. Returns those kinds.
  */
 export function scanClaimed(
   files: ReadonlyArray<readonly [string, string]>,
   ctx: ScanContext,
   next: Int32Array,
-  found: (index: number, scanned: Scanned[]) => void,
+  found: Int32Array,
+  thread: number,
 ): Kind[] {
   const kinds: Kinds = { list: [], byKey: new Map() };
   for (;;) {
-    const index = Atomics.add(next, 0, 1);
-    const start = index * CHUNK;
+    const start = Atomics.add(next, 0, 1) * CHUNK;
     if (start >= files.length) return kinds.list;
-    found(
-      index,
-      files.slice(start, start + CHUNK).map(([name, file]) => scanFile(name, file, ctx, kinds)),
-    );
+    for (let i = start; i < Math.min(start + CHUNK, files.length); i++) {
+      const kind = scanFile((files[i] as readonly [string, string])[1], ctx, kinds);
+      Atomics.store(found, i, kind === undefined ? 0 : 1 + kind * MAX_THREADS + thread);
+    }
   }
 }
