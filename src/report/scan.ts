@@ -122,6 +122,9 @@ function isCurrent(document: unknown, ctx: ScanContext): document is Record<stri
   );
 }
 
+/** What this thread reads each file into: facts documents are a few kB, and most fit. */
+const scratch = Buffer.allocUnsafeSlow(64 * 1024);
+
 /**
  * The file's UTF-8 text when it is a regular file within `maxBytes`; null for anything else (the
  * main thread's read then says what). Opened without blocking and checked on what was opened: one
@@ -138,7 +141,7 @@ function readRegular(file: string, maxBytes: number): string | null {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.size > maxBytes) return null;
     // Grown past the bound as it was read: the main thread's read decides.
-    const buffer = readBounded(fd, maxBytes, st.size);
+    const buffer = readBounded(fd, maxBytes, st.size, scratch);
     if (buffer === null) return null;
     return isUtf8(buffer) ? buffer.toString("utf8") : null;
   } catch {
