@@ -4,6 +4,7 @@
 // interleaved: a node process that only reads every file and JSON.parses it (what no report can do
 // without), and `node -e 0`.
 // Run: npm run bench   (target: ≤ 2.0× of the floor)
+//      npx tsx bench/report.bench.ts [<another checkout, built>]   (that tree's report too, interleaved)
 import fs from "node:fs";
 import path from "node:path";
 import { containerd2, factsDir, withoutVirtiofs } from "../test/helpers/cluster.js";
@@ -31,14 +32,19 @@ const bytes = fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir
 const args = [path.resolve("dist/cli.js"), "report", "--facts-dir", dir, "--json"];
 const floorScript = `const fs=require("fs"),p=require("path");const d=${JSON.stringify(dir)};let n=0;for(const f of fs.readdirSync(d)){JSON.parse(fs.readFileSync(p.join(d,f),"utf8"));n++}`;
 const floorArgs = ["-e", floorScript];
+// An earlier round's tree, timed on the same files in the same rounds: what this round changed.
+const other = process.argv[2];
+const otherArgs = other === undefined ? [] : [path.resolve(other, "dist/cli.js"), ...args.slice(1)];
 time(args); // warm the file cache
 const baseline: number[] = [];
 const floor: number[] = [];
 const measured: number[] = [];
+const before: number[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   baseline.push(time(["-e", "0"]));
   floor.push(time(floorArgs));
   measured.push(time(args));
+  if (other !== undefined) before.push(time(otherArgs));
 }
 fs.rmSync(dir, { recursive: true, force: true });
 removeTestHosts();
@@ -51,3 +57,7 @@ console.log(`floor (read + JSON.parse every file): median ${median(floor).toFixe
 console.log(
   `ratio: ${(median(measured) / median(floor)).toFixed(2)}x of the floor (target ≤ 2.0x), ${(median(measured) / median(baseline)).toFixed(1)}x of node -e 0`,
 );
+if (other !== undefined)
+  console.log(
+    `${other}: median ${median(before).toFixed(0)} ms, ${(median(before) / median(floor)).toFixed(2)}x of the floor`,
+  );

@@ -10,6 +10,7 @@ import { startupSnapshot } from "node:v8";
 import { main } from "./cli.js";
 import "./commands/facts.js";
 import "./commands/node-side.js";
+import "./commands/report.js";
 import { startedFrom } from "./package-root.js";
 import { usePrecompiled } from "./render/templates.js";
 

@@ -154,4 +154,14 @@ describe("start-up cost", () => {
     expect(names).toContain("facts.js");
     expect(names.some((f) => f.startsWith("execa-"))).toBe(false);
   });
+
+  it("report loads its own command group, not the node's commands beside it", () => {
+    const dir = fs.mkdtempSync(path.join(tmp, "facts-"));
+    fs.writeFileSync(path.join(dir, "n1.json"), runCli(["facts", "--json", "--host-root", "/"]).stdout);
+    const loaded = traced(["report", "--facts-dir", dir, "--json"]);
+    expect(loaded.map((f) => path.relative(path.resolve("dist"), f)).sort()).toEqual([
+      "cli.js",
+      "commands/report.js",
+    ]);
+  });
 });

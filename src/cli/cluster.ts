@@ -2,6 +2,7 @@
 // container's entrypoint.
 import { type Command, Option } from "commander";
 import { STRATEGY_NAMES as STRATEGIES } from "../host/strategy-names.js";
+import { startEarly } from "../report/scan-start.js";
 import type { Out } from "./options.js";
 
 /** report: many nodes at once. */
@@ -43,8 +44,10 @@ Examples:
   kata-install report --kubeconfig ~/.kube/config --install-suffix ci   (the install kata-deploy-ci)`,
     )
     .action(async (options) => {
-      const { runReport } = await import("../commands/node-side.js");
-      process.exitCode = await runReport(options, out);
+      // The scanning threads first: their start overlaps loading the command's modules and rules.
+      const scanners = options.factsDir === undefined ? undefined : startEarly(options.factsDir, process.env);
+      const { runReport } = await import("../commands/report.js");
+      process.exitCode = await runReport(options, out, scanners);
     });
 }
 

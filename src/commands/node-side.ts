@@ -6,5 +6,4 @@ export { runExplain } from "./explain.js";
 export { runInstall, runUninstall } from "./install.js";
 export { runPlan } from "./plan.js";
 export { runPreflight } from "./preflight.js";
-export { runReport } from "./report.js";
 export { runShims } from "./shims.js";

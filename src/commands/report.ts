@@ -5,6 +5,7 @@ import { UserError } from "../errors.js";
 import { prepare } from "../inputs/prepare.js";
 import { renderOverrides, renderPoolOverrides, renderReport } from "../output/report.js";
 import { buildReport } from "../report/report.js";
+import type { Scanners } from "../report/scan-start.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
 import { writeFileAtomically } from "../write-file.js";
 
@@ -18,7 +19,12 @@ export interface ReportOptions {
   installSuffix?: string;
 }
 
-export async function runReport(options: ReportOptions, out: (text: string) => void): Promise<number> {
+/** `scanners`: report's scanning threads, when the CLI started them before loading this (scan-start.ts). */
+export async function runReport(
+  options: ReportOptions,
+  out: (text: string) => void,
+  scanners?: Scanners,
+): Promise<number> {
   if ((options.factsDir === undefined) === (options.kubeconfig === undefined))
     throw new UserError(
       "report: give --facts-dir DIR (saved `facts --json` files) or --kubeconfig FILE (the nodes' annotations)",
@@ -34,7 +40,7 @@ export async function runReport(options: ReportOptions, out: (text: string) => v
       throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = await prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
-    loaded = await fromFactsDir(options.factsDir, prepared, process.env);
+    loaded = await fromFactsDir(options.factsDir, prepared, process.env, scanners);
     from = `facts in ${options.factsDir}`;
   } else {
     const { kubeApi } = await import("../kube/api.js");

@@ -4,7 +4,7 @@
 
 /** A path's segments, split once: a report asks the same few dozen paths of thousands of nodes. */
 const SEGMENTS = new Map<string, readonly string[]>();
-function segmentsOf(path: string): readonly string[] {
+export function segmentsOf(path: string): readonly string[] {
   let segments = SEGMENTS.get(path);
   if (segments === undefined) {
     segments = path.split(".");

@@ -23,6 +23,26 @@ export interface SummaryFacts {
   facts?: Record<string, string | number | boolean | null>;
 }
 
+/**
+ * Every fact summaryFacts reads, besides the `factPaths` it is given (a whole source or object where
+ * it reads one whole): nodes that agree on all of them get the same summary (report's scan.ts).
+ * test/kube/summary-facts.test.ts holds summaryFacts to it.
+ */
+export const SUMMARY_READS: readonly string[] = [
+  "arch",
+  "kernel.release",
+  ...SUMMARY_MODULES.map((name) => `kernel.modules.${name}.state`),
+  "cpu.virtualization",
+  "kvm.device",
+  "security",
+  "hypervisors.qemu",
+  "hypervisors.found",
+  "runtime.kind",
+  "runtime.version",
+  "kata.version",
+  "pci.devices",
+];
+
 /** PCI vendor ids of GPU makers; display (0300) and 3D (0302) controllers are GPUs. */
 const GPU_VENDORS: Record<string, string> = { "10de": "nvidia", "1002": "amd", "8086": "intel" };
 

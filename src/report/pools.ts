@@ -7,6 +7,7 @@ import { byText } from "../compare.js";
 import { NFD_PREFIX } from "../kube/nfd-features.js";
 import type { NodeSummary } from "../kube/summary.js";
 import { teeOf } from "../shims/tees.js";
+import { countOf, kindsOf, type NodeKind, namesOf } from "./kinds.js";
 import type { NodeEntry } from "./report.js";
 import { type UniformOverrides, uniform } from "./uniform.js";
 
@@ -67,22 +68,25 @@ function idOf(k: PoolKey): string {
 }
 
 /** What each node of the pool failed, errors first: one line per check and message, with its nodes. */
-function checksOf(nodes: NodeEntry[]): PoolCheck[] {
-  const byCheck = new Map<string, PoolCheck>();
-  for (const n of nodes) {
+function checksOf(nodes: readonly NodeEntry[], kinds: readonly NodeKind[]): PoolCheck[] {
+  const byCheck = new Map<string, { check: Omit<PoolCheck, "nodes">; kinds: NodeKind[] }>();
+  for (const kind of kinds) {
     // Summaries of an earlier kata-install say only which checks failed.
     const checks =
-      n.summary.checks ??
-      n.summary.failed.map((id) => ({ id, severity: "unknown", message: "(not published)" }));
+      kind.summary.checks ??
+      kind.summary.failed.map((id) => ({ id, severity: "unknown", message: "(not published)" }));
     for (const c of checks) {
       const id = `${c.severity} ${c.id} ${c.message}`;
-      const entry = byCheck.get(id) ?? { ...c, nodes: [] };
-      entry.nodes.push(n.name);
+      const entry = byCheck.get(id) ?? { check: c, kinds: [] };
+      // A kind that names one check twice names its nodes twice (namesOf keeps repeats).
+      entry.kinds.push(kind);
       byCheck.set(id, entry);
     }
   }
   const rank = (s: string) => ["error", "warning"].indexOf(s) + 1 || 3;
-  return [...byCheck.values()].sort((a, b) => rank(a.severity) - rank(b.severity) || byText(a.id, b.id));
+  return [...byCheck.values()]
+    .map(({ check, kinds }) => ({ ...check, nodes: namesOf(nodes, kinds) }))
+    .sort((a, b) => rank(a.severity) - rank(b.severity) || byText(a.id, b.id));
 }
 
 /**
@@ -108,24 +112,25 @@ function selectorOf(key: PoolKey, all: PoolKey[]): Requirement[] {
   return out;
 }
 
-export function poolsOf(nodes: NodeEntry[]): Pool[] {
-  const groups = new Map<string, { key: PoolKey; nodes: NodeEntry[] }>();
-  for (const n of nodes) {
-    const key = keyOf(n.summary);
+export function poolsOf(nodes: readonly NodeEntry[], kinds: readonly NodeKind[] = kindsOf(nodes)): Pool[] {
+  const groups = new Map<string, { key: PoolKey; kinds: NodeKind[] }>();
+  for (const kind of kinds) {
+    const key = keyOf(kind.summary);
     const id = idOf(key);
-    const group = groups.get(id) ?? { key, nodes: [] };
-    group.nodes.push(n);
+    const group = groups.get(id) ?? { key, kinds: [] };
+    group.kinds.push(kind);
     groups.set(id, group);
   }
   const keys = [...groups.values()].map((g) => g.key);
   return [...groups.entries()]
-    .sort(([a, x], [b, y]) => y.nodes.length - x.nodes.length || byText(a, b))
-    .map(([id, g]) => ({
+    .map(([id, g]) => ({ id, g, size: countOf(g.kinds) }))
+    .sort((a, b) => b.size - a.size || byText(a.id, b.id))
+    .map(({ id, g }) => ({
       id,
       key: g.key,
-      nodes: g.nodes.map((n) => n.name),
+      nodes: namesOf(nodes, g.kinds),
       selector: { matchExpressions: selectorOf(g.key, keys) },
-      checks: checksOf(g.nodes),
-      overrides: uniform(g.nodes),
+      checks: checksOf(nodes, g.kinds),
+      overrides: uniform(nodes, g.kinds),
     }));
 }

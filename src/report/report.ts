@@ -5,6 +5,7 @@
 // itself, and a GPU node's settings are not every node's.
 import { byText } from "../compare.js";
 import type { NodeSummary } from "../kube/summary.js";
+import { countOf, groupKinds, kindsOf, type NodeKind, namesOf } from "./kinds.js";
 import { type Pool, poolsOf } from "./pools.js";
 import { countShims, type UniformOverrides, uniform } from "./uniform.js";
 
@@ -41,12 +42,12 @@ const yesNo = (v: boolean | undefined) => (v === undefined ? "unknown" : v ? "ye
  * nothing), as every node published it under its path, and the shims that result. Read off the
  * rules, never listed by hand: a rule reading a new fact makes it compared.
  */
-function fieldsOf(nodes: NodeEntry[]): Field[] {
+function fieldsOf(summaries: NodeSummary[]): Field[] {
   const seen = new Set<string>();
-  for (const n of nodes) for (const p of Object.keys(n.summary.facts ?? {})) seen.add(p);
+  for (const s of summaries) for (const p of Object.keys(s.facts ?? {})) seen.add(p);
   const paths = [...seen];
   // Summaries an earlier kata-install published carry no facts: compared on what they do have.
-  if (paths.length === 0 || nodes.some((n) => n.summary.facts === undefined)) return LEGACY_FIELDS;
+  if (paths.length === 0 || summaries.some((s) => s.facts === undefined)) return LEGACY_FIELDS;
   const fields: Field[] = [];
   for (const p of paths) {
     const kindPath = VERSION_OF[p];
@@ -56,7 +57,7 @@ function fieldsOf(nodes: NodeEntry[]): Field[] {
     }
     // A version is compared among nodes of the same kind: containerd's 1.7 with containerd's 2.0,
     // never with CRI-O's 1.30.
-    const kinds = [...new Set(nodes.map((n) => shown(n.summary.facts?.[kindPath])))].sort(byText);
+    const kinds = [...new Set(summaries.map((s) => shown(s.facts?.[kindPath])))].sort(byText);
     for (const kind of kinds)
       fields.push([`${p} (${kind})`, (s) => shown(s.facts?.[p]), (s) => shown(s.facts?.[kindPath]) === kind]);
   }
@@ -92,33 +93,31 @@ const LEGACY_FIELDS: Field[] = [
   ["shims", (s) => s.shims.join(", ") || "none"],
 ];
 
-function disagreements(nodes: NodeEntry[]): Disagreement[] {
+function disagreements(nodes: NodeEntry[], kinds: NodeKind[]): Disagreement[] {
   const out: Disagreement[] = [];
-  for (const [field, read, among] of fieldsOf(nodes)) {
-    const byValue = new Map<string, string[]>();
-    for (const n of nodes) {
-      if (among && !among(n.summary)) continue;
-      const value = read(n.summary);
-      const list = byValue.get(value);
-      if (list) list.push(n.name);
-      else byValue.set(value, [n.name]);
-    }
+  for (const [field, read, among] of fieldsOf(kinds.map((k) => k.summary))) {
+    const byValue = groupKinds(
+      kinds.filter((k) => !among || among(k.summary)),
+      (k) => read(k.summary),
+    );
     if (byValue.size < 2) continue;
     // The majority is the most common value; a tie goes to the first in sort order, so it is stable.
-    const ranked = [...byValue].sort(([a, x], [b, y]) => y.length - x.length || byText(a, b));
-    const [majority, majorityNodes] = ranked[0] as [string, string[]];
+    const ranked = [...byValue]
+      .map(([value, of]) => ({ value, of, count: countOf(of) }))
+      .sort((a, b) => b.count - a.count || byText(a.value, b.value));
+    const [majority] = ranked as [(typeof ranked)[number]];
     out.push({
       field,
-      majority: { value: majority, nodes: majorityNodes.length },
-      others: ranked.slice(1).map(([value, names]) => ({ value, nodes: names.sort(byText) })),
+      majority: { value: majority.value, nodes: majority.count },
+      others: ranked.slice(1).map(({ value, of }) => ({ value, nodes: namesOf(nodes, of).sort(byText) })),
     });
   }
   return out;
 }
 
 /** What every node shares, and only that: a value or default that differs between pools is theirs. */
-function shared(nodes: NodeEntry[], pools: Pool[]): UniformOverrides {
-  const all = uniform(nodes, false);
+function shared(nodes: NodeEntry[], kinds: NodeKind[], pools: Pool[]): UniformOverrides {
+  const all = uniform(nodes, kinds, false);
   const defaults = [...new Set(pools.map((p) => p.overrides.defaultShim))];
   if (pools.length > 1 && defaults.length > 1) {
     all.defaultShim = null;
@@ -133,8 +132,10 @@ function shared(nodes: NodeEntry[], pools: Pool[]): UniformOverrides {
 
 export function buildReport(nodes: NodeEntry[], skipped: ClusterReport["skipped"]): ClusterReport {
   const sorted = [...nodes].sort((a, b) => byText(a.name, b.name));
-  const shimCounts = countShims(sorted);
-  const pools = poolsOf(sorted);
+  // Read once per kind of node, not once per node (kinds.ts).
+  const kinds = kindsOf(sorted);
+  const shimCounts = countShims(kinds);
+  const pools = poolsOf(sorted, kinds);
   return {
     nodes: sorted.map((n) => ({
       name: n.name,
@@ -144,8 +145,8 @@ export function buildReport(nodes: NodeEntry[], skipped: ClusterReport["skipped"
     })),
     skipped,
     shimCounts,
-    disagreements: disagreements(sorted),
-    overrides: shared(sorted, pools),
+    disagreements: disagreements(sorted, kinds),
+    overrides: shared(sorted, kinds, pools),
     pools,
   };
 }

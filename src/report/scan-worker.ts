@@ -1,7 +1,15 @@
-// A worker thread of `report --facts-dir`: scans its share of the files (scan.ts) and posts back
-// what it found, in its share's order.
+// A worker thread of `report --facts-dir`: started with the files (scan-start.ts), told what to look
+// for once the main thread has loaded the rules, then scans the chunks it claims (each file's kind
+// into the array every thread shares) and posts back the kinds it met.
 import { parentPort, workerData } from "node:worker_threads";
-import { type ScanContext, scanFile } from "./scan.js";
+import { type ScanContext, scanClaimed } from "./scan.js";
 
-const { files, ctx } = workerData as { files: Array<[string, string]>; ctx: ScanContext };
-parentPort?.postMessage(files.map(([name, file]) => scanFile(name, file, ctx)));
+const { files, next, found, thread } = workerData as {
+  files: Array<[string, string]>;
+  next: Int32Array;
+  found: Int32Array;
+  thread: number;
+};
+parentPort?.once("message", (ctx: ScanContext) => {
+  parentPort?.postMessage(scanClaimed(files, ctx, next, found, thread));
+});

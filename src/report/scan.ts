@@ -1,12 +1,14 @@
 // The first pass over a directory of saved facts, one file at a time and nothing shared: read it,
-// parse it, and — for a document of this kata-install's own schema — its fingerprint (fingerprint.ts)
-// and the half of its summary its facts alone give. No schema and no rules are loaded for it, so
-// that thousands of files are read on several threads (scan-worker.ts); the main thread then
+// parse it, and — for a document of this kata-install's own schema — its key: the values of every
+// fact its decision and its summary read. Nodes of one key share one decision and one summary, so
+// the decision's fingerprint (fingerprint.ts) and the half of the summary its facts alone give are
+// made once per key a thread meets, not once per node. No schema and no rules are loaded for it,
+// so that thousands of files are read on several threads (scan-worker.ts); the main thread then
 // decides once per fingerprint. Anything else (an older document to upgrade, a file that does not
 // read cleanly) is left to the main thread's full path, which says what is wrong with it.
 import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
-import { valueAt } from "../detect/value-at.js";
+import { segmentsOf, valueAt } from "../detect/value-at.js";
 import { type SummaryFacts, summaryFacts } from "../kube/summary-facts.js";
 import { readBounded } from "../read-bounded.js";
 
@@ -16,44 +18,91 @@ export interface ScanContext {
   paths: string[];
   /** The fact paths a summary publishes (summary.ts publishedFactPaths). */
   factPaths: string[];
+  /** Every path the decision and the summary read (keyPaths): what a key is made of. */
+  keyPaths: string[];
   schemaVersion: number;
   /** Every fact source's key: a document without one of them is an older one, upgraded by the main thread. */
   sourceKeys: string[];
   maxBytes: number;
 }
 
-export type Scanned =
-  | { name: string; file: string; kind: "summary"; fingerprint: string; part: SummaryFacts }
-  /** For the main thread's full path: upgraded, checked, or refused with its reason. */
-  | { name: string; file: string; kind: "main" };
+/** What the nodes of one key share, made from the first of them a thread scans. */
+export interface Kind {
+  key: string;
+  fingerprint: string;
+  part: SummaryFacts;
+}
+
+/** A thread's kinds, in the order it met them, and each one's index by key. */
+export interface Kinds {
+  list: Kind[];
+  byKey: Map<string, number>;
+}
 
 /** The values of the decision facts on a node, as one comparable string. */
 export function fingerprint(facts: unknown, paths: readonly string[]): string {
   return JSON.stringify(paths.map((p) => valueAt(facts, p) ?? null));
 }
 
-export function scanFile(name: string, file: string, ctx: ScanContext): Scanned {
-  const main = { name, file, kind: "main" } as const;
+/**
+ * What a node's decision and summary depend on, as one string: at each path its value, or where
+ * and on what the path stopped (a missing key, a null, a number) — two documents of one key read
+ * alike at every step summaryFacts or a fingerprint takes, so they fail alike too.
+ */
+export function keyOf(document: unknown, paths: readonly string[]): string {
+  return JSON.stringify(paths.map((p) => traceAt(document, p)));
+}
+
+function traceAt(document: unknown, path: string): unknown {
+  let current = document;
+  const segments = segmentsOf(path);
+  for (let i = 0; i < segments.length; i++) {
+    if (current === null || typeof current !== "object") return { at: i, stop: current };
+    current = (current as Record<string, unknown>)[segments[i] as string];
+    if (current === undefined) return { at: i, missing: true };
+  }
+  return { value: current };
+}
+
+/**
+ * Which of the decision's and the summary's paths a key holds: each once, and none inside another
+ * (a whole source read holds its parts).
+ */
+export function keyPaths(...lists: Array<readonly string[]>): string[] {
+  const all = [...new Set(lists.flat())];
+  return all.filter((p) => !all.some((q) => q !== p && p.startsWith(`${q}.`))).sort();
+}
+
+/**
+ * The file's kind, as its index in `kinds` (the kinds this thread has met, so that each one is made
+ * once); undefined for the main thread's full path: upgraded, checked, or refused with its reason.
+ */
+export function scanFile(file: string, ctx: ScanContext, kinds: Kinds): number | undefined {
   const text = readRegular(file, ctx.maxBytes);
-  if (text === null) return main;
+  if (text === null) return undefined;
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch {
-    return main;
+    return undefined;
   }
-  if (!isCurrent(document, ctx)) return main;
+  if (!isCurrent(document, ctx)) return undefined;
+  const key = keyOf(document, ctx.keyPaths);
+  const known = kinds.byKey.get(key);
+  if (known !== undefined) return known;
   try {
-    return {
-      name,
-      file,
-      kind: "summary",
+    const kind: Kind = {
+      key,
       fingerprint: fingerprint(document, ctx.paths),
-      // Only the first node of a kind is checked against the schema (by the main thread), as before.
+      // Only the first node of a fingerprint is checked against the schema (by the main thread), as before.
       part: summaryFacts(document as Parameters<typeof summaryFacts>[0], ctx.factPaths),
     };
+    const index = kinds.list.push(kind) - 1;
+    kinds.byKey.set(key, index);
+    return index;
   } catch {
-    return main;
+    // Every document of this key fails alike (keyOf): each goes to the main thread's full path.
+    return undefined;
   }
 }
 
@@ -73,6 +122,9 @@ function isCurrent(document: unknown, ctx: ScanContext): document is Record<stri
   );
 }
 
+/** What this thread reads each file into: facts documents are a few kB, and most fit. */
+const scratch = Buffer.allocUnsafeSlow(64 * 1024);
+
 /**
  * The file's UTF-8 text when it is a regular file within `maxBytes`; null for anything else (the
  * main thread's read then says what). Opened without blocking and checked on what was opened: one
@@ -89,12 +141,43 @@ function readRegular(file: string, maxBytes: number): string | null {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.size > maxBytes) return null;
     // Grown past the bound as it was read: the main thread's read decides.
-    const buffer = readBounded(fd, maxBytes, st.size);
+    const buffer = readBounded(fd, maxBytes, st.size, scratch);
     if (buffer === null) return null;
     return isUtf8(buffer) ? buffer.toString("utf8") : null;
   } catch {
     return null;
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/** Files are handed out this many at a time, to whichever thread asks next (scanClaimed). */
+export const CHUNK = 50;
+
+/** Threads a scan can have (KATA_INSTALL_REPORT_THREADS' bound): a kind's number says which thread's it is. */
+export const MAX_THREADS = 64;
+
+/**
+ * Scan chunks of `files` claimed from `next` (a counter every thread shares) until none is left:
+ * threads start at different times and, on a shared core, run at different speeds, so none is
+ * given a fixed share to wait on. Each file's kind goes into `found` (shared too, so that no
+ * message carries one per node): 0 for the main thread's full path, else 1 + the kind's index in
+ * this thread's kinds × MAX_THREADS + `thread`. Returns those kinds.
+ */
+export function scanClaimed(
+  files: ReadonlyArray<readonly [string, string]>,
+  ctx: ScanContext,
+  next: Int32Array,
+  found: Int32Array,
+  thread: number,
+): Kind[] {
+  const kinds: Kinds = { list: [], byKey: new Map() };
+  for (;;) {
+    const start = Atomics.add(next, 0, 1) * CHUNK;
+    if (start >= files.length) return kinds.list;
+    for (let i = start; i < Math.min(start + CHUNK, files.length); i++) {
+      const kind = scanFile((files[i] as readonly [string, string])[1], ctx, kinds);
+      Atomics.store(found, i, kind === undefined ? 0 : 1 + kind * MAX_THREADS + thread);
+    }
   }
 }

@@ -2,6 +2,7 @@
 // the shims every one can run, one default, and the values some nodes' facts decided differently.
 import { byText } from "../compare.js";
 import { CHART_DEFAULT_SHIM } from "../manifests/kata-deploy/chart.js";
+import { countOf, type NodeKind, namesOf } from "./kinds.js";
 import type { NodeEntry } from "./report.js";
 
 export interface UniformOverrides {
@@ -12,22 +13,28 @@ export interface UniformOverrides {
   notes: string[];
 }
 
-export function countShims(nodes: NodeEntry[]): Record<string, number> {
+/** Shim → how many of the nodes of `kinds` can run it. */
+export function countShims(kinds: readonly NodeKind[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const n of nodes) for (const s of n.summary.shims) counts[s] = (counts[s] ?? 0) + 1;
+  for (const { summary, at } of kinds)
+    for (const s of summary.shims) counts[s] = (counts[s] ?? 0) + at.length;
   return counts;
 }
 
 /**
- * The overrides that make `nodes` alike: the shims every one can run, one default (kata-deploy
- * 4.1's, qemu-runtime-rs, when all can run it; else the most common of theirs), and — with `pin` —
- * for each configuration value that some nodes' facts decided differently, the value that
- * contradicts no node's facts when there is one (a value a rule chose on the nodes that needed it),
- * else the majority's, with the nodes it goes against named.
+ * The overrides that make the nodes of `kinds` (of the list `nodes`) alike: the shims every one can
+ * run, one default (kata-deploy 4.1's, qemu-runtime-rs, when all can run it; else the most common
+ * of theirs), and — with `pin` — for each configuration value that some nodes' facts decided
+ * differently, the value that contradicts no node's facts when there is one (a value a rule chose
+ * on the nodes that needed it), else the majority's, with the nodes it goes against named.
  */
-export function uniform(nodes: NodeEntry[], pin = true): UniformOverrides {
-  const shimCounts = countShims(nodes);
-  const total = nodes.length;
+export function uniform(
+  nodes: readonly NodeEntry[],
+  kinds: readonly NodeKind[],
+  pin = true,
+): UniformOverrides {
+  const shimCounts = countShims(kinds);
+  const total = countOf(kinds);
   const notes: string[] = [];
   const shims = Object.keys(shimCounts)
     .filter((s) => shimCounts[s] === total)
@@ -35,9 +42,9 @@ export function uniform(nodes: NodeEntry[], pin = true): UniformOverrides {
   for (const [shim, count] of Object.entries(shimCounts).sort(([a], [b]) => byText(a, b)))
     if (count < total) notes.push(`${shim} left out: only ${count} of ${total} nodes can run it`);
   const defaults = new Map<string, number>();
-  for (const n of nodes)
-    if (n.summary.defaultShim)
-      defaults.set(n.summary.defaultShim, (defaults.get(n.summary.defaultShim) ?? 0) + 1);
+  for (const { summary, at } of kinds)
+    if (summary.defaultShim)
+      defaults.set(summary.defaultShim, (defaults.get(summary.defaultShim) ?? 0) + at.length);
   const rankedDefaults = [...defaults]
     .filter(([s]) => shims.includes(s))
     .sort(([a, x], [b, y]) => y - x || byText(a, b));
@@ -49,34 +56,35 @@ export function uniform(nodes: NodeEntry[], pin = true): UniformOverrides {
 
   const config: UniformOverrides["config"] = {};
   for (const shim of pin ? shims : []) {
-    const keys = new Set(nodes.flatMap((n) => Object.keys(n.summary.ruled[shim] ?? {})));
+    const keys = new Set(kinds.flatMap((k) => Object.keys(k.summary.ruled[shim] ?? {})));
     for (const key of [...keys].sort(byText)) {
-      const ruledBy = new Map<string, { value: unknown; nodes: string[] }>();
+      const ruledBy = new Map<string, { value: unknown; kinds: NodeKind[]; count: number }>();
       let unruled = 0;
-      for (const n of nodes) {
-        const table = n.summary.ruled[shim];
+      for (const kind of kinds) {
+        const table = kind.summary.ruled[shim];
         if (!table || !(key in table)) {
-          unruled++;
+          unruled += kind.at.length;
           continue;
         }
         const id = JSON.stringify(table[key]);
-        const entry = ruledBy.get(id) ?? { value: table[key], nodes: [] };
-        entry.nodes.push(n.name);
+        const entry = ruledBy.get(id) ?? { value: table[key], kinds: [], count: 0 };
+        entry.kinds.push(kind);
+        entry.count += kind.at.length;
         ruledBy.set(id, entry);
       }
       if (ruledBy.size === 1 && unruled === 0) continue; // the same on every node already
-      const ranked = [...ruledBy.values()].sort((a, b) => b.nodes.length - a.nodes.length);
-      const chosen = ranked[0] as { value: unknown; nodes: string[] };
+      const ranked = [...ruledBy.values()].sort((a, b) => b.count - a.count);
+      const chosen = ranked[0] as { value: unknown; count: number };
+      const against = ranked.slice(1);
       const note =
         ranked.length === 1
-          ? `${chosen.nodes.length} node(s) decided this from their facts; ${unruled} took the default`
+          ? `${chosen.count} node(s) decided this from their facts; ${unruled} took the default`
           : `nodes' facts decided different values: ${ranked
-              .map((r) => `${JSON.stringify(r.value)} on ${r.nodes.length}`)
-              .join(", ")}; this goes against the facts of ${ranked
-              .slice(1)
-              .flatMap((r) => r.nodes)
+              .map((r) => `${JSON.stringify(r.value)} on ${r.count}`)
+              .join(", ")}; this goes against the facts of ${against
+              .flatMap((r) => namesOf(nodes, r.kinds))
               .slice(0, 5)
-              .join(", ")}${ranked.slice(1).reduce((n, r) => n + r.nodes.length, 0) > 5 ? ", …" : ""}`;
+              .join(", ")}${against.reduce((n, r) => n + r.count, 0) > 5 ? ", …" : ""}`;
       config[shim] ??= {};
       (config[shim] as Record<string, { value: unknown; note: string }>)[key] = { value: chosen.value, note };
     }

@@ -134,6 +134,19 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
     for (const threads of ["2", "3"]) expect(report(threads).stdout).toBe(one.stdout);
   });
 
+  it("a run refused once its threads have started ends, saying why (they keep no run alive)", () => {
+    for (const refused of [
+      ["--kubeconfig", "/nowhere"],
+      ["--overrides", path.join(dir, "nowhere.toml")],
+    ]) {
+      const run = runCli(["report", "--facts-dir", dir, ...refused], {
+        env: { KATA_INSTALL_REPORT_THREADS: "2" },
+      });
+      expect(run.status, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/give --facts-dir DIR|overrides file cannot be read/);
+    }
+  });
+
   it("a number of threads that is not one is refused, naming the variable", () => {
     const run = report("0");
     expect(run.status).toBe(1);
