@@ -1,6 +1,8 @@
 // The list of sources is the one place a source is named: the Facts document is made of it, in its
 // order, and each source brings what the document needs of it (its value when unknown, whether it
 // starts processes). A source added there is added everywhere.
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import * as z from "zod/mini";
 import { DetectContext } from "../../src/detect/context.js";
@@ -19,7 +21,25 @@ afterEach(() => {
 
 const keys = SOURCES.map((source) => source.key);
 
+/** A value of FactSource's shape (defineSource's): its key, schema, unknown value and detect. */
+function isSource(value: unknown): value is FactSource {
+  if (value === null || typeof value !== "object") return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.key === "string" && typeof v.detect === "function" && "schema" in v && "unknown" in v;
+}
+
 describe("the list of sources", () => {
+  it("holds every source a module of src/detect defines: one written and not listed is never read", async () => {
+    const dir = path.resolve("src/detect");
+    const defined: string[] = [];
+    for (const file of fs.readdirSync(dir, { recursive: true }).map(String)) {
+      if (!file.endsWith(".ts")) continue;
+      const exports = (await import(path.join(dir, file))) as Record<string, unknown>;
+      for (const value of Object.values(exports)) if (isSource(value)) defined.push(value.key);
+    }
+    expect([...new Set(defined)].sort()).toEqual([...keys].sort());
+  });
+
   it("is the Facts document's keys, in its order, between schemaVersion and problems", () => {
     expect(Object.keys(Facts.shape)).toEqual(["schemaVersion", ...keys, "problems"]);
   });

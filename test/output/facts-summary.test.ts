@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { detectFacts, type Facts, SCHEMA_VERSION } from "../../src/detect/facts.js";
 import { SOURCES } from "../../src/detect/sources.js";
 import { renderFactsSummary, rowsOf } from "../../src/output/facts-summary.js";
+import { TEES } from "../../src/shims/tees.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
@@ -45,7 +46,11 @@ describe("the facts summary", () => {
       ],
       cpu: ["cpu           unknown · 0 CPUs · virtualisation: none · node is a VM: unknown"],
       kvm: ["kvm           /dev/kvm: no · module: none · nested: unknown"],
-      security: ["confidential  sev: no · sev-es: no · sev-snp: no · tdx: no · sgx: no · se: no"],
+      security: [
+        `confidential  ${Object.values(TEES)
+          .map((t) => `${t.label}: no`)
+          .join(" · ")}`,
+      ],
       hypervisors: [
         "hypervisors   qemu: none · cloud-hypervisor: none · firecracker: none · virtiofsd: none",
       ],

@@ -66,8 +66,13 @@ describe("runtime layouts", () => {
   });
 
   it("the kinds with a kubelet of their own keep the default directories; the embedding ones name theirs", () => {
-    for (const layout of Object.values(RUNTIME_LAYOUTS))
-      expect(layout.distribution === "none", layout.kind).toBe(layout.kubelet === "own");
+    // A kind that embeds its family's runtime is a distribution: it embeds the kubelet too, and
+    // kata-deploy knows it by a K8S_DISTRIBUTION of its own. Only the family's own runtime is "own".
+    for (const layout of Object.values(RUNTIME_LAYOUTS)) {
+      const embeds = layout.moreSpecificThan !== "none";
+      expect(layout.kubelet, layout.kind).toBe(embeds ? "embedded" : "own");
+      expect(layout.distribution === "none", layout.kind).toBe(!embeds);
+    }
   });
 
   // The data-loss path: containerd 1.6 and 1.7 replace the main file's CRI table with an imported
