@@ -165,7 +165,11 @@ execFileSync(
   },
 );
 await rename("dist/kata-install.blob.new", "dist/kata-install.blob");
-// What dist/kata-install checks before using the blob: the Node it was made by.
+// What dist/kata-install checks before using the blob: the Node it was made by — its version and
+// architecture, and, so that a start need not run `node --version` to tell, the file it was run
+// from, with that file's mtime copied onto the record (a node replaced since has another).
 await writeFile("dist/kata-install.node", `${process.version} ${machine()}\n`);
+await writeFile("dist/kata-install.node-path", `${process.execPath}\n`);
+execFileSync("touch", ["-r", process.execPath, "dist/kata-install.node-path"]);
 await copyFile("scripts/kata-install.sh", "dist/kata-install");
 await chmod("dist/kata-install", 0o755);

@@ -1,9 +1,10 @@
 #!/bin/sh
 # kata-install's start (dist/kata-install: the package's bin, the image's entrypoint). Node starts
 # from the start-up snapshot dist/kata-install.blob (scripts/build.mjs) when the Node here made it
-# (its version, this machine's architecture) and NODE_OPTIONS is unset (V8 options other than the
-# build's make Node refuse the blob, exit 14); else from the plain bundle dist/cli.js. Both take
-# the same arguments and print the same; exec, so that signals go to Node itself.
+# (the very file the build ran, or else one of its version, on this machine's architecture) and
+# NODE_OPTIONS is unset (V8 options other than the build's make Node refuse the blob, exit 14);
+# else from the plain bundle dist/cli.js. Both take the same arguments and print the same; exec,
+# so that signals go to Node itself.
 self=$0
 [ -L "$self" ] && self=$(readlink -f "$self")
 dist=${self%/*}
@@ -12,8 +13,28 @@ dist=${self%/*}
 arch=
 [ -r /proc/sys/kernel/arch ] && read -r arch </proc/sys/kernel/arch
 [ -n "$arch" ] || arch=$(uname -m)
-if [ -z "${NODE_OPTIONS:-}" ] && [ -r "$dist/kata-install.blob" ] && read -r made <"$dist/kata-install.node" &&
-  [ "$made" = "$(node --version) $arch" ]; then
-  exec node --snapshot-blob "$dist/kata-install.blob" "$dist/cli.js" "$@"
+# The node PATH gives, found by the shell itself; the very file the blob was made by when it is the
+# one the build recorded, with the mtime the build copied onto that record: then no process need
+# be started to ask its version (a node upgraded in place has another mtime).
+node_bin=
+saved_ifs=$IFS
+IFS=:
+for dir in $PATH; do
+  if [ -f "${dir:-.}/node" ] && [ -x "${dir:-.}/node" ]; then
+    node_bin=${dir:-.}/node
+    break
+  fi
+done
+IFS=$saved_ifs
+node=${node_bin:-node}
+record=$dist/kata-install.node-path
+same=false
+if [ -n "$node_bin" ] && [ -r "$record" ] && read -r made_by <"$record" && [ "$node_bin" -ef "$made_by" ] &&
+  ! [ "$node_bin" -nt "$record" ] && ! [ "$node_bin" -ot "$record" ]; then
+  same=true
 fi
-exec node "$dist/cli.js" "$@"
+if [ -z "${NODE_OPTIONS:-}" ] && [ -r "$dist/kata-install.blob" ] && read -r made <"$dist/kata-install.node" &&
+  { { [ "$same" = true ] && [ "${made#* }" = "$arch" ]; } || [ "$made" = "$("$node" --version) $arch" ]; }; then
+  exec "$node" --snapshot-blob "$dist/kata-install.blob" "$dist/cli.js" "$@"
+fi
+exec "$node" "$dist/cli.js" "$@"

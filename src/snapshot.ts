@@ -5,6 +5,8 @@
 // same argv as the plain start.
 
 import templates from "kata-install:precompiled-templates";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { startupSnapshot } from "node:v8";
 import { main } from "./cli.js";
@@ -12,14 +14,41 @@ import "./commands/facts.js";
 import "./commands/node-side.js";
 import "./commands/report.js";
 import { startedFrom } from "./package-root.js";
+import { planPipeline } from "./pipeline.js";
 import { usePrecompiled } from "./render/templates.js";
 
 usePrecompiled(templates);
+
+/**
+ * Run a plan once while the snapshot is built, on an empty host root of its own: the functions a
+ * plan calls are compiled then, and their code kept in the blob, so a start from it compiles far
+ * less (plan ~14 ms sooner, bench/startup-snapshot.ts). Nothing of the run is kept that a later
+ * run could take for its own: caches are keyed by content (the artifact catalogue) or made per
+ * run, no environment is read into one (the build runs with an empty environment), and a plan
+ * writes nothing. Its progress lines are not the build's: they go nowhere.
+ */
+async function warmUp(): Promise<void> {
+  startedFrom(path.resolve("dist/cli.js"));
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-snapshot-"));
+  const write = process.stderr.write;
+  process.stderr.write = () => true;
+  try {
+    await planPipeline({ hostRoot: root, json: true }, {});
+  } catch {
+    // A node with nothing on it plans nothing worth keeping: only the code it ran is.
+  } finally {
+    process.stderr.write = write;
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
 function start(): void {
   // As a plain start has it: the script given, made absolute.
   process.argv[1] = path.resolve(process.argv[1] ?? "dist/cli.js");
   startedFrom(process.argv[1]);
   void main();
 }
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(start);
-else start();
+if (startupSnapshot.isBuildingSnapshot()) {
+  void warmUp();
+  startupSnapshot.setDeserializeMainFunction(start);
+} else start();

@@ -97,14 +97,51 @@ describe("the start-up snapshot", () => {
     expect(got.stdout).toBe(run(process.execPath, [path.join(moved, "dist/cli.js"), ...args]).stdout);
   });
 
+  it("dist/kata-install asks no node its version when the one on PATH is the file the build ran", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
+    copies.push(dir);
+    fs.cpSync(path.resolve("dist"), path.join(dir, "dist"), { recursive: true });
+    for (const entry of ["rules", "templates", "artifacts", "package.json"])
+      fs.symlinkSync(path.resolve(entry), path.join(dir, entry));
+    // A node on PATH that logs how it is asked, then is the real one.
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    const log = path.join(dir, "node.log");
+    fs.writeFileSync(
+      path.join(bin, "node"),
+      `#!/bin/sh\necho "$*" >>${log}\nexec ${process.execPath} "$@"\n`,
+      { mode: 0o755 },
+    );
+    // The build's record, as if it had been made by that node.
+    const record = path.join(dir, "dist/kata-install.node-path");
+    fs.writeFileSync(record, `${path.join(bin, "node")}\n`);
+    spawnSync("touch", ["-r", path.join(bin, "node"), record]);
+    const env = { ...plainEnv, PATH: `${bin}:${plainEnv.PATH}` };
+    const launcher = path.join(dir, "dist/kata-install");
+    const expected = plain(["--help"]).stdout;
+    const asked = () => fs.readFileSync(log, "utf8").trim().split("\n");
+    expect(run(launcher, ["--help"], env)).toMatchObject({ status: 0, stdout: expected });
+    expect(asked()).toEqual([
+      `--snapshot-blob ${path.join(dir, "dist/kata-install.blob")} ${path.join(dir, "dist/cli.js")} --help`,
+    ]);
+    // Replaced since (another mtime): asked its version first, as any other node.
+    fs.rmSync(log);
+    fs.utimesSync(path.join(bin, "node"), new Date(), new Date(Date.now() + 5000));
+    expect(run(launcher, ["--help"], env)).toMatchObject({ status: 0, stdout: expected });
+    expect(asked()[0]).toBe("--version");
+    expect(asked()).toHaveLength(2);
+  });
+
   it("dist/kata-install takes the plain bundle when the blob is not this Node's or this machine's, or NODE_OPTIONS is set", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
     copies.push(dir);
     fs.cpSync(path.resolve("dist"), path.join(dir, "dist"), { recursive: true });
     for (const entry of ["rules", "templates", "artifacts", "package.json"])
       fs.symlinkSync(path.resolve(entry), path.join(dir, entry));
-    // A blob Node would abort on: only a start that leaves it alone succeeds.
+    // A blob Node would abort on: only a start that leaves it alone succeeds. Without the record
+    // of the build's node file, the launcher goes by the version and architecture it is told.
     fs.writeFileSync(path.join(dir, "dist/kata-install.blob"), "not a snapshot");
+    fs.rmSync(path.join(dir, "dist/kata-install.node-path"));
     const launcher = path.join(dir, "dist/kata-install");
     const expected = plain(["--help"]).stdout;
     fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `v0.0.0 ${os.machine()}\n`);

@@ -8,7 +8,7 @@ import * as z from "zod/mini";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { tomlErrorText } from "../detect/toml.js";
 import { dataPath } from "../package-root.js";
-import { parseTomlText } from "../toml-data.js";
+import { parseTomlText, sha256 } from "../toml-data.js";
 import "../schema.js";
 
 const CatalogueFile = z.strictObject({
@@ -124,12 +124,18 @@ export function admits(catalogue: ArtifactCatalogue, artifact: string, file: str
 
 const loaded = new Map<string, ArtifactCatalogue>();
 
-/** The catalogue, read and checked once a run (decide, the sources and the plan all ask for it). */
+/**
+ * The catalogue, checked once for each text of it (decide, the sources and the plan all ask for
+ * it): keyed by the file and its content, so that one parsed before — by the start-up snapshot's
+ * build, say — is used only while the file still says the same.
+ */
 export function loadArtifactCatalogue(file = dataPath("artifacts", "catalogue.toml")): ArtifactCatalogue {
-  let catalogue = loaded.get(file);
+  const text = fs.readFileSync(file, "utf8");
+  const key = `${file}\0${sha256(text)}`;
+  let catalogue = loaded.get(key);
   if (catalogue === undefined) {
-    catalogue = parseArtifactCatalogue(file, fs.readFileSync(file, "utf8"));
-    loaded.set(file, catalogue);
+    catalogue = parseArtifactCatalogue(file, text);
+    loaded.set(key, catalogue);
   }
   return catalogue;
 }
