@@ -121,6 +121,13 @@ export async function applyChanges(
         role: c.role,
         ...(c.link ? { link: true } : {}),
       };
+    } else if (c.after !== null && typeof c.restore === "string" && current !== null && !c.link) {
+      const record = journal.files[c.path];
+      // The admin's file, edited since kata-install last wrote it (between two installs): what
+      // uninstall gives back is now their file as it is, without kata-install's parts — the copy
+      // from before the first install would take their edit away.
+      if (record !== undefined && record.original !== "absent" && hash(current.bytes) !== record.afterHash)
+        record.original = { backup: await store.keep("original", Buffer.from(c.restore)), ...current.meta };
     }
     await store.save(journal);
     crashPoint(`step:${i}:before-write`);

@@ -4,7 +4,7 @@
 // edited there given back), and a file of ours that was edited stays; both are reported.
 import { hash } from "../render/changeset.js";
 import { hasEditedKey, revertKeys } from "../render/key-edit.js";
-import { dropBlock, findBlock } from "../render/toml-edit.js";
+import { dropBlock, findBlock, removeImports } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
@@ -50,6 +50,12 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   const units = unitsToStop(journal.files);
   await stopUnits(store.host, units);
   // Runtime files first: the runtime must stop pointing at Kata before Kata's files go.
+  // The files kata-install created: an import of one of them in the admin's file goes with it.
+  const created = new Set(
+    Object.entries(journal.files)
+      .filter(([, r]) => r.original === "absent")
+      .map(([p]) => p),
+  );
   const entries = Object.entries(journal.files)
     .reverse()
     .sort(([, a], [, b]) => (a.role === b.role ? 0 : a.role === "runtime" ? -1 : 1));
@@ -70,7 +76,20 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
           : "edited after the install: only kata-install's block was removed, the rest kept as it is",
       });
     } else {
-      result.leftEdited.push({ path, what: "edited after the install: left in place" });
+      // The admin's file (containerd's main one) importing a drop-in of kata-install's: the import
+      // goes with the drop-in, or containerd would not start on it; the rest is theirs.
+      const text = current.bytes.toString("utf8");
+      const without =
+        record.role !== "runtime" || record.original === "absent"
+          ? text
+          : removeImports(text, (entry) => created.has(entry));
+      if (without !== text) {
+        await atomicWrite(store.host, path, without, current.meta);
+        result.leftEdited.push({
+          path,
+          what: "edited after the install: only kata-install's imports were removed, the rest kept as it is",
+        });
+      } else result.leftEdited.push({ path, what: "edited after the install: left in place" });
     }
     if (record.role === "runtime") result.runtimeChanged = true;
   }

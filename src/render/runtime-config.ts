@@ -359,6 +359,7 @@ function containerdFiles(
     v,
     t.ours,
     t.dropImport,
+    [own, user.path],
   );
   if (cleaned) files.push(cleaned);
   return files;
@@ -495,7 +496,10 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
     content: after,
     mode: 0o644,
     // Another installer's handlers were in it (a takeover): uninstall gives back the file without them.
-    ...(text !== null && cleaned !== before ? { restore: dropBlock(cleaned, path, suffix) } : {}),
+    // What uninstall gives back: the admin's file without kata-install's parts (nor another
+    // installer's, a takeover's). Taken as it is now whenever the admin edited it since the last
+    // install (install/apply.ts), so that an edit between two installs is never lost.
+    ...(text !== null ? { restore: dropBlock(cleaned, path, suffix) } : {}),
     block: suffix,
     template: name,
     reason:
@@ -529,6 +533,8 @@ function cleanMain(
   version: number,
   ours: (tablePath: string[]) => boolean,
   dropImport: ((entry: string) => boolean) | null,
+  /** Every file of kata-install's its imports may name (its drop-in, the admin's copied one). */
+  ownEntries: readonly string[] = [],
 ): RenderedFile | null {
   if (text === null) {
     if (imports === null) return null;
@@ -556,7 +562,8 @@ function cleanMain(
     path,
     content: after,
     mode: 0o644,
-    ...(cleanedBase !== text ? { restore: cleanedBase } : {}),
+    // The admin's file without kata-install's imports (nor kata-deploy's): see editInPlaceOf.
+    restore: removeImports(cleanedBase, (entry) => ownEntries.includes(entry)),
     template: "(import line)",
     reason: `containerd's configuration: imports the Kata handlers' drop-in${withoutImports !== text ? IMPORTS_GONE : ""}`,
   };

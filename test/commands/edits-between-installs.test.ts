@@ -1,0 +1,100 @@
+// An admin who edits containerd's configuration between two installs, or after the last one, keeps
+// the edit: uninstall gives back their file as it is then without kata-install's parts (its block,
+// the line it edited, its imports), never the copy from before the first install, and never one
+// that still imports a drop-in uninstall removed.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { answeringHost } from "../helpers/answering.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import { arm64Containerd20, intelContainerd17 } from "../helpers/nodes.js";
+import { removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+const x86 = artifactDir("3.9.0", "x86_64");
+const arm = artifactDir("3.9.0", "aarch64");
+afterAll(() => {
+  for (const dir of [x86, arm]) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const CONFIG = "etc/containerd/config.toml";
+const MIRROR =
+  '\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n';
+const NYDUS = {
+  EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+  KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: path.resolve(import.meta.dirname, "../fixtures/nydus-snapshotter"),
+};
+
+async function nodeOf(spec: ReturnType<typeof intelContainerd17>, artifacts: string) {
+  const host = await answeringHost(spec);
+  const file = path.join(host.root, CONFIG);
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    runCli([...args, "--host-root", host.root], { env });
+  const install = (shims: string, env: Record<string, string> = {}) => {
+    const run = cli(["install", "--artifacts", `dir:${artifacts}`, "--shims", shims], env);
+    expect(run.status, run.stderr).toBe(0);
+  };
+  return { host, file, cli, install, read: () => fs.readFileSync(file, "utf8") };
+}
+
+describe("containerd 1.7, config.toml edited in place", () => {
+  it.each([
+    ["without nydus", {}],
+    ["with nydus (its line in the admin's CRI table)", NYDUS],
+  ])("%s: an edit between two installs survives the uninstall", async (_, env) => {
+    const node = await nodeOf(intelContainerd17(), x86);
+    const before = node.read();
+    node.install("qemu", env);
+    fs.appendFileSync(node.file, MIRROR);
+    node.install("qemu qemu-coco-dev", env);
+    const uninstall = node.cli(["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(node.read()).toBe(before + MIRROR);
+  });
+
+  it("two installs (MULTI_INSTALL_SUFFIX), one uninstalled between: the other's uninstall does not bring its block back", async () => {
+    const node = await nodeOf(intelContainerd17(), x86);
+    const before = node.read();
+    const blue = { MULTI_INSTALL_SUFFIX: "blue" };
+    node.install("qemu");
+    node.install("qemu", blue);
+    expect(node.cli(["uninstall"]).status).toBe(0);
+    node.install("qemu qemu-coco-dev", blue);
+    expect(node.cli(["uninstall"], blue).status).toBe(0);
+    expect(node.read()).toBe(before);
+  });
+});
+
+describe("containerd 2.0, its main file given an import of kata-install's drop-in", () => {
+  const MAIN =
+    'version = 3\n\n[plugins."io.containerd.cri.v1.runtime".containerd]\n  default_runtime_name = "runc"\n';
+  const node2 = () => {
+    const spec = arm64Containerd20();
+    spec.files = { ...spec.files, "/etc/containerd/config.toml": MAIN };
+    return nodeOf(spec, arm);
+  };
+
+  it("an edit between two installs survives the uninstall, and no import of the removed drop-in is left", async () => {
+    const node = await node2();
+    node.install("qemu");
+    expect(node.read()).toContain('imports = ["/etc/containerd/conf.d/50-kata-install.toml"]');
+    fs.appendFileSync(node.file, MIRROR);
+    node.install("qemu qemu-runtime-rs");
+    expect(node.cli(["uninstall"]).status).toBe(0);
+    expect(node.read()).toBe(MAIN + MIRROR);
+  });
+
+  it("an edit after the last install: only kata-install's import goes, so containerd still starts", async () => {
+    const node = await node2();
+    node.install("qemu");
+    fs.appendFileSync(node.file, MIRROR);
+    const uninstall = node.cli(["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain("only kata-install's imports were removed");
+    expect(node.read()).toBe(MAIN + MIRROR);
+    expect(fs.existsSync(path.join(node.host.root, "etc/containerd/conf.d/50-kata-install.toml"))).toBe(
+      false,
+    );
+  });
+});
