@@ -4,7 +4,7 @@
 // edited there given back), and a file of ours that was edited stays; both are reported.
 import { hash } from "../render/changeset.js";
 import { hasEditedKey, revertKeys } from "../render/key-edit.js";
-import { dropBlock, findBlock, removeImports } from "../render/toml-edit.js";
+import { dropBlock, findBlock, otherInstalls, removeImports } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
@@ -68,12 +68,16 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     } else if (record.editedInPlace) {
       const text = current.bytes.toString("utf8");
       const suffix = record.block ?? "";
-      await atomicWrite(store.host, path, revertKeys(dropBlock(text, path, suffix), suffix), current.meta);
+      const rest = dropBlock(text, path, suffix);
+      const heir = otherInstalls(rest, suffix)[0] ?? null;
+      await atomicWrite(store.host, path, revertKeys(rest, suffix, heir), current.meta);
       result.leftEdited.push({
         path,
-        what: hasEditedKey(text, suffix)
-          ? "edited after the install: only kata-install's block was removed and the line it edited given back, the rest kept as it is"
-          : "edited after the install: only kata-install's block was removed, the rest kept as it is",
+        what: !hasEditedKey(text, suffix)
+          ? "edited after the install: only kata-install's block was removed, the rest kept as it is"
+          : heir === null
+            ? "edited after the install: only kata-install's block was removed and the line it edited given back, the rest kept as it is"
+            : `edited after the install: only kata-install's block was removed, and the line it edited left to the install still there (${heir === "" ? "the default one" : `MULTI_INSTALL_SUFFIX=${heir}`}), the rest kept as it is`,
       });
     } else {
       // The admin's file (containerd's main one) importing a drop-in of kata-install's: the import

@@ -57,9 +57,11 @@ export function setKey(text: string, edit: KeyEdit, suffix = ""): string | null 
 /**
  * Every line an install of this suffix edited, given back: the admin's line where it replaced
  * one, nothing where it added one. What an admin changed on such a line since (its comment gone)
- * is theirs and stays.
+ * is theirs and stays. Where another install of the file (`heir`, its suffix) is still there, the
+ * line is handed to it instead, as it is: that install set nothing of its own, finding it set
+ * (setKey), and gives the admin's line back when it goes.
  */
-export function revertKeys(text: string, suffix = ""): string {
+export function revertKeys(text: string, suffix = "", heir: string | null = null): string {
   if (!text.includes(tag(suffix))) return text;
   const out: string[] = [];
   for (const line of text.split("\n")) {
@@ -69,7 +71,8 @@ export function revertKeys(text: string, suffix = ""): string {
       continue;
     }
     const original = m[2];
-    if (original !== undefined) out.push(JSON.parse(original) as string);
+    if (heir !== null) out.push(line.replace(` # ${tag(suffix)}: `, ` # ${tag(heir)}: `));
+    else if (original !== undefined) out.push(JSON.parse(original) as string);
   }
   return out.join("\n");
 }

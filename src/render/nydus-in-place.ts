@@ -48,7 +48,7 @@ export function nydusInPlace(
       table: annotations.table,
       key: setting.key,
       literal: String(setting.value),
-      why: `${setup.name} reads images' references from these annotations`,
+      why: "the nydus snapshotter reads images' references from these annotations",
     },
     decision.install.suffix.value,
   );

@@ -24,7 +24,14 @@ import { checkNydus, mergeTables, nydusTables } from "./nydus-config.js";
 import { checkNydusInPlace, nydusInPlace, nydusSettingPaths } from "./nydus-in-place.js";
 import { isKataDeployImportName } from "./stale-imports.js";
 import { TemplateBug, type Templates } from "./templates.js";
-import { dropBlock, ensureImport, putBlock, removeImports, removeTables } from "./toml-edit.js";
+import {
+  dropBlock,
+  ensureImport,
+  otherInstalls,
+  putBlock,
+  removeImports,
+  removeTables,
+} from "./toml-edit.js";
 import { tomlString } from "./toml-literal.js";
 
 export interface RuntimeAction {
@@ -456,7 +463,8 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
       : new Set<string>();
   const ours = (p: string[]) => t.ours(p) || (p[0] === "proxy_plugins" && deployNydus.has(p[1] ?? ""));
   // An earlier install's edited line given back too: the file as the admin has it.
-  const cleaned = revertKeys(removeTables(withoutImports, ours), suffix);
+  const tablesOut = removeTables(withoutImports, ours);
+  const cleaned = revertKeys(tablesOut, suffix, otherInstalls(tablesOut, suffix)[0] ?? null);
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {

@@ -25,6 +25,16 @@ export function blockMarkers(suffix = ""): { begin: string; end: string } {
 /** Any install's marker line: a table never runs across one. */
 const ANY_MARKER = /^# (>>> kata-install(-[a-z0-9-]+)?:|<<< kata-install(-[a-z0-9-]+)?\s*$)/;
 
+/** The suffixes of the installs other than `suffix` whose blocks `text` holds ("" for the default one). */
+export function otherInstalls(text: string, suffix: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const m = /^# >>> kata-install(?:-([a-z0-9-]+))?:/.exec(line);
+    if (m !== null && (m[1] ?? "") !== suffix) out.push(m[1] ?? "");
+  }
+  return out;
+}
+
 /** Whether `text` holds an install's begin marker (any suffix). */
 export function hasBlock(text: string): boolean {
   return text.split("\n").some((line) => /^# >>> kata-install(-[a-z0-9-]+)?:/.test(line));

@@ -66,6 +66,29 @@ describe("containerd 1.7, config.toml edited in place", () => {
   });
 });
 
+describe("containerd 1.7, two installs with nydus (MULTI_INSTALL_SUFFIX): one line of the admin's for both", () => {
+  it("the first uninstalled hands its line to the other, which keeps its snapshot annotations and gives the admin's line back last", async () => {
+    const node = await nodeOf(intelContainerd17(), x86);
+    const before = node.read();
+    const blue = { ...NYDUS, MULTI_INSTALL_SUFFIX: "blue" };
+    node.install("qemu qemu-coco-dev", NYDUS);
+    node.install("qemu qemu-coco-dev", blue);
+    const uninstall = node.cli(["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain(
+      "the line it edited left to the install still there (MULTI_INSTALL_SUFFIX=blue)",
+    );
+    expect(node.read()).toMatch(/\n\s*disable_snapshot_annotations = false # kata-install-blue: /);
+    const again = node.cli(
+      ["plan", "--detailed-exitcode", "--artifacts", `dir:${x86}`, "--shims", "qemu qemu-coco-dev"],
+      blue,
+    );
+    expect(again.status, again.stdout.slice(-2000)).toBe(0);
+    expect(node.cli(["uninstall"], blue).status).toBe(0);
+    expect(node.read()).toBe(before);
+  });
+});
+
 describe("containerd 2.0, its main file given an import of kata-install's drop-in", () => {
   const MAIN =
     'version = 3\n\n[plugins."io.containerd.cri.v1.runtime".containerd]\n  default_runtime_name = "runc"\n';

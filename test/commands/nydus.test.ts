@@ -260,7 +260,7 @@ const install16 = (root: string, env: Record<string, string> = ENV16, more: stri
 
 describe("containerd 1.7, its own file edited in place: nydus in kata-install's block and one line of the admin's", () => {
   const ADDED =
-    "  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images' references from these annotations; uninstall takes this line out\n";
+    "  disable_snapshot_annotations = false # kata-install: the nydus snapshotter reads images' references from these annotations; uninstall takes this line out\n";
   /** containerd 1.6 with the admin's config: `containerd config default`'s CRI line among theirs. */
   const admins = (main: string) => {
     const spec = node(intelContainerd17());
@@ -343,7 +343,7 @@ describe("containerd 1.7, its own file edited in place: nydus in kata-install's 
     expect(install16(host.root).status).toBe(0);
     const text = read(host.root, CONFIG);
     expect(text).toContain(
-      "\n  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images' references from these annotations; uninstall puts back: \"  disable_snapshot_annotations = true   # the admin's: containerd's default\"\n",
+      "\n  disable_snapshot_annotations = false # kata-install: the nydus snapshotter reads images' references from these annotations; uninstall puts back: \"  disable_snapshot_annotations = true   # the admin's: containerd's default\"\n",
     );
     expect(text).not.toContain("disable_snapshot_annotations = true   #\n");
     // The admin adds a table of their own after the install: the file is no longer as kata-install left it.

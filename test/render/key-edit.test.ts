@@ -74,6 +74,14 @@ describe("revertKeys", () => {
     expect(revertKeys(blue, "blue")).toBe(ADMINS);
   });
 
+  it("handed to another install still in the file: re-tagged as it is, and given back by that one", () => {
+    const edited = setKey(ADMINS, EDIT) as string;
+    const handed = revertKeys(edited, "", "blue");
+    expect(handed).toBe(edited.replace("# kata-install: ", "# kata-install-blue: "));
+    expect(hasEditedKey(handed)).toBe(false);
+    expect(revertKeys(handed, "blue")).toBe(ADMINS);
+  });
+
   it("a line the admin rewrote since (its comment gone) is theirs: left as it is", () => {
     const edited = (setKey(ADMINS, EDIT) as string).replace(/ # kata-install: .*$/m, " # mine now");
     expect(revertKeys(edited)).toBe(edited);

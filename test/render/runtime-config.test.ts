@@ -292,7 +292,7 @@ describe("k3s, k0s, microk8s and CRI-O", () => {
     const after = changeAt(changeset, "/var/snap/microk8s/current/args/containerd-template.toml")
       ?.after as string;
     expect(after).toContain(
-      '[plugins."io.containerd.cri.v1.images"]\n  disable_snapshot_annotations = false # kata-install: nydus-for-kata-tee reads images\' references from these annotations; uninstall takes this line out\n  snapshotter = "overlayfs"\n',
+      '[plugins."io.containerd.cri.v1.images"]\n  disable_snapshot_annotations = false # kata-install: the nydus snapshotter reads images\' references from these annotations; uninstall takes this line out\n  snapshotter = "overlayfs"\n',
     );
     const parsed = parse(after);
     expect(dig(parsed, ["proxy_plugins", "nydus-for-kata-tee", "type"])).toBe("snapshot");
