@@ -2,12 +2,14 @@
 // bytes, mode and owner back (or goes, if kata-install created it); a file someone edited since is
 // not clobbered: from the admin's own file only kata-install's block is taken out (and a line it
 // edited there given back), and a file of ours that was edited stays; both are reported.
+import { parse } from "smol-toml";
+import { tomlErrorText } from "../detect/toml.js";
 import { hash } from "../render/changeset.js";
 import { hasEditedKey, revertKeys } from "../render/key-edit.js";
 import { dropBlock, findBlock, otherInstalls, removeImports } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
-import type { JournalStore } from "./journal.js";
+import type { FileRecord, JournalStore } from "./journal.js";
 import { reloadSystemd, stopUnits, unitsToStop } from "./services.js";
 import { prefixOf, removeArtifacts } from "./switch.js";
 
@@ -65,35 +67,10 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     if (untouched || current === null) {
       await restore(store, path, record.original);
       (record.original === "absent" ? result.removed : result.restored).push(path);
-    } else if (record.editedInPlace) {
-      const text = current.bytes.toString("utf8");
-      const suffix = record.block ?? "";
-      const rest = dropBlock(text, path, suffix);
-      const heir = otherInstalls(rest, suffix)[0] ?? null;
-      await atomicWrite(store.host, path, revertKeys(rest, suffix, heir), current.meta);
-      result.leftEdited.push({
-        path,
-        what: !hasEditedKey(text, suffix)
-          ? "edited after the install: only kata-install's block was removed, the rest kept as it is"
-          : heir === null
-            ? "edited after the install: only kata-install's block was removed and the line it edited given back, the rest kept as it is"
-            : `edited after the install: only kata-install's block was removed, and the line it edited left to the install still there (${heir === "" ? "the default one" : `MULTI_INSTALL_SUFFIX=${heir}`}), the rest kept as it is`,
-      });
     } else {
-      // The admin's file (containerd's main one) importing a drop-in of kata-install's: the import
-      // goes with the drop-in, or containerd would not start on it; the rest is theirs.
-      const text = current.bytes.toString("utf8");
-      const without =
-        record.role !== "runtime" || record.original === "absent"
-          ? text
-          : removeImports(text, (entry) => created.has(entry));
-      if (without !== text) {
-        await atomicWrite(store.host, path, without, current.meta);
-        result.leftEdited.push({
-          path,
-          what: "edited after the install: only kata-install's imports were removed, the rest kept as it is",
-        });
-      } else result.leftEdited.push({ path, what: "edited after the install: left in place" });
+      const edited = givenBack(current.bytes.toString("utf8"), path, record, created);
+      if (edited.text !== null) await atomicWrite(store.host, path, edited.text, current.meta);
+      result.leftEdited.push({ path, what: edited.what });
     }
     if (record.role === "runtime") result.runtimeChanged = true;
   }
@@ -105,4 +82,43 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   for (const dir of leftDirs)
     result.leftEdited.push({ path: dir, what: "a directory kata-install created, not empty: left in place" });
   return result;
+}
+
+/**
+ * A file someone edited since the install, with kata-install's parts taken out and the rest kept:
+ * from the admin's own file its block and the line it edited (handed to another install still
+ * there), from containerd's main file its imports of kata-install's drop-ins, which would keep
+ * containerd from starting once they are gone. Null text: nothing of kata-install's was in it.
+ */
+function givenBack(
+  text: string,
+  path: string,
+  record: FileRecord,
+  created: ReadonlySet<string>,
+): { text: string | null; what: string } {
+  let out = text;
+  let what = "edited after the install: left in place";
+  if (record.editedInPlace) {
+    const suffix = record.block ?? "";
+    const rest = dropBlock(text, path, suffix);
+    const heir = otherInstalls(rest, suffix)[0] ?? null;
+    out = revertKeys(rest, suffix, heir);
+    what = !hasEditedKey(text, suffix)
+      ? "edited after the install: only kata-install's block was removed, the rest kept as it is"
+      : heir === null
+        ? "edited after the install: only kata-install's block was removed and the line it edited given back, the rest kept as it is"
+        : `edited after the install: only kata-install's block was removed, and the line it edited left to the install still there (${heir === "" ? "the default one" : `MULTI_INSTALL_SUFFIX=${heir}`}), the rest kept as it is`;
+  } else if (record.role === "runtime" && record.original !== "absent") {
+    out = removeImports(text, (entry) => created.has(entry));
+    if (out !== text)
+      what = "edited after the install: only kata-install's imports were removed, the rest kept as it is";
+  }
+  // The admin's edit may have left the file unreadable: the runtime will not start on it either.
+  if (record.role === "runtime" && path.endsWith(".toml"))
+    try {
+      parse(out);
+    } catch (error) {
+      what += `; it is not valid TOML (${tomlErrorText(error)}): the runtime will not start on it until it is fixed`;
+    }
+  return { text: out === text ? null : out, what };
 }

@@ -16,9 +16,12 @@ function tag(suffix: string): string {
 const PUT_BACK = "uninstall puts back: ";
 const TAKE_OUT = "uninstall takes this line out";
 
-/** A line of any install's: ` # kata-install[-suffix]: <why>; <put back "…" | take out>` at its end. */
+/**
+ * A line of any install's: ` # kata-install[-suffix]: <why>; <put back "…" | take out>`, and
+ * whatever an admin wrote after it (a note of theirs keeps it kata-install's line).
+ */
 const EDITED_LINE =
-  /\s#\s(kata-install(?:-[a-z0-9-]+)?): [^;\n]*; (?:uninstall puts back: ("(?:[^"\\]|\\.)*")|uninstall takes this line out)\s*$/;
+  /\s#\s(kata-install(?:-[a-z0-9-]+)?): [^;\n]*; (?:uninstall puts back: ("(?:[^"\\]|\\.)*")|uninstall takes this line out)(?:[^\n]*)$/;
 
 export interface KeyEdit {
   table: string[];

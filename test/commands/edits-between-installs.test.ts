@@ -53,6 +53,21 @@ describe("containerd 1.7, config.toml edited in place", () => {
     expect(node.read()).toBe(before + MIRROR);
   });
 
+  it("an edit that leaves the file unreadable: the block still goes, the rest kept, and said that containerd will not start on it", async () => {
+    const node = await nodeOf(intelContainerd17(), x86);
+    node.install("qemu");
+    const broken = node
+      .read()
+      .replace('  snapshotter = "overlayfs"\n', '  snapshotter = "overlayfs"\n  snapshotter = "native"\n');
+    fs.writeFileSync(node.file, broken);
+    const uninstall = node.cli(["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain("it is not valid TOML");
+    expect(uninstall.stdout).toContain("the runtime will not start on it until it is fixed");
+    expect(node.read()).toContain('snapshotter = "native"');
+    expect(node.read()).not.toContain("kata-qemu");
+  });
+
   it("two installs (MULTI_INSTALL_SUFFIX), one uninstalled between: the other's uninstall does not bring its block back", async () => {
     const node = await nodeOf(intelContainerd17(), x86);
     const before = node.read();

@@ -82,6 +82,12 @@ describe("revertKeys", () => {
     expect(revertKeys(handed, "blue")).toBe(ADMINS);
   });
 
+  it("a note the admin added after its comment keeps it kata-install's line: given back all the same", () => {
+    const noted = `${(setKey(ADMINS, EDIT) as string).replace(/(uninstall puts back: ".*")$/m, "$1 -- for nydus, ticket 123")}`;
+    expect(noted).toContain("ticket 123");
+    expect(revertKeys(noted)).toBe(ADMINS);
+  });
+
   it("a line the admin rewrote since (its comment gone) is theirs: left as it is", () => {
     const edited = (setKey(ADMINS, EDIT) as string).replace(/ # kata-install: .*$/m, " # mine now");
     expect(revertKeys(edited)).toBe(edited);
