@@ -19,12 +19,14 @@ arch=
 node_bin=
 saved_ifs=$IFS
 IFS=:
+set -f # PATH's entries split, never globbed
 for dir in $PATH; do
   if [ -f "${dir:-.}/node" ] && [ -x "${dir:-.}/node" ]; then
     node_bin=${dir:-.}/node
     break
   fi
 done
+set +f
 IFS=$saved_ifs
 node=${node_bin:-node}
 record=$dist/kata-install.node-path
