@@ -462,9 +462,12 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
       ? deployNydusPlugins(parsedBefore, decision.nydus.name)
       : new Set<string>();
   const ours = (p: string[]) => t.ours(p) || (p[0] === "proxy_plugins" && deployNydus.has(p[1] ?? ""));
-  // An earlier install's edited line given back too: the file as the admin has it.
   const tablesOut = removeTables(withoutImports, ours);
-  const cleaned = revertKeys(tablesOut, suffix, otherInstalls(tablesOut, suffix)[0] ?? null);
+  // The file without this install: its edited line given back, or handed, as it is, to another
+  // install of the file still there (which found it set and set nothing of its own).
+  const without = revertKeys(tablesOut, suffix, otherInstalls(tablesOut, suffix)[0] ?? null);
+  // What this plan edits: with nydus staying, its own line given back only to be set again.
+  const cleaned = decision.nydus !== null && handlers.length > 0 ? revertKeys(tablesOut, suffix) : without;
   // No shim to install: nothing of ours in the file (and no file created for nothing).
   if (handlers.length === 0) {
     return {
@@ -503,11 +506,10 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
     path,
     content: after,
     mode: 0o644,
-    // Another installer's handlers were in it (a takeover): uninstall gives back the file without them.
     // What uninstall gives back: the admin's file without kata-install's parts (nor another
     // installer's, a takeover's). Taken as it is now whenever the admin edited it since the last
     // install (install/apply.ts), so that an edit between two installs is never lost.
-    ...(text !== null ? { restore: dropBlock(cleaned, path, suffix) } : {}),
+    ...(text !== null ? { restore: dropBlock(without, path, suffix) } : {}),
     block: suffix,
     template: name,
     reason:

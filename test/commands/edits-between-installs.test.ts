@@ -88,6 +88,15 @@ describe("containerd 1.7, two installs with nydus (MULTI_INSTALL_SUFFIX): one li
     const blue = { ...NYDUS, MULTI_INSTALL_SUFFIX: "blue" };
     node.install("qemu qemu-coco-dev", NYDUS);
     node.install("qemu qemu-coco-dev", blue);
+    // Both as their plans want them: the line is not handed back and forth.
+    const planned = (env: Record<string, string>) =>
+      node.cli(
+        ["plan", "--detailed-exitcode", "--artifacts", `dir:${x86}`, "--shims", "qemu qemu-coco-dev"],
+        env,
+      ).status;
+    expect([planned(NYDUS), planned(blue)]).toEqual([0, 0]);
+    // The admin edits the file; the first installed is uninstalled while the other is there.
+    fs.appendFileSync(node.file, MIRROR);
     const uninstall = node.cli(["uninstall"]);
     expect(uninstall.status, uninstall.stderr).toBe(0);
     expect(uninstall.stdout).toContain(
@@ -100,7 +109,24 @@ describe("containerd 1.7, two installs with nydus (MULTI_INSTALL_SUFFIX): one li
     );
     expect(again.status, again.stdout.slice(-2000)).toBe(0);
     expect(node.cli(["uninstall"], blue).status).toBe(0);
-    expect(node.read()).toBe(before);
+    expect(node.read()).toBe(before + MIRROR);
+  });
+});
+
+describe("containerd 1.7, two installs with nydus, the first installed again after the admin's edit", () => {
+  it("its uninstall gives back the file with the admin's edit and the other's line", async () => {
+    const node = await nodeOf(intelContainerd17(), x86);
+    const before = node.read();
+    const blue = { ...NYDUS, MULTI_INSTALL_SUFFIX: "blue" };
+    node.install("qemu qemu-coco-dev", NYDUS);
+    node.install("qemu qemu-coco-dev", blue);
+    fs.appendFileSync(node.file, MIRROR);
+    node.install("qemu", NYDUS);
+    expect(node.cli(["uninstall"]).status).toBe(0);
+    expect(node.read()).toMatch(/\n\s*disable_snapshot_annotations = false # kata-install-blue: /);
+    expect(node.read()).toContain(MIRROR);
+    expect(node.cli(["uninstall"], blue).status).toBe(0);
+    expect(node.read()).toBe(before + MIRROR);
   });
 });
 
