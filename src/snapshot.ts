@@ -23,7 +23,7 @@ usePrecompiled(templates);
 /**
  * Run a plan once while the snapshot is built, on an empty host root of its own: the functions a
  * plan calls are compiled then, and their code kept in the blob, so a start from it compiles far
- * less (plan ~25 ms sooner, bench/startup-snapshot.ts). Nothing of the run is kept that a later
+ * less (plan ~10–20 ms sooner in interleaved runs; bench/startup-snapshot.ts). Nothing of the run is kept that a later
  * run could take for its own: caches are keyed by content (the artifact catalogue) or made per
  * run, no environment is read into one (the build runs with an empty environment), and a plan
  * writes nothing. Its progress lines are not the build's: they go nowhere.
