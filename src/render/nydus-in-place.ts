@@ -6,6 +6,7 @@
 // (key-edit.ts), or, where the file has no such table, the table joins the block.
 import { parse } from "smol-toml";
 import type { Decision } from "../decide/decision.js";
+import { SETUP_VARIABLE } from "../decide/setup-env.js";
 import { dig } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import type { ErofsTable } from "./erofs-config.js";
@@ -39,7 +40,7 @@ export function nydusInPlace(
   if (annotations === undefined || setting === undefined) return null;
   if (dig(parsed, ["proxy_plugins", setup.name]) !== undefined)
     throw new UserError(
-      `${path} has a [proxy_plugins."${setup.name}"] table that is not kata-install's: kata-install sets up ${setup.name} with a proxy plugin of that name (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus); remove that table, or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER (nothing was written)`,
+      `${path} has a [proxy_plugins."${setup.name}"] table that is not kata-install's: kata-install sets up ${setup.name} with a proxy plugin of that name (${SETUP_VARIABLE}=nydus); remove that table, or take nydus out of ${SETUP_VARIABLE} (nothing was written)`,
     );
   const changes = nydusSettingPaths(version, setup.name);
   const edited = setKey(
@@ -97,7 +98,7 @@ export function checkNydusInPlace(after: string, decision: Decision, version: nu
       if (parsed !== null && dig(parsed, [...table, key]) === value) continue;
       const where = [...table, key].map((p) => (/^[A-Za-z0-9_-]+$/.test(p) ? p : `"${p}"`)).join(".");
       throw new UserError(
-        `${path}: kata-install could not set ${where} = ${JSON.stringify(value)} for ${setup.name}: the file writes containerd's settings in a shape kata-install's edit does not reach (a dotted key, an inline table); set it yourself, or take nydus out of EXPERIMENTAL_SETUP_SNAPSHOTTER (nothing was written)`,
+        `${path}: kata-install could not set ${where} = ${JSON.stringify(value)} for ${setup.name}: the file writes containerd's settings in a shape kata-install's edit does not reach (a dotted key, an inline table); set it yourself, or take nydus out of ${SETUP_VARIABLE} (nothing was written)`,
       );
     }
 }

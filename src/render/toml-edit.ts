@@ -24,12 +24,15 @@ export function blockMarkers(suffix = ""): { begin: string; end: string } {
 
 /** Any install's marker line: a table never runs across one. */
 const ANY_MARKER = /^# (>>> kata-install(-[a-z0-9-]+)?:|<<< kata-install(-[a-z0-9-]+)?\s*$)/;
+/** Any install's begin marker, its suffix captured; and any install's end marker. */
+const ANY_BEGIN = /^# >>> kata-install(?:-([a-z0-9-]+))?:/;
+const ANY_END = /^# <<< kata-install(?:-[a-z0-9-]+)?\s*$/;
 
 /** The suffixes of the installs other than `suffix` whose blocks `text` holds ("" for the default one). */
 export function otherInstalls(text: string, suffix: string): string[] {
   const out: string[] = [];
   for (const line of text.split("\n")) {
-    const m = /^# >>> kata-install(?:-([a-z0-9-]+))?:/.exec(line);
+    const m = ANY_BEGIN.exec(line);
     if (m !== null && (m[1] ?? "") !== suffix) out.push(m[1] ?? "");
   }
   return out;
@@ -37,7 +40,7 @@ export function otherInstalls(text: string, suffix: string): string[] {
 
 /** Whether `text` holds an install's begin marker (any suffix). */
 export function hasBlock(text: string): boolean {
-  return text.split("\n").some((line) => /^# >>> kata-install(-[a-z0-9-]+)?:/.test(line));
+  return text.split("\n").some((line) => ANY_BEGIN.test(line));
 }
 
 interface Span {
@@ -73,8 +76,8 @@ export function adminTableSpans(text: string): Span[] {
   let begin: number | null = null;
   let offset = 0;
   for (const line of text.split("\n")) {
-    if (/^# >>> kata-install(-[a-z0-9-]+)?:/.test(line)) begin = offset;
-    else if (begin !== null && /^# <<< kata-install(-[a-z0-9-]+)?\s*$/.test(line)) {
+    if (ANY_BEGIN.test(line)) begin = offset;
+    else if (begin !== null && ANY_END.test(line)) {
       inside.push([begin, offset]);
       begin = null;
     }
