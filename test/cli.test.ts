@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildProgram, COMMANDS } from "../src/cli.js";
 import { Facts } from "../src/detect/facts.js";
 import { artifactDir } from "./helpers/artifacts.js";
 import { runCli } from "./helpers/cli.js";
@@ -110,6 +111,26 @@ describe("bad input", () => {
     const run = runCli(["facts", "--jsn"]);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("unknown option '--jsn'");
+  });
+});
+
+describe("the program", () => {
+  it("registers each command under the name the table gives it, in that order", () => {
+    expect(buildProgram(() => {}).commands.map((c) => c.name())).toEqual(COMMANDS.map(([name]) => name));
+    for (const [name] of COMMANDS)
+      expect(buildProgram(() => {}, name).commands.map((c) => c.name())).toEqual([name]);
+  });
+
+  it("builds every command when none is named, so that help and a mistyped name see them all", () => {
+    expect(buildProgram(() => {}, "fact").commands).toHaveLength(COMMANDS.length);
+    const typo = runCli(["fact"]);
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toContain("(Did you mean facts?)");
+    const help = runCli(["help", "plan"]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("Usage: kata-install plan [options]");
+    const top = runCli(["--help"]);
+    for (const [name] of COMMANDS) expect(top.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
   });
 });
 
