@@ -7,7 +7,9 @@
 //                            a run is one command, and errors are told apart by name, not class);
 //   dist/commands/report-scan.cjs  report's worker threads' code (src/report/scan-worker.ts);
 //   dist/lib/<name>.js       the large libraries only some runs need (the Kubernetes client, tar,
-//                            listr2, nunjucks' compiler), loaded when first asked for.
+//                            listr2, nunjucks' compiler), loaded when first asked for;
+//   dist/lib/<name>.cjs      those the start-up snapshot leaves out (YAML, tar, the layers'
+//                            decompressors), required by it when a run first uses them.
 // Type-checking is `tsc --noEmit` (npm run check).
 
 import { execFileSync } from "node:child_process";
@@ -120,6 +122,12 @@ const LAZY_BUILTINS = [
 ];
 const lazyFilter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|").replace("/", "\\/")})$`);
 const builtinExports = (id) => Object.keys(process.getBuiltinModule(`node:${id}`));
+// Libraries only an install that pulls artifacts, a split or the cluster side runs (YAML, tar and
+// the layers' decompressors): kept out of the blob, whose every byte each start deserialises
+// (~10 ms a megabyte), and required from dist/lib/<name>.cjs when first used.
+const SNAPSHOT_LAZY = { yaml: "yaml", tar: "tar", fzstd: "fzstd", "xz-decompress": "xz-decompress" };
+const lazyLibFilter = new RegExp(`^(${Object.keys(SNAPSHOT_LAZY).join("|")})$`);
+const packageExports = (name) => Object.keys(createRequire(import.meta.url)(name));
 const atRunTime = {
   name: "at-run-time",
   setup(b) {
@@ -132,6 +140,19 @@ const atRunTime = {
       contents: `let m;
 const load = () => (m ??= process.getBuiltinModule("node:${args.path}"));
 for (const key of ${JSON.stringify(builtinExports(args.path))})
+  Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
+    }));
+    b.onResolve({ filter: lazyLibFilter }, (args) => ({ path: args.path, namespace: "lazy-lib" }));
+    // As the built-ins above: each name a getter, the file required on the first. One used while
+    // the blob is built would put the library back in it: that is refused.
+    b.onLoad({ filter: /.*/, namespace: "lazy-lib" }, (args) => ({
+      contents: `let m;
+const load = () => {
+  if (process.getBuiltinModule("node:v8").startupSnapshot.isBuildingSnapshot())
+    throw new Error("${args.path} is loaded at run time only, not into the start-up snapshot");
+  return (m ??= process.getBuiltinModule("node:module").createRequire(process.argv[1])("./lib/${SNAPSHOT_LAZY[args.path]}.cjs"));
+};
+for (const key of ${JSON.stringify(packageExports(args.path))})
   Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
     }));
     b.onResolve({ filter: /^kata-install:precompiled-templates$/ }, () => ({
@@ -153,6 +174,14 @@ await build({
   plugins: [atRunTime],
   // The precompiled templates are bundled in (src/snapshot.ts); import.meta is not used there.
   logOverride: { "empty-import-meta": "silent" },
+});
+await build({
+  ...common,
+  format: "cjs",
+  banner: {},
+  entryPoints: Object.entries(SNAPSHOT_LAZY).map(([pkg, file]) => ({ in: pkg, out: file })),
+  outdir: "dist/lib",
+  outExtension: { ".js": ".cjs" },
 });
 // Written under another name and renamed: Node aborts on a truncated blob rather than refusing it.
 // Built in an empty environment, so that nothing of this shell's can be kept in the heap.

@@ -97,6 +97,62 @@ describe("the start-up snapshot", () => {
     expect(got.stdout).toBe(run(process.execPath, [path.join(moved, "dist/cli.js"), ...args]).stdout);
   });
 
+  it("loads the libraries kept out of it (YAML, tar, zstd, xz) from dist/lib when a run needs them", () => {
+    // A kata-deploy values file (YAML) and a release split from zstd and xz tarballs (tar and both
+    // decompressors): what the plain bundle prints, and the same layouts.
+    const values = path.resolve("test/fixtures/kata-deploy/every-key.values.yaml");
+    const manifests = ["manifests", "-f", values, "--explain-values"];
+    const expected = plain(manifests);
+    expect(expected.status).toBe(0);
+    expect(fromSnapshot(manifests)).toEqual(expected);
+    const tree = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-snapshot-release-"));
+    copies.push(tree);
+    for (const artifact of fs.readdirSync(artifacts))
+      fs.cpSync(path.join(artifacts, artifact), path.join(tree, "root"), {
+        recursive: true,
+        verbatimSymlinks: true,
+      });
+    for (const [tool, suffix] of [
+      ["zstd", "zst"],
+      ["xz", "xz"],
+    ]) {
+      const tar = path.join(tree, `kata-static-4.1.0-amd64-${tool}.tar`);
+      spawnSync("tar", ["-C", path.join(tree, "root"), "-cf", tar, "opt"]);
+      spawnSync(tool as string, tool === "zstd" ? ["-q", "--rm", tar] : [tar]);
+      const split = (start: typeof plain, out: string) =>
+        start([
+          "artifacts",
+          "split",
+          `${tar}.${suffix}`,
+          "--arch",
+          "x86_64",
+          "--out",
+          `oci-layout:${path.join(tree, out)}`,
+        ]);
+      const a = split(plain, `plain-${tool}`);
+      expect(a.status, a.stderr).toBe(0);
+      const b = split(fromSnapshot, `blob-${tool}`);
+      expect({ ...b, stdout: b.stdout.replace(`blob-${tool}`, `plain-${tool}`) }).toEqual(a);
+      expect(fs.readFileSync(path.join(tree, `blob-${tool}`, "index.json"), "utf8")).toBe(
+        fs.readFileSync(path.join(tree, `plain-${tool}`, "index.json"), "utf8"),
+      );
+    }
+    // Loaded from there, not from the blob: without the file, the run that needs it says so.
+    const moved = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-no-yaml-"));
+    copies.push(moved);
+    for (const entry of ["dist", "rules", "templates", "artifacts", "package.json"])
+      fs.cpSync(path.resolve(entry), path.join(moved, entry), { recursive: true });
+    fs.rmSync(path.join(moved, "dist/lib/yaml.cjs"));
+    const without = run(process.execPath, [
+      "--snapshot-blob",
+      path.join(moved, "dist/kata-install.blob"),
+      path.join(moved, "dist/cli.js"),
+      ...manifests,
+    ]);
+    expect(without.status).toBe(1);
+    expect(without.stderr).toContain("lib/yaml.cjs");
+  });
+
   it("dist/kata-install asks no node its version when the one on PATH is the file the build ran", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
     copies.push(dir);
