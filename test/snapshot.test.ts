@@ -32,6 +32,23 @@ afterAll(() => {
   for (const dir of [artifacts, ...copies]) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A copy of the package (dist/ and the data it reads) in a new directory. */
+function packageCopy(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  copies.push(dir);
+  for (const entry of ["dist", "rules", "templates", "artifacts", "package.json"])
+    fs.cpSync(path.resolve(entry), path.join(dir, entry), { recursive: true });
+  return dir;
+}
+/** A start from the blob of the package copied to `dir`. */
+const fromCopy = (dir: string, args: string[]) =>
+  run(process.execPath, [
+    "--snapshot-blob",
+    path.join(dir, "dist/kata-install.blob"),
+    path.join(dir, "dist/cli.js"),
+    ...args,
+  ]);
+
 /** A directory of a few saved facts documents of the host at `root`. */
 function factsDirOf(root: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-snapshot-facts-"));
@@ -75,10 +92,7 @@ describe("the start-up snapshot", () => {
   }
 
   it("reads the package beside the blob wherever dist/ is, not where it was built", () => {
-    const moved = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-moved-"));
-    copies.push(moved);
-    for (const entry of ["dist", "rules", "templates", "artifacts", "package.json"])
-      fs.cpSync(path.resolve(entry), path.join(moved, entry), { recursive: true });
+    const moved = packageCopy("kata-install-moved-");
     // A rule renamed in the copy only: its plan names it only if the copy's rules were read.
     const rules = path.join(moved, "rules/host.toml");
     fs.writeFileSync(
@@ -86,12 +100,7 @@ describe("the start-up snapshot", () => {
       fs.readFileSync(rules, "utf8").replace('"unknown-architecture"', '"moved-architecture"'),
     );
     const args = cases[3]?.[1] as string[];
-    const got = run(process.execPath, [
-      "--snapshot-blob",
-      path.join(moved, "dist/kata-install.blob"),
-      path.join(moved, "dist/cli.js"),
-      ...args,
-    ]);
+    const got = fromCopy(moved, args);
     expect(got.status).toBe(0);
     expect(got.stdout).toContain('"rule": "moved-architecture"');
     expect(got.stdout).toBe(run(process.execPath, [path.join(moved, "dist/cli.js"), ...args]).stdout);
@@ -138,17 +147,9 @@ describe("the start-up snapshot", () => {
       );
     }
     // Loaded from there, not from the blob: without the file, the run that needs it says so.
-    const moved = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-no-yaml-"));
-    copies.push(moved);
-    for (const entry of ["dist", "rules", "templates", "artifacts", "package.json"])
-      fs.cpSync(path.resolve(entry), path.join(moved, entry), { recursive: true });
+    const moved = packageCopy("kata-install-no-yaml-");
     fs.rmSync(path.join(moved, "dist/lib/yaml.cjs"));
-    const without = run(process.execPath, [
-      "--snapshot-blob",
-      path.join(moved, "dist/kata-install.blob"),
-      path.join(moved, "dist/cli.js"),
-      ...manifests,
-    ]);
+    const without = fromCopy(moved, manifests);
     expect(without.status).toBe(1);
     expect(without.stderr).toContain("lib/yaml.cjs");
   });
