@@ -125,9 +125,16 @@ const builtinExports = (id) => Object.keys(process.getBuiltinModule(`node:${id}`
 // Libraries only an install that pulls artifacts, a split or the cluster side runs (YAML, tar and
 // the layers' decompressors): kept out of the blob, whose every byte each start deserialises
 // (~10 ms a megabyte), and required from dist/lib/<name>.cjs when first used.
-const SNAPSHOT_LAZY = { yaml: "yaml", tar: "tar", fzstd: "fzstd", "xz-decompress": "xz-decompress" };
-const lazyLibFilter = new RegExp(`^(${Object.keys(SNAPSHOT_LAZY).join("|")})$`);
+const SNAPSHOT_LAZY = ["yaml", "tar", "fzstd", "xz-decompress"];
+const lazyLibFilter = new RegExp(`^(${SNAPSHOT_LAZY.join("|")})$`);
 const packageExports = (name) => Object.keys(createRequire(import.meta.url)(name));
+/** A module of getters, one per name in `keys` (known now: bundled code copies a module's names, not its values), that runs `load` on the first. */
+const lazyModule = (keys, load) => ({
+  contents: `let m;
+const load = () => (m ??= (${load})());
+for (const key of ${JSON.stringify(keys)})
+  Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
+});
 const atRunTime = {
   name: "at-run-time",
   setup(b) {
@@ -135,26 +142,22 @@ const atRunTime = {
       path: args.path.replace(/^node:/, ""),
       namespace: "builtin",
     }));
-    // Each name a getter, known now: bundled code copies a module's names, not its values.
-    b.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({
-      contents: `let m;
-const load = () => (m ??= process.getBuiltinModule("node:${args.path}"));
-for (const key of ${JSON.stringify(builtinExports(args.path))})
-  Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
-    }));
+    b.onLoad({ filter: /.*/, namespace: "builtin" }, (args) =>
+      lazyModule(builtinExports(args.path), `() => process.getBuiltinModule("node:${args.path}")`),
+    );
     b.onResolve({ filter: lazyLibFilter }, (args) => ({ path: args.path, namespace: "lazy-lib" }));
-    // As the built-ins above: each name a getter, the file required on the first. One used while
-    // the blob is built would put the library back in it: that is refused.
-    b.onLoad({ filter: /.*/, namespace: "lazy-lib" }, (args) => ({
-      contents: `let m;
-const load = () => {
+    // As the built-ins above, the file required on the first use. One used while the blob is built
+    // would put the library back in it: that is refused.
+    b.onLoad({ filter: /.*/, namespace: "lazy-lib" }, (args) =>
+      lazyModule(
+        packageExports(args.path),
+        `() => {
   if (process.getBuiltinModule("node:v8").startupSnapshot.isBuildingSnapshot())
     throw new Error("${args.path} is loaded at run time only, not into the start-up snapshot");
-  return (m ??= process.getBuiltinModule("node:module").createRequire(process.argv[1])("./lib/${SNAPSHOT_LAZY[args.path]}.cjs"));
-};
-for (const key of ${JSON.stringify(packageExports(args.path))})
-  Object.defineProperty(exports, key, { enumerable: true, get: () => load()[key] });`,
-    }));
+  return process.getBuiltinModule("node:module").createRequire(process.argv[1])("./lib/${args.path}.cjs");
+}`,
+      ),
+    );
     b.onResolve({ filter: /^kata-install:precompiled-templates$/ }, () => ({
       path: path.resolve("dist/templates.js"),
     }));
@@ -179,7 +182,7 @@ await build({
   ...common,
   format: "cjs",
   banner: {},
-  entryPoints: Object.entries(SNAPSHOT_LAZY).map(([pkg, file]) => ({ in: pkg, out: file })),
+  entryPoints: SNAPSHOT_LAZY.map((pkg) => ({ in: pkg, out: pkg })),
   outdir: "dist/lib",
   outExtension: { ".js": ".cjs" },
 });

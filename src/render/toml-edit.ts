@@ -22,8 +22,6 @@ export function blockMarkers(suffix = ""): { begin: string; end: string } {
   };
 }
 
-/** Any install's marker line: a table never runs across one. */
-const ANY_MARKER = /^# (>>> kata-install(-[a-z0-9-]+)?:|<<< kata-install(-[a-z0-9-]+)?\s*$)/;
 /** Any install's begin marker, its suffix captured; and any install's end marker. */
 const ANY_BEGIN = /^# >>> kata-install(?:-([a-z0-9-]+))?:/;
 const ANY_END = /^# <<< kata-install(?:-[a-z0-9-]+)?\s*$/;
@@ -60,7 +58,8 @@ export function tableSpans(text: string): Span[] {
     const header = /^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$/.exec(line);
     if (header && !line.trimStart().startsWith("#"))
       boundaries.push({ path: splitKey(itemAt(header, 1, "the table name")), start: offset });
-    else if (ANY_MARKER.test(line)) boundaries.push({ path: null, start: offset });
+    // Any install's marker line: a table never runs across one.
+    else if (ANY_BEGIN.test(line) || ANY_END.test(line)) boundaries.push({ path: null, start: offset });
     offset += line.length + 1;
   }
   for (const [i, b] of boundaries.entries()) {
