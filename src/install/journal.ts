@@ -185,7 +185,10 @@ export function parseJournal(file: string, text: string): Journal {
 }
 
 /** How a saved copy is named in original/ or txn/ (keep()): anything else is no copy of ours. */
-const COPY_NAME = /^(original|txn)\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const COPY_NAME = new RegExp(`^(original|txn)/${UUID}$`);
+/** The temp file of a keep() killed before its rename (writeAtomically's name beside the copy). */
+const COPY_TEMP = new RegExp(`^\\.${UUID}\\.kata-install-`);
 
 /** The largest journal kata-install reads: thousands of records are well under it. */
 const MAX_JOURNAL_BYTES = 16 << 20;
@@ -257,14 +260,18 @@ export class JournalStore {
     return bytes;
   }
 
-  /** Remove the copies in original/ or txn/ that `keep` does not name, and the directory once empty. */
+  /**
+   * Remove the copies in original/ or txn/ that `keep` does not name, and the temp files of copies
+   * a kill cut short, then the directory once empty.
+   */
   async discardCopies(kind: "original" | "txn", keep: ReadonlySet<string> = new Set()): Promise<void> {
     const where = `${this.dir}/${kind}`;
     const real = await this.own(where, "dir");
     const names = namesIn(real);
     for (const name of names) {
       const copy = `${kind}/${name}`;
-      if (!COPY_NAME.test(copy) || keep.has(copy)) continue;
+      const ours = COPY_NAME.test(copy) ? !keep.has(copy) : COPY_TEMP.test(name);
+      if (!ours) continue;
       const st = fs.lstatSync(path.join(real, name), { throwIfNoEntry: false });
       // Only what keep() makes: a regular file (a link is removed as a link, never followed).
       if (st?.isFile() || st?.isSymbolicLink()) fs.rmSync(path.join(real, name), { force: true });

@@ -1,6 +1,7 @@
 // kill -9 at any point of an install: the next install finishes it (after rolling the cut one
 // back) or the next uninstall restores the node, byte for byte, never something between.
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -86,5 +87,32 @@ describe("an install killed at any point", async () => {
     expect(await recover(new JournalStore(host.host, "/opt/kata/.install"))).toBe(true);
     expect(fs.existsSync(temp)).toBe(false);
     expect(snapshot(host.root)).toEqual(original);
+  });
+
+  it("a saved copy killed halfway leaves a temp file in original/ and txn/, which uninstall removes", async () => {
+    for (const next of ["recover", "uninstall"] as const) {
+      const host = buildHost(intelContainerd16());
+      const run = crashAt(host.root, changesFile, "step:0:before-write");
+      expect(run.signal).toBe("SIGKILL");
+      const temps = ["original", "txn"].map((kind) =>
+        path.join(host.root, "opt/kata/.install", kind, `.${randomUUID()}.kata-install-4242-0123abcd`),
+      );
+      for (const temp of temps) {
+        fs.mkdirSync(path.dirname(temp), { recursive: true });
+        fs.writeFileSync(temp, "half a copy");
+      }
+      // A name that is not one kata-install gives stays where it is (the recover pass looks).
+      const stranger = path.join(host.root, "opt/kata/.install/original/.notes.kata-install-1");
+      if (next === "recover") fs.writeFileSync(stranger, "the admin's");
+      const store = new JournalStore(host.host, "/opt/kata/.install");
+      if (next === "recover") {
+        expect(await recover(store)).toBe(true);
+        expect(fs.readFileSync(stranger, "utf8")).toBe("the admin's");
+      } else {
+        await uninstallFiles(store);
+        expect(snapshot(host.root)).toEqual(original);
+      }
+      for (const temp of temps) expect(fs.existsSync(temp), temp).toBe(false);
+    }
   });
 });
