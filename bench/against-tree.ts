@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { benchEnv, median } from "./timing.js";
 
 const other = process.argv[2];
 if (other === undefined) throw new Error("usage: npx tsx bench/against-tree.ts <other checkout>");
@@ -64,11 +65,9 @@ function setUp(dir: string, name: string): Tree {
 
 function time(args: string[]): number {
   const started = process.hrtime.bigint();
-  spawnSync(process.execPath, args, { stdio: "ignore" });
+  spawnSync(process.execPath, args, { stdio: "ignore", env: benchEnv() });
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 const trees = [setUp(path.resolve(other), `other (${other})`), setUp(process.cwd(), "this tree")];
 const node: number[] = [];

@@ -14,7 +14,7 @@ import path from "node:path";
 import { artifactDir } from "../test/helpers/artifacts.js";
 import { gpuDistroQemuK3s, intelContainerd16 } from "../test/helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../test/helpers/test-host.js";
-import { median } from "./timing.js";
+import { benchEnv, median } from "./timing.js";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 21);
 const cli = path.resolve("dist/cli.js");
@@ -69,8 +69,19 @@ interface Variant {
   name: string;
   command: string;
   args: string[];
+  /** Another environment than `env` (benchEnv(): without NODE_EXTRA_CA_CERTS). */
+  env?: NodeJS.ProcessEnv;
 }
+const env = benchEnv();
 const variants: Variant[] = [{ name: "node -e 0", command: process.execPath, args: ["-e", "0"] }];
+// What that variable costs here, shown beside the floor and left out of every ratio's.
+if (process.env.NODE_EXTRA_CA_CERTS)
+  variants.push({
+    name: "node -e 0, CA bundle",
+    command: process.execPath,
+    args: ["-e", "0"],
+    env: process.env,
+  });
 for (const [what, args] of Object.entries(commands)) {
   variants.push({ name: `${what}: dist/cli.js`, command: process.execPath, args: [cli, ...args] });
   variants.push({
@@ -94,7 +105,7 @@ const cpu = new Map<string, number>(variants.map((v) => [v.name, 0]));
 function time(v: Variant): void {
   const cpuBefore = childrenCpu();
   const started = process.hrtime.bigint();
-  const run = spawnSync(v.command, v.args, { stdio: ["ignore", "ignore", "ignore"] });
+  const run = spawnSync(v.command, v.args, { stdio: ["ignore", "ignore", "ignore"], env: v.env ?? env });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (run.status !== 0) throw new Error(`${v.name} exited ${run.status}`);
   wall.get(v.name)?.push(ms);
@@ -110,6 +121,7 @@ for (let i = 0; i < rounds; i++) for (const v of variants) time(v);
 const base = wall.get("node -e 0") as number[];
 const baseCpu = (cpu.get("node -e 0") as number) / rounds;
 console.log(`rounds: ${rounds}; ratios are to node -e 0 (median, fastest run, mean CPU)`);
+console.log('every run without NODE_EXTRA_CA_CERTS ("CA bundle": node -e 0 with this shell\'s environment)');
 console.log(`${"".padEnd(28)}   median         fastest        CPU`);
 for (const v of variants) {
   const xs = wall.get(v.name) as number[];
