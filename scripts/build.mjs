@@ -9,7 +9,7 @@
 //   dist/lib/<name>.js       the large libraries only some runs need (the Kubernetes client, tar,
 //                            listr2, nunjucks' compiler), loaded when first asked for;
 //   dist/lib/<name>.cjs      those the start-up snapshot leaves out (YAML, tar, the layers'
-//                            decompressors), required by it when a run first uses them.
+//                            decompressors, listr2), required by it when a run first uses them.
 // Type-checking is `tsc --noEmit` (npm run check).
 
 import { execFileSync } from "node:child_process";
@@ -123,9 +123,10 @@ const LAZY_BUILTINS = [
 const lazyFilter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|").replace("/", "\\/")})$`);
 const builtinExports = (id) => Object.keys(process.getBuiltinModule(`node:${id}`));
 // Libraries only an install that pulls artifacts, a split or the cluster side runs (YAML, tar and
-// the layers' decompressors): kept out of the blob, whose every byte each start deserialises
-// (~10 ms a megabyte), and required from dist/lib/<name>.cjs when first used.
-const SNAPSHOT_LAZY = ["yaml", "tar", "fzstd", "xz-decompress"];
+// the layers' decompressors), and listr2, which draws the stages on a terminal only: kept out of
+// the blob, whose every byte each start deserialises (~10 ms a megabyte), and required from
+// dist/lib/<name>.cjs when first used.
+const SNAPSHOT_LAZY = ["yaml", "tar", "fzstd", "xz-decompress", "listr2"];
 const lazyLibFilter = new RegExp(`^(${SNAPSHOT_LAZY.join("|")})$`);
 const packageExports = (name) => Object.keys(createRequire(import.meta.url)(name));
 /** A module of getters, one per name in `keys` (known now: bundled code copies a module's names, not its values), that runs `load` on the first. */
@@ -158,6 +159,12 @@ const atRunTime = {
 }`,
       ),
     );
+    // nunjucks' compiler renders templates/ from source only (src/render/templates.ts); the blob
+    // holds the precompiled templates and the runtime that renders them.
+    b.onResolve({ filter: /^nunjucks$/ }, () => ({ path: "nunjucks", namespace: "not-in-snapshot" }));
+    b.onLoad({ filter: /.*/, namespace: "not-in-snapshot" }, (args) => ({
+      contents: `throw new Error("${args.path} is not in the start-up snapshot: its templates are precompiled");`,
+    }));
     b.onResolve({ filter: /^kata-install:precompiled-templates$/ }, () => ({
       path: path.resolve("dist/templates.js"),
     }));

@@ -154,6 +154,33 @@ describe("the start-up snapshot", () => {
     expect(without.stderr).toContain("lib/yaml.cjs");
   });
 
+  it("draws the stages with listr2 on a terminal, loaded from dist/lib only there", () => {
+    // A terminal of 120 columns (script(1)); what it shows, without listr2's escape sequences.
+    const onTerminal = (node: string[]) => {
+      const command = ["stty cols 120 rows 40;", "exec", ...node].join(" ");
+      const r = spawnSync("script", ["-qec", command, "/dev/null"], {
+        encoding: "utf8",
+        env: plainEnv,
+        input: "",
+      });
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: listr2's escape sequences
+      return { status: r.status, shown: r.stdout.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "") };
+    };
+    const args = ["plan", "--host-root", planHost.root, "--artifacts", `dir:${artifacts}`];
+    const blob = onTerminal([process.execPath, "--snapshot-blob", BLOB, CLI, ...args]);
+    expect(blob.status, blob.shown).toBe(0);
+    expect(blob.shown).toContain("✔ Render configuration and compare with the node");
+    expect(blob.shown).toContain("Plan: ");
+    // Without the file, a terminal's run says what is missing; a log's never loads it.
+    const moved = packageCopy("kata-install-no-listr2-");
+    fs.rmSync(path.join(moved, "dist/lib/listr2.cjs"));
+    const copy = [process.execPath, "--snapshot-blob", path.join(moved, "dist/kata-install.blob")];
+    const without = onTerminal([...copy, path.join(moved, "dist/cli.js"), ...args]);
+    expect(without.status).toBe(1);
+    expect(without.shown).toContain("lib/listr2.cjs");
+    expect(fromCopy(moved, args).status).toBe(0);
+  });
+
   it("dist/kata-install asks no node its version when the one on PATH is the file the build ran", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
     copies.push(dir);
