@@ -97,7 +97,7 @@ export async function savedPlanOf(planned: Planned, made: Making): Promise<Saved
       version: kataInstallVersion(),
       facts: factsHashes(facts),
       data: dataHashes(),
-      overrides: overridesInput(made.options.overrides, made.hostRoot),
+      overrides: overridesInput(made.options.overrides, planned.prepared.overrides),
       environment: envHashes(made.envNames, made.env),
       // What would be pulled, named by the source's digests: a new release there is another plan.
       artifacts: pulls && made.source !== null ? await versionId(made.source, bundled) : null,

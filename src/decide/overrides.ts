@@ -6,6 +6,7 @@ import { RuntimeKind } from "../detect/runtime/schema.js";
 import { isTable } from "../detect/toml.js";
 import "../schema.js";
 import { itemAt } from "../at.js";
+import { hash } from "../hash.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
 import { snapshotterProblem } from "./env.js";
@@ -67,6 +68,8 @@ const HANDLER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export interface Overrides {
   file: string;
+  /** The sha256 of the text these settings were parsed from (null: no file): what a saved plan keeps. */
+  sha256: string | null;
   shims?: string[];
   defaultShim?: string;
   runtimeKind?: RuntimeKind;
@@ -88,6 +91,7 @@ export interface Overrides {
 export function emptyOverrides(): Overrides {
   return {
     file: "(none)",
+    sha256: null,
     artifactSources: {},
     config: {},
     customRuntimes: {},
@@ -239,6 +243,7 @@ export function parseOverrides(
   if (issues.length > 0) throw new InputError("the overrides file is invalid", issues);
   return {
     file,
+    sha256: hash(text),
     shims: data.shims,
     defaultShim: data.default_shim,
     runtimeKind: data.runtime?.kind,

@@ -4,11 +4,9 @@
 // moved since it was made.
 import fs from "node:fs";
 import path from "node:path";
+import type { Overrides } from "../decide/overrides.js";
 import type { Facts } from "../detect/facts.js";
-import { UserError } from "../errors.js";
-import { Host } from "../host/host.js";
-import { readInput } from "../input-file.js";
-import { DEFAULT_OVERRIDES, MAX_OVERRIDES_BYTES } from "../inputs/overrides.js";
+import { DEFAULT_OVERRIDES } from "../inputs/overrides.js";
 import { dataPath } from "../package-root.js";
 import { hash } from "../render/changeset.js";
 
@@ -93,20 +91,13 @@ export function envHashes(names: string[], env: Env): Record<string, string | nu
 }
 
 /**
- * The overrides file the plan reads: the one given (made absolute), or the node's own, by its host
- * path (a plan may be made with the node under another root than it is applied with).
+ * The overrides file the plan read: the one given (made absolute), or the node's own, by its host
+ * path (a plan may be made with the node under another root than it is applied with), and the hash
+ * of the very text the plan parsed (read again, a file changed in between would be taken for it).
  */
 export function overridesInput(
   given: string | null,
-  hostRoot: string,
+  read: Overrides,
 ): { path: string; sha256: string | null } {
-  const file = given === null ? new Host({ root: hostRoot }).resolveSync(DEFAULT_OVERRIDES) : given;
-  // The plan read it already, by the same bounds: one it could not read stopped the plan.
-  const read = readInput(file, MAX_OVERRIDES_BYTES);
-  if (!read.ok && !read.missing) throw new UserError(`${file}: ${read.reason}`);
-  const bytes = read.ok ? read.bytes : null;
-  return {
-    path: given === null ? DEFAULT_OVERRIDES : path.resolve(given),
-    sha256: bytes === null ? null : hash(bytes),
-  };
+  return { path: given === null ? DEFAULT_OVERRIDES : path.resolve(given), sha256: read.sha256 };
 }

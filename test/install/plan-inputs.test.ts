@@ -1,7 +1,11 @@
 // The hashes a saved plan keeps of its inputs.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { hash } from "../../src/hash.js";
 import { prepare } from "../../src/inputs/prepare.js";
-import { envHashes, factsHashes, recordingEnv } from "../../src/install/plan-inputs.js";
+import { envHashes, factsHashes, overridesInput, recordingEnv } from "../../src/install/plan-inputs.js";
 
 describe("recordingEnv", () => {
   it("remembers every variable asked for, set or not, and nothing else", () => {
@@ -40,5 +44,31 @@ describe("envHashes and factsHashes", () => {
     expect(moved.sha256).not.toBe(a.sha256);
     expect(moved.paths["kvm.device"]).not.toBe(a.paths["kvm.device"]);
     expect(moved.paths["cpu.flags"]).toBe(a.paths["cpu.flags"]);
+  });
+});
+
+describe("overridesInput", () => {
+  it("is the hash of the text the plan parsed, not of the file as it is when the plan is saved", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-overrides-"));
+    try {
+      const file = path.join(dir, "kata-install.toml");
+      const read = 'shims = ["qemu"]\n';
+      fs.writeFileSync(file, read);
+      const { overrides } = await prepare({ hostRoot: "/nonexistent", overrides: file, env: {} });
+      // Changed between the plan's read and its saving: the plan was made from the first text.
+      fs.writeFileSync(file, 'shims = ["clh"]\n');
+      expect(overridesInput(file, overrides)).toEqual({ path: file, sha256: hash(read) });
+      expect(hash(read)).toBe(hash(Buffer.from(read)));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("names the node's own file, with no hash, when there is none", async () => {
+    const { overrides } = await prepare({ hostRoot: "/nonexistent", env: {} });
+    expect(overridesInput(null, overrides)).toEqual({
+      path: "/etc/kata-containers/kata-install.toml",
+      sha256: null,
+    });
   });
 });
