@@ -174,8 +174,32 @@ export async function applyChanges(
   retire(journal);
   await store.save(journal);
   await discardTxnCopies(store);
+  // Removed from the disk first, then from the journal: a kill between leaves names uninstall skips.
+  if (await removeIdleDirs(store, journal, result.removed)) await store.save(journal);
   crashPoint("after-commit");
   return result;
+}
+
+/**
+ * The directories an earlier install made for files this one removed (nydus's, once it is no longer
+ * asked for), when nothing the journal records is under them and they are empty: they go now, not
+ * at uninstall. Whether anything was removed (the journal then lists fewer directories).
+ */
+async function removeIdleDirs(store: JournalStore, journal: Journal, removed: string[]): Promise<boolean> {
+  const recorded = Object.keys(journal.files);
+  const idle = new Set<string>();
+  for (const file of removed)
+    for (
+      let dir = path.posix.dirname(file);
+      dir !== "/" && journal.dirs.includes(dir);
+      dir = path.posix.dirname(dir)
+    )
+      if (!recorded.some((f) => f.startsWith(`${dir}/`))) idle.add(dir);
+  if (idle.size === 0) return false;
+  const left = new Set(await removeEmptyDirs(store.host, [...idle]));
+  const before = journal.dirs.length;
+  journal.dirs = journal.dirs.filter((d) => !idle.has(d) || left.has(d));
+  return journal.dirs.length < before;
 }
 
 /**

@@ -160,6 +160,9 @@ describe("containerd 2.0: nydus-for-kata-tee installed, again with nothing to do
     expect(without.status, without.stderr).toBe(0);
     for (const file of [UNIT, WANTS, `${DIR}/containerd-nydus-grpc`, `${DIR}/config-guest-pulling.toml`])
       expect(fs.existsSync(path.join(host.root, file))).toBe(false);
+    // And the directories the first install made for them, now empty: nothing of nydus's is left.
+    for (const dir of [DIR, path.dirname(WANTS)])
+      expect(fs.existsSync(path.join(host.root, dir)), dir).toBe(false);
     expect(read(host.root, DROP_IN)).not.toContain("nydus");
     expect(calls(host.root).slice(3)).toEqual([
       "daemon-reload",
