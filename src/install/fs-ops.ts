@@ -163,6 +163,12 @@ export async function writeAtomically(
 
 const TEMP_PREFIX = (name: string) => `.${name}.kata-install-`;
 
+/** The file name whose temp `name` is (writeAtomically's ".<file>.kata-install-…"); null for any other name. */
+export function tempOf(name: string): string | null {
+  const at = name.indexOf(".kata-install-", 1);
+  return name.startsWith(".") && at > 1 ? name.slice(1, at) : null;
+}
+
 /** Temp files a killed writer left beside `hostPath` (recovery removes them). */
 export async function removeLeftoverTemps(host: Host, hostPath: string): Promise<void> {
   const file = await host.resolve(hostPath);

@@ -16,7 +16,7 @@ import type { Host } from "../host/host.js";
 import { PLAN_ACTION_KINDS } from "../plan-schema.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
-import { type FileMeta, MAX_FILE_BYTES, writeAtomically } from "./fs-ops.js";
+import { type FileMeta, MAX_FILE_BYTES, tempOf, writeAtomically } from "./fs-ops.js";
 import { mkdirOwn, namesIn, type OwnKind, ownPath, readNoFollow } from "./own-place.js";
 
 export const JOURNAL_VERSION = 1;
@@ -185,10 +185,7 @@ export function parseJournal(file: string, text: string): Journal {
 }
 
 /** How a saved copy is named in original/ or txn/ (keep()): anything else is no copy of ours. */
-const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-const COPY_NAME = new RegExp(`^(original|txn)/${UUID}$`);
-/** The temp file of a keep() killed before its rename (writeAtomically's name beside the copy). */
-const COPY_TEMP = new RegExp(`^\\.${UUID}\\.kata-install-`);
+const COPY_NAME = /^(original|txn)\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The largest journal kata-install reads: thousands of records are well under it. */
 const MAX_JOURNAL_BYTES = 16 << 20;
@@ -270,7 +267,11 @@ export class JournalStore {
     const names = namesIn(real);
     for (const name of names) {
       const copy = `${kind}/${name}`;
-      const ours = COPY_NAME.test(copy) ? !keep.has(copy) : COPY_TEMP.test(name);
+      // A copy not kept, or the temp file of one a kill cut short before its rename.
+      const temp = tempOf(name);
+      const ours = COPY_NAME.test(copy)
+        ? !keep.has(copy)
+        : temp !== null && COPY_NAME.test(`${kind}/${temp}`);
       if (!ours) continue;
       const st = fs.lstatSync(path.join(real, name), { throwIfNoEntry: false });
       // Only what keep() makes: a regular file (a link is removed as a link, never followed).
@@ -296,7 +297,7 @@ export class JournalStore {
       await this.discardCopies("txn");
       fs.rmSync(path.join(real, PROBE_CACHE_FILE), { force: true });
       for (const name of namesIn(real))
-        if (/^\.(journal|probes)\.json\.kata-install-/.test(name))
+        if (["journal.json", PROBE_CACHE_FILE].includes(tempOf(name) ?? ""))
           fs.rmSync(path.join(real, name), { force: true });
     } catch (error) {
       throw hostError(`cannot remove ${this.dir}`, error);
