@@ -59,11 +59,18 @@ export class Host {
     const clean = normaliseHostPath(hostPath);
     if (this.root === "/") return clean;
     // Fast path: the kernel resolves the path; if it stays under the root no link left the host.
+    // Detection asks after many paths a node does not have: a stat that answers "none" costs
+    // little, a failed realpath an Error with its stack (measured: bench/startup-snapshot.ts).
     const full = path.join(this.root, clean);
+    let real: string | undefined;
     try {
-      const real = fs.realpathSync.native(full);
-      if (this.contains(real)) return real;
+      if (fs.statSync(full, { throwIfNoEntry: false }) !== undefined) real = fs.realpathSync.native(full);
     } catch {
+      real = undefined;
+    }
+    if (real !== undefined) {
+      if (this.contains(real)) return real;
+    } else {
       // Missing: fine if its directory resolves inside the root and the name itself is no link
       // (a dangling absolute link may well exist inside the host).
       const parent = this.realParent(path.posix.dirname(clean));
@@ -81,8 +88,10 @@ export class Host {
   private realParent(dir: string): string | null {
     let cached = this.dirCache.get(dir);
     if (cached === undefined) {
+      const full = path.join(this.root, dir);
       try {
-        const real = fs.realpathSync.native(path.join(this.root, dir));
+        const there = fs.statSync(full, { throwIfNoEntry: false }) !== undefined;
+        const real = there ? fs.realpathSync.native(full) : "";
         cached = this.contains(real) ? real : "";
       } catch {
         cached = "";
@@ -99,13 +108,14 @@ export class Host {
     let hops = 0;
     while (parts.length > 0) {
       const next = path.posix.join(current, must(parts.shift(), "the next part"));
+      // Not there: nothing below it is either, so no link is left to follow (the read that
+      // follows reports it missing). Otherwise not a link (or not to be looked at): go on.
       let target: string | null = null;
       try {
-        target = fs.readlinkSync(path.join(this.root, next));
-      } catch (error) {
-        // Not there: nothing below it is either, so no link is left to follow (the read that
-        // follows reports it missing). Otherwise not a link: go on.
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return path.join(this.root, next, ...parts);
+        const stats = fs.lstatSync(path.join(this.root, next), { throwIfNoEntry: false });
+        if (stats === undefined) return path.join(this.root, next, ...parts);
+        if (stats.isSymbolicLink()) target = fs.readlinkSync(path.join(this.root, next));
+      } catch {
         target = null;
       }
       if (target === null) {
@@ -132,7 +142,8 @@ export class Host {
       const file = await this.resolve(hostPath);
       // procfs and sysfs report sizes of 0 or 4096 whatever they hold; readFile then reads to EOF
       // in moderate chunks (a single huge read makes sysctl handlers fail with ENOMEM).
-      const stats = fs.statSync(file);
+      const stats = fs.statSync(file, { throwIfNoEntry: false });
+      if (stats === undefined) return NO_SUCH_PATH;
       // By type before it is opened: a FIFO or a device would block the read (and us) forever.
       const odd = notRegular(stats);
       if (odd !== null) return { ok: false, missing: false, reason: odd };
@@ -189,7 +200,8 @@ export class Host {
   /** stat() following links inside the host, or why not. */
   async lookStat(hostPath: string): Promise<Looked<Stats>> {
     try {
-      return { ok: true, value: fs.statSync(await this.resolve(hostPath)) };
+      const stats = fs.statSync(await this.resolve(hostPath), { throwIfNoEntry: false });
+      return stats === undefined ? NO_SUCH_PATH : { ok: true, value: stats };
     } catch (error) {
       return failure(error);
     }
@@ -300,11 +312,14 @@ export function notRegular(stats: Stats): string | null {
 
 function isLink(file: string): boolean {
   try {
-    return fs.lstatSync(file).isSymbolicLink();
+    return fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
   } catch {
     return false;
   }
 }
+
+/** What failure() says of ENOENT, for the looks that learn it without an exception. */
+const NO_SUCH_PATH = { ok: false, missing: true, reason: "does not exist" } as const;
 
 /** A failure to look at or read a file, as words (never a bare errno code). */
 export function failure(error: unknown): { ok: false; missing: boolean; reason: string } {

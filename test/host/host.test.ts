@@ -49,6 +49,31 @@ describe("Host path resolution", () => {
     expect(await host.readText("/usr")).toEqual({ ok: false, missing: false, reason: "is a directory" });
   });
 
+  it("finds a missing path missing however it is reached: below a file, a missing directory, a host link", async () => {
+    for (const missing of [
+      "/usr/bin/tool/x",
+      "/no/such/dir/file",
+      "/run/absent",
+      "/lib/absent",
+      "/etc/escape/x",
+    ]) {
+      expect(await host.readText(missing), missing).toEqual({
+        ok: false,
+        missing: true,
+        reason: "does not exist",
+      });
+      expect(await host.lookStat(missing), missing).toEqual({
+        ok: false,
+        missing: true,
+        reason: "does not exist",
+      });
+    }
+    // Where a file would be made: under the host's own /var/run, not the machine's /run.
+    expect(await host.resolve("/run/absent")).toBe(path.join(root, "/var/run/absent"));
+    expect(await host.resolve("/lib/absent")).toBe(path.join(root, "/usr/lib/absent"));
+    expect(await host.lookStat("/run/marker")).toMatchObject({ ok: true });
+  });
+
   it("finds executables only", async () => {
     expect(await host.which("tool")).toBe("/usr/bin/tool");
     expect(await host.which("data")).toBeNull();
