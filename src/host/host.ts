@@ -103,18 +103,21 @@ export class Host {
 
   /** Component by component, re-rooting absolute link targets: a link to "/usr/lib/x" means the host's. */
   private walk(clean: string): string {
+    // The parts of normalised paths (no "", ".", ".."), so joined by hand: path.join is the cost.
     const parts = clean.split("/").filter(Boolean);
     let current = "/";
     let hops = 0;
     while (parts.length > 0) {
-      const next = path.posix.join(current, must(parts.shift(), "the next part"));
+      const part = must(parts.shift(), "the next part");
+      const next = current === "/" ? `/${part}` : `${current}/${part}`;
+      const full = this.root + next;
       // Not there: nothing below it is either, so no link is left to follow (the read that
       // follows reports it missing). Otherwise not a link (or not to be looked at): go on.
       let target: string | null = null;
       try {
-        const stats = fs.lstatSync(path.join(this.root, next), { throwIfNoEntry: false });
-        if (stats === undefined) return path.join(this.root, next, ...parts);
-        if (stats.isSymbolicLink()) target = fs.readlinkSync(path.join(this.root, next));
+        const stats = fs.lstatSync(full, { throwIfNoEntry: false });
+        if (stats === undefined) return parts.length === 0 ? full : `${full}/${parts.join("/")}`;
+        if (stats.isSymbolicLink()) target = fs.readlinkSync(full);
       } catch {
         target = null;
       }
@@ -128,7 +131,7 @@ export class Host {
       parts.unshift(...normaliseHostPath(path.posix.join(base, target)).split("/").filter(Boolean));
       current = "/";
     }
-    return path.join(this.root, current);
+    return current === "/" ? this.root : this.root + current;
   }
 
   /**
