@@ -35,8 +35,7 @@ export const COMMANDS: ReadonlyArray<readonly [string, (program: Command, out: O
 export function buildProgram(out: Out = (t) => process.stdout.write(t), only?: string): Command {
   const program = new Command("kata-install")
     .description(
-      "Install Kata Containers on a node the careful way: detect what the node is, decide from rules what it\n" +
-        "can run, render the configuration, show the exact diff, and only then install, reversibly.",
+      "Install Kata Containers on a node the careful way: detect what the node is, decide from rules what it can run, render the configuration, show the exact diff, and only then install, reversibly.",
     )
     .version(process.env.npm_package_version ?? "0.1.0", "-V, --version")
     .showHelpAfterError("(run with --help for usage)")
@@ -67,7 +66,8 @@ Examples:
   kata-install facts --json > node.json    the same as one JSON document, to save or replay
   kata-install facts --host-root /host     a node mounted elsewhere (the kata-deploy container)
   kata-install preflight                   can this node run Kata, and which shims?
-  kata-install explain shared_fs           why each shim shares files the way it does
+  kata-install explain shared_fs --artifacts oci-layout:/srv/kata-oci
+                                           why each shim shares files the way it does
   kata-install plan                        what an install would change, as a diff (nothing is written)`,
     );
   const one = COMMANDS.find(([name]) => name === only);

@@ -14,6 +14,7 @@ import { openHost } from "./host/open.js";
 import { prepare } from "./inputs/prepare.js";
 import type { ArtifactSource } from "./install/artifacts.js";
 import { installedState, journalFor } from "./install/journal.js";
+import { parseArtifactSpecifier } from "./install/open-source.js";
 import { readRelease } from "./release/read.js";
 import type { Release } from "./release/release.js";
 import type { Changeset } from "./render/changeset.js";
@@ -56,7 +57,9 @@ export async function planPipeline(
   env?: Readonly<Record<string, string | undefined>>,
   given: { prepared?: Prepared; host?: Host; probes?: ProbeCache } = {},
 ): Promise<Planned> {
-  // Every input is validated before any stage runs: a bad overrides file stops here, whole.
+  // Every input is validated before any stage runs: a bad overrides file stops here, whole; so
+  // does a malformed --artifacts (opened only once the facts give the architecture).
+  parseArtifactSpecifier(options.artifacts);
   const prepared = given.prepared ?? (await prepare({ ...options, env }));
   const templates = await loadTemplates();
   const host = given.host ?? (await openHost(options.hostRoot, options.hostExec));

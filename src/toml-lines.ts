@@ -56,13 +56,14 @@ function indexLines(text: string): Map<string, number> {
     }
     if (header) {
       table = resolveTable(splitKey(itemAt(header, 1, "the table name")), arrayCounts);
-      set(table, line);
+      // [a.b] makes table a too, where no line of its own does: its first mention is its line.
+      for (let n = 1; n <= table.length; n++) set(table.slice(0, n), line);
       return;
     }
     const eq = findEquals(content);
     if (eq < 0) return;
-    const keys = splitKey(content.slice(0, eq));
-    set([...table, ...keys], line);
+    const keys = [...table, ...splitKey(content.slice(0, eq))];
+    for (let n = table.length + 1; n <= keys.length; n++) set(keys.slice(0, n), line);
     depth = bracketBalance(content.slice(eq + 1));
   });
   return lines;

@@ -142,7 +142,7 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   POD_NAMESPACE, DAEMONSET_NAME  the DaemonSet to ask on SIGTERM (kube-system, kata-deploy)
   SHIMS[_<ARCH>], DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY,
   AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, EXPERIMENTAL_FORCE_GUEST_PULL,
-  INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX  as for install (see kata-install explain)
+  INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX  as for install (see kata-install plan --help)
   ARTIFACTS, ARTIFACTS_TAG       where the artifacts come from (as --artifacts, --artifacts-tag)
   KATA_INSTALL_PLAN              a saved plan to apply (as --plan); e.g. /plans/$(NODE_NAME).json
   KATA_INSTALL_OVERRIDES         the cluster's overrides file, read instead of the node's own

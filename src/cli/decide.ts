@@ -64,8 +64,23 @@ export function shimsCommand(program: Command, out: Out): void {
       .description(
         "print what each shim can do and, for this node, which ones can run and why the others cannot",
       ),
-  ).action(async (options) => {
-    const { runShims } = await import("../commands/node-side.js");
-    process.exitCode = await runShims(options, out);
-  });
+  )
+    .addHelpText(
+      "after",
+      `
+The table is kata-install's record of each shim (hypervisor, runtime, shared filesystems, block
+devices, VFIO, TEE); the last column is this node's verdict, from the same rules as preflight, and
+a shim that would not be installed names the requirement it fails. With the release (--artifacts,
+or the one installed on the node), its shims that no rule describes are listed too: opt-in, with
+? where nothing here knows what they can do.
+
+Examples:
+  kata-install shims
+  kata-install shims --facts node.json --json
+  kata-install shims --artifacts oci-layout:/srv/kata-oci`,
+    )
+    .action(async (options) => {
+      const { runShims } = await import("../commands/node-side.js");
+      process.exitCode = await runShims(options, out);
+    });
 }

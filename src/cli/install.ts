@@ -56,6 +56,7 @@ export function installCommand(program: Command, out: Out): void {
       .description(
         "install Kata on this node: exactly what `plan` shows, transactionally, with a journal that uninstall replays",
       ),
+    "with --dry-run only: plan from a saved facts document (facts --json); an install reads the node itself",
   )
     .option("--dry-run", "show the plan and stop: the same output as `plan`")
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
@@ -89,7 +90,7 @@ plan --help) is read here too; uninstall needs the same INSTALLATION_PREFIX and 
 
 Examples:
   kata-install install --dry-run
-  kata-install install --artifacts registry:quay.io/kata-containers --artifacts-tag 3.9.0
+  kata-install install --artifacts registry:quay.io/kata-containers/kata-install-artifacts --artifacts-tag 4.1.0
   kata-install install --artifacts oci-layout:/srv/kata-oci
   kata-install install --artifacts dir:/srv/kata-artifacts
   kata-install plan --artifacts oci-layout:/srv/kata-oci --out node-1.plan.json   (review it, then)

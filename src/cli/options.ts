@@ -21,11 +21,14 @@ export function hostExecOption(): Option {
 }
 
 /** The options of every command that decides: the node (or its saved facts) and the admin's inputs. */
-export const decideOptions = (command: Command) =>
+export const decideOptions = (
+  command: Command,
+  factsHelp = "decide from a saved facts document (facts --json) instead of reading the node",
+) =>
   command
     .addOption(hostRootOption())
     .addOption(hostExecOption())
-    .option("--facts <file>", "decide from a saved facts document (facts --json) instead of reading the node")
+    .option("--facts <file>", factsHelp)
     .option(
       "--overrides <file>",
       "the administrator's overrides (TOML); default /etc/kata-containers/kata-install.toml under the host root, if present",

@@ -21,8 +21,18 @@ export async function withArtifactSource(
   store: JournalStore,
 ): Promise<ArtifactSource | null> {
   // The prefix first: what is there that is not ours would stop the install, so it stops the plan.
+  const restart = planned.changeset.actions.find(
+    (a) => a.kind === "restart-runtime" || a.kind === "reload-runtime",
+  );
   planned.decision.checks.push(
-    ...(await installChecks(planned.host, planned.facts, planned.decision, planned.prepared.catalog, store)),
+    ...(await installChecks(
+      planned.host,
+      planned.facts,
+      planned.decision,
+      planned.prepared.catalog,
+      store,
+      restart?.target ?? null,
+    )),
   );
   const { source } = planned;
   // What the installed version holds with the source's digests: taken from the node, not pulled.

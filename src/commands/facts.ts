@@ -42,6 +42,12 @@ export async function runFacts(
   if (options.json && options.nfd) throw new UserError("--json and --nfd: choose one");
   if (options.nfd) out(await nfdFeatures(facts, options.hostRoot, "kata-install facts --nfd"));
   else if (options.json) out(`${JSON.stringify(facts, null, 2)}\n`);
-  else out(renderFactsSummary(facts, options.facts ?? path.resolve(options.hostRoot)));
+  else
+    out(
+      renderFactsSummary(
+        facts,
+        options.facts !== undefined ? { file: options.facts } : { hostRoot: path.resolve(options.hostRoot) },
+      ),
+    );
   return 0;
 }

@@ -167,12 +167,20 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       return 0;
     }
     const restart = result.runtimeChanged || result.restartOwed;
-    if (restart && runtime) await restartRuntime(host, runtime.action, runtime.socket, timeout);
-    const lines = [
-      `Restored ${result.restored.length} file(s), removed ${result.removed.length}, and the artifacts.`,
-    ];
+    const restored = `Restored ${result.restored.length} file(s), removed ${result.removed.length}, and the artifacts.`;
+    if (restart && runtime)
+      await restartRuntime(host, runtime.action, runtime.socket, timeout).catch((error: Error) => {
+        // The files are back and the journal is gone: no later run would restart it.
+        throw new UserError(
+          `${restored.slice(0, -1)}; but ${error.message}: restart ${runtime.action.target} yourself, so that it runs without Kata's handlers`,
+        );
+      });
+    const lines = [restored];
     for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
-    if (restart && runtime) lines.push(`Runtime: ${runtime.action.target} restarted, and it answers.`);
+    if (restart && runtime)
+      lines.push(
+        `Runtime: ${runtime.action.kind === "reload-runtime" ? "reloaded" : "restarted"} ${runtime.action.target}, and it answers.`,
+      );
     out(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${lines.join("\n")}\n`);
     return 0;
   } finally {

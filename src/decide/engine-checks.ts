@@ -24,6 +24,7 @@ export const ENGINE_CHECKS = [
   "erofs-kernel",
   "erofs-utils",
   "erofs-merge-mode",
+  "hypervisor-device",
   ...RELEASE_CHECKS,
 ] as const;
 
@@ -169,9 +170,10 @@ export function applyIgnores(checks: Check[], overrides: Overrides, flags: Flags
     [...overrides.ignore, ...flags.ignorePreflightErrors].map((id) => id.toLowerCase()),
   );
   const all = ignored.has("all");
+  // Errors only, as kubeadm's: a warning stops nothing, and one ignored would go unsaid.
   return checks.map((check) =>
-    check.status === "fail" && (all || ignored.has(check.id))
-      ? { ...check, status: "ignored", severity: check.severity === "error" ? "warning" : check.severity }
+    check.status === "fail" && check.severity === "error" && (all || ignored.has(check.id))
+      ? { ...check, status: "ignored", severity: "warning" }
       : check,
   );
 }

@@ -2,11 +2,11 @@
 // configuration values and ignored checks. Validated whole before anything is decided: every
 // problem is reported with its line and key, and a file with any problem decides nothing.
 import * as z from "zod/mini";
+import { closest } from "../closest.js";
 import { RuntimeKind } from "../detect/runtime/schema.js";
 import { isTable } from "../detect/toml.js";
-import "../schema.js";
-import { itemAt } from "../at.js";
 import { hash } from "../hash.js";
+import { keysAt } from "../schema.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
 import { snapshotterProblem } from "./env.js";
@@ -101,6 +101,12 @@ export function emptyOverrides(): Overrides {
   };
 }
 
+/** "; did you mean "artifacts"?" for a mistyped key near one of `known`, else nothing. */
+function didYouMean(key: string, known: readonly string[]): string {
+  const near = closest(key, known);
+  return near === null ? "" : `; did you mean "${near}"?`;
+}
+
 export function parseOverrides(
   file: string,
   text: string,
@@ -116,20 +122,18 @@ export function parseOverrides(
   if (!result.success) {
     for (const issue of result.error.issues) {
       const path = issue.path as Array<string | number>;
+      if (issue.code === "unrecognized_keys") {
+        // Each on its own line, with the key it may be a typo of.
+        const known = keysAt(OverridesSchema, path);
+        for (const key of issue.keys)
+          issues.push({ ...at([...path, key]), message: `unknown key "${key}"${didYouMean(key, known)}` });
+        continue;
+      }
       const message =
-        issue.code === "unrecognized_keys"
-          ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`
-          : issue.code === "invalid_type" && issue.message.endsWith("received undefined")
-            ? `missing: a ${issue.expected} is needed here`
-            : issue.message;
-      issues.push({
-        ...at(
-          issue.code === "unrecognized_keys"
-            ? [...path, itemAt(issue.keys, 0, "the unrecognised key")]
-            : path,
-        ),
-        message,
-      });
+        issue.code === "invalid_type" && issue.message.endsWith("received undefined")
+          ? `missing: a ${issue.expected} is needed here`
+          : issue.message;
+      issues.push({ ...at(path), message });
     }
   }
   // On a schema error, the rest is still checked, as far as its shape allows: every problem of

@@ -153,7 +153,39 @@ export function shimConfig(
       }
     }
   }
+  const missing = missingSharedFsDevice(input, spec, sources, out[`${hv}.shared_fs`]);
+  if (missing !== null) warnings.push(missing);
   return out;
+}
+
+/**
+ * virtio-9p is a device of qemu's own: a host's qemu built without it (RHEL's qemu-kvm) cannot
+ * start a guest configured for it, so a value that asks for it there (an override, a takeover's
+ * carried one) is an error naming the device, not a warning about the rule it beat.
+ */
+function missingSharedFsDevice(
+  input: DecideInput,
+  spec: ShimSpec,
+  sources: Map<string, Decided<"bundled" | "distro">>,
+  sharedFs: Decided<unknown> | undefined,
+): Check | null {
+  if (sharedFs?.value !== "virtio-9p") return null;
+  for (const name of spec.host_parts) {
+    const part = input.catalog.hostParts.get(name);
+    const binary = part === undefined ? null : input.facts.hypervisors[part.fact];
+    if (sources.get(name)?.value !== "distro" || binary?.origin !== "distro") continue;
+    const devices = "devices" in binary ? binary.devices : null;
+    if (!Array.isArray(devices) || devices.some((d) => d.startsWith("virtio-9p"))) continue;
+    return {
+      id: "hypervisor-device",
+      severity: "error",
+      status: "fail",
+      message: `${describeSource(sharedFs.source)} sets hypervisor.${spec.hypervisor}.shared_fs = "virtio-9p" for ${spec.name}, but the host's ${name} it runs (${binary.path}) has no virtio-9p device (its -device help lists none): the shim's guests would not start`,
+      hint: `share files with virtio-fs (the release's default), or run Kata's own ${name}: [artifacts.${name}] source = "bundled" in the overrides file`,
+      rule: "decide",
+    };
+  }
+  return null;
 }
 
 /** The admin's custom runtimes whose base shim is installed here, each with its values over the base's. */

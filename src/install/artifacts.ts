@@ -116,7 +116,16 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
           .map((e) => e.name)
           .sort();
       } catch (error) {
-        throw new ArtifactError(`dir:${dir}: cannot be read (${(error as NodeJS.ErrnoException).code})`);
+        const code = (error as NodeJS.ErrnoException).code;
+        const why =
+          code === "ENOENT"
+            ? "no such directory"
+            : code === "ENOTDIR"
+              ? "not a directory"
+              : code === "EACCES" || code === "EPERM"
+                ? "permission denied"
+                : `cannot be read (${code})`;
+        throw new ArtifactError(`dir:${dir}: ${why}`);
       }
     },
     async sizes(artifacts) {

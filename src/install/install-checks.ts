@@ -1,15 +1,18 @@
 // The checks install makes of the node itself before it writes anything: whether the prefix is
-// kata-install's to write, and whether a handler of the node's own would be replaced. Shared by
+// kata-install's to write, whether a handler of the node's own would be replaced, and whether the
+// runtime can be restarted on what is written. Shared by
 // `preflight`, `plan` and `install`, so that preflight reports what install would refuse.
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import type { Facts } from "../detect/facts.js";
+import { RUNTIME_LAYOUTS, restartTarget } from "../detect/runtime/layouts.js";
 import type { Host } from "../host/host.js";
 import { handlerCheck } from "../render/handler-owners.js";
 import { installDir } from "../render/layout.js";
 import { takesOver } from "../render/render.js";
 import type { JournalStore } from "./journal.js";
 import { prefixCheck } from "./prefix.js";
+import { missingRestartCommand } from "./runtime.js";
 
 export async function installChecks(
   host: Host,
@@ -17,12 +20,44 @@ export async function installChecks(
   decision: Decision,
   catalog: Catalog,
   store: JournalStore,
+  /**
+   * The runtime the plan restarts (its changeset's restart or reload target), or null for none;
+   * undefined where nothing is rendered (preflight): the runtime found, which a first install
+   * restarts.
+   */
+  restarted?: string | null,
 ): Promise<Check[]> {
   if (decision.shims.length === 0) return [];
+  const kind = facts.runtime.kind;
+  const target =
+    restarted !== undefined ? restarted : kind === null ? null : restartTarget(RUNTIME_LAYOUTS[kind].restart);
   return [
     // What is there that is not ours would stop the install.
     await prefixCheck(host, installDir(decision), await store.load(), takesOver(decision, facts)),
     // So would a handler of the node's own that the plan would replace.
     handlerCheck(facts.runtime.handlers, decision, catalog),
+    ...(target === null ? [] : [await restartCheck(host, target)]),
   ];
+}
+
+export const RESTART_CHECK_ID = "restart-command";
+
+/** Whether the command that restarts the runtime is on the host: without it, a restart cannot even start. */
+async function restartCheck(host: Host, target: string): Promise<Check> {
+  const missing = await missingRestartCommand(host, target);
+  return {
+    id: RESTART_CHECK_ID,
+    severity: "error",
+    status: missing === null ? "pass" : "fail",
+    message:
+      missing === null
+        ? `${target} can be restarted on the configuration install writes`
+        : `${missing}: the runtime would keep its old configuration, and install writes nothing`,
+    ...(missing === null
+      ? {}
+      : {
+          hint: `run kata-install where the runtime's service manager is on the host (systemd's systemctl)`,
+        }),
+    rule: "install",
+  };
 }

@@ -5,7 +5,7 @@
 import net from "node:net";
 import { type RuntimeRestart, restartFor, unreachable } from "../detect/runtime/layouts.js";
 import { UserError } from "../errors.js";
-import type { Host } from "../host/host.js";
+import { HOST_PATH, type Host } from "../host/host.js";
 import type { PlanAction } from "../render/changeset.js";
 import { fault } from "./fault.js";
 
@@ -24,20 +24,51 @@ async function unitFor(host: Host, units: [string, ...string[]]): Promise<string
   return units[0];
 }
 
+/** How the runtime a plan or journal names by `target` is restarted. */
+function restartOfTarget(target: string): RuntimeRestart {
+  // A plan's target no layout has (a plan of another kata-install): the systemd unit of that name.
+  return restartFor(target) ?? { kind: "systemd", verb: "restart", target, units: [target], reason: "" };
+}
+
+/** The host command a restart runs (null: none is run). */
+export function restartCommand(restart: RuntimeRestart): string | null {
+  switch (restart.kind) {
+    case "systemd":
+      return "systemctl";
+    case "command":
+      return restart.argv[0];
+    case "none":
+      return null;
+    default:
+      return unreachable(restart);
+  }
+}
+
+/**
+ * Null when the host has the command that restarts the runtime named by `target`, else why not:
+ * asked before anything is written, as a restart that cannot even start would leave the runtime
+ * on its old configuration after every file was written.
+ */
+export async function missingRestartCommand(host: Host, target: string): Promise<string | null> {
+  const command = restartCommand(restartOfTarget(target));
+  if (command === null) return null;
+  const found = command.startsWith("/")
+    ? await host.which(command.slice(command.lastIndexOf("/") + 1), [
+        command.slice(0, command.lastIndexOf("/")) || "/",
+      ])
+    : await host.which(command);
+  if (found !== null) return null;
+  const where = command.startsWith("/") ? "" : ` in its PATH (${HOST_PATH.join(":")})`;
+  return `${target} is restarted through ${command} once its configuration changes, and the host has no ${command}${where}`;
+}
+
 export async function restartRuntime(
   host: Host,
   action: PlanAction,
   socket: string | null,
   timeoutMs = ANSWER_TIMEOUT_MS,
 ): Promise<void> {
-  // A plan's target no layout has (a plan of another kata-install): the systemd unit of that name.
-  const restart: RuntimeRestart = restartFor(action.target) ?? {
-    kind: "systemd",
-    verb: "restart",
-    target: action.target,
-    units: [action.target],
-    reason: "",
-  };
+  const restart = restartOfTarget(action.target);
   switch (restart.kind) {
     case "systemd": {
       const [first, ...rest] = restart.units;

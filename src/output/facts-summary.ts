@@ -121,11 +121,12 @@ export function rowsOf<Key extends SourceKey>(facts: Facts, key: Key): Row[] {
   return ROWS[key](facts[key], facts);
 }
 
-export function renderFactsSummary(facts: Facts, origin: string): string {
+/** `origin`: where the facts are from, the host root read or the saved facts file given. */
+export function renderFactsSummary(facts: Facts, origin: { hostRoot: string } | { file: string }): string {
   const rows = SOURCES.flatMap((source) => rowsOf(facts, source.key));
   const width = Math.max(...rows.map(([label]) => label.length));
   const lines = [
-    `Node facts (host root ${origin})`,
+    "file" in origin ? `Node facts (saved in ${origin.file})` : `Node facts (host root ${origin.hostRoot})`,
     ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`),
   ];
   if (facts.problems.length > 0) {

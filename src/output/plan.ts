@@ -3,7 +3,7 @@
 // the host root), then the actions.
 import { blocking, type Decision } from "../decide/decision.js";
 import { type Changeset, sha256, unifiedDiff } from "../render/changeset.js";
-import { type PreflightDocument, preflightDocument } from "./preflight.js";
+import { NOT_IGNORABLE, type PreflightDocument, preflightDocument } from "./preflight.js";
 
 export interface PlanDocument extends PreflightDocument {
   changes: Array<{
@@ -41,12 +41,18 @@ export function planDocument(decision: Decision, changeset: Changeset): PlanDocu
 
 export function renderPlan(doc: PlanDocument): string {
   const lines: string[] = [];
-  const failing = doc.checks.filter((c) => c.status === "fail" && c.severity !== "info");
-  const errors = failing.filter((c) => c.severity === "error");
+  // An ignored error is said as the warning it became, and that it was ignored.
+  const failing = doc.checks.filter(
+    (c) => (c.status === "fail" && c.severity !== "info") || c.status === "ignored",
+  );
+  const errors = failing.filter((c) => c.status === "fail" && c.severity === "error");
   if (failing.length === 0) lines.push("Preflight: passed.");
   else {
     lines.push(`Preflight: ${errors.length} error(s), ${failing.length - errors.length} warning(s):`);
-    for (const c of failing) lines.push(`  [${c.severity.toUpperCase()}] ${c.id}: ${c.message}`);
+    for (const c of [...errors, ...failing.filter((c) => !errors.includes(c))])
+      lines.push(
+        `  [${c.status === "ignored" ? "WARNING" : c.severity.toUpperCase()}] ${c.id}: ${c.message}${c.status === "ignored" ? " (an error, ignored)" : ""}`,
+      );
   }
   lines.push("", "Shims:");
   for (const s of doc.shims) lines.push(`  + ${s.name}: ${s.reason}`);
@@ -66,7 +72,9 @@ export function renderPlan(doc: PlanDocument): string {
   lines.push(
     "",
     doc.changes.length + doc.actions.length === 0
-      ? "Plan: no changes. The node is as this plan wants it."
+      ? errors.length > 0
+        ? "Plan: no changes, as far as the errors above let it plan."
+        : "Plan: no changes. The node is as this plan wants it."
       : `Plan: ${count("create")} to create, ${count("modify")} to modify, ${count("delete")} to delete; ${doc.actions.length} action(s).`,
   );
   if (errors.length > 0)
@@ -87,12 +95,6 @@ export function transferLine(t: NonNullable<Changeset["transfer"]>): string {
     : "";
   return `Pulls ${t.images} of the release's ${t.releaseImages} artifacts: ${t.bytes} of ${t.releaseBytes} bytes${share}.${reused}`;
 }
-
-/**
- * Checks made on the plan itself, after the decision: what they guard (a Kata that cannot boot,
- * someone else's files, artifacts that cannot be had) is never ignored.
- */
-export const NOT_IGNORABLE = ["artifact-paths", "install-prefix", "artifact-source", "runtime-handlers"];
 
 /** What to do about failing error checks: ignoring is offered only where it works. */
 export function refusalHint(ids: string[]): string {

@@ -33,6 +33,19 @@ export function preflightDocument(decision: Decision): PreflightDocument {
   };
 }
 
+/**
+ * Checks made on the plan itself, after the decision: what they guard (a Kata that cannot boot,
+ * someone else's files, artifacts that cannot be had, a runtime that cannot be restarted) is never
+ * ignored.
+ */
+export const NOT_IGNORABLE = [
+  "artifact-paths",
+  "install-prefix",
+  "artifact-source",
+  "runtime-handlers",
+  "restart-command",
+];
+
 const LABEL: Record<string, string> = { pass: "ok", fail: "FAIL", ignored: "ignored" };
 
 export function renderPreflight(doc: PreflightDocument, where: string): string {
@@ -58,6 +71,10 @@ export function renderPreflight(doc: PreflightDocument, where: string): string {
   const count = (severity: string) =>
     doc.checks.filter((c) => c.status === "fail" && c.severity === severity).length;
   const errors = count("error");
+  // Ignored errors are warnings now, and said to be ignored ones.
+  const ignored = doc.checks.filter((c) => c.status === "ignored").length;
+  const warnings = count("warning") + ignored;
+  const warningText = `${warnings} warning${warnings === 1 ? "" : "s"}${ignored > 0 ? ` (${ignored} ignored error${ignored === 1 ? "" : "s"})` : ""}`;
   lines.push("");
   lines.push(`Shims for this node: ${doc.shims.map((s) => s.name).join(", ") || "none"}`);
   for (const d of doc.dropped) lines.push(`  dropped ${d.name}: ${d.reason}`);
@@ -67,12 +84,16 @@ export function renderPreflight(doc: PreflightDocument, where: string): string {
     lines.push(`  ${a.name}${a.from === "distro" ? " (the host's own)" : ""}: ${a.reason}`);
   lines.push("");
   if (errors > 0) {
+    const ids = doc.checks.filter((c) => c.status === "fail" && c.severity === "error").map((c) => c.id);
+    const fixed = ids.filter((id) => NOT_IGNORABLE.includes(id));
     lines.push(
-      `[preflight] ${errors} error${errors === 1 ? "" : "s"}, ${count("warning")} warning${count("warning") === 1 ? "" : "s"}: an install would refuse this node.`,
-      "[preflight] To go ahead anyway, ignore checks by id: --ignore-preflight-errors=<id>,<id> (or all)",
+      `[preflight] ${errors} error${errors === 1 ? "" : "s"}, ${warningText}: an install would refuse this node.`,
+      fixed.length === ids.length
+        ? `[preflight] ${fixed.join(", ")} cannot be ignored: fix ${fixed.length === 1 ? "it" : "them"} first`
+        : `[preflight] To go ahead anyway, ignore checks by id: --ignore-preflight-errors=<id>,<id> (or all)${fixed.length > 0 ? `; ${fixed.join(", ")} cannot be ignored` : ""}`,
     );
   } else {
-    lines.push(`[preflight] passed with ${count("warning")} warning${count("warning") === 1 ? "" : "s"}`);
+    lines.push(`[preflight] passed with ${warningText}`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -58,6 +58,47 @@ describe("preflight", () => {
     expect(run.status).toBe(0);
   });
 
+  it("an ignored error is still said, as a warning that was an error; `all` leaves warnings as they are", () => {
+    const ignore = ["--ignore-preflight-errors", "nested-virtualization,container-runtime,shims"];
+    const text = runCli(["preflight", "--host-root", nested.root, ...ignore]);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(/\n {2}\[ignored\] +nested-virtualization +this node is a virtual machine/);
+    expect(text.stdout).toMatch(/\n\[preflight\] passed with 2 warnings \(2 ignored errors\)\n$/);
+    const plan = runCli(["plan", "--host-root", nested.root, ...ignore]);
+    expect(plan.stdout).toMatch(
+      /\n {2}\[WARNING\] nested-virtualization: this node is a virtual machine.* \(an error, ignored\)\n/,
+    );
+    expect(plan.stdout).not.toMatch(/^Preflight: passed/);
+    // A warning is not an error to ignore: `all` leaves it a warning, said.
+    const all = runCli([
+      "plan",
+      "--host-root",
+      amd.root,
+      ...release,
+      "--shims",
+      "fc",
+      "--ignore-preflight-errors",
+      "all",
+    ]);
+    expect(all.stdout).toMatch(
+      /^Preflight: 0 error\(s\), 1 warning\(s\):\n {2}\[WARNING\] override-contradicts-facts: /,
+    );
+  });
+
+  it("virtio-9p asked of a host qemu without that device is an error naming it; with Kata's own qemu it is not", () => {
+    const file = path.join(tmp, "9p.toml");
+    fs.writeFileSync(file, '[config.qemu]\n"hypervisor.qemu.shared_fs" = "virtio-9p"\n');
+    const run = runCli(["plan", "--host-root", amd.root, ...release, "--overrides", file]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(
+      `  [ERROR] hypervisor-device: overrides ${file}:2 config.qemu."hypervisor.qemu.shared_fs" sets hypervisor.qemu.shared_fs = "virtio-9p" for qemu, but the host's qemu it runs (/usr/libexec/qemu-kvm) has no virtio-9p device (its -device help lists none): the shim's guests would not start\n`,
+    );
+    fs.appendFileSync(file, '[artifacts.qemu]\nsource = "bundled"\n');
+    const bundled = runCli(["plan", "--host-root", amd.root, ...release, "--overrides", file]);
+    expect(bundled.status, bundled.stdout).toBe(0);
+    expect(bundled.stdout).not.toContain("hypervisor-device");
+  });
+
   it("an unknown check id, or a broken overrides file, is an error before anything else", () => {
     const unknown = runCli([
       "preflight",
@@ -134,7 +175,7 @@ describe("explain", () => {
     expect(run.stdout).toBe(
       '[qemu] hypervisor.qemu.shared_fs = "virtio-fs"\n' +
         "    set by rule distro-qemu-virtio-fs (rules/shared-fs.toml)\n" +
-        "      why: The host's qemu is used only when it has vhost-user-fs (distro-qemu-usable); whether it has virtio-9p (RHEL's qemu-kvm has none) does not matter, as virtio-fs is what Kata's configuration uses.\n",
+        "      why: The host's qemu is used only when it has vhost-user-fs (distro-qemu-usable), which virtio-fs, Kata's default, needs; virtio-9p needs a device of its own, which some distributions' qemu lacks (RHEL's qemu-kvm).\n",
     );
   });
 

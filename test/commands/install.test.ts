@@ -92,7 +92,7 @@ describe("install, again, and uninstall", () => {
     const run = cli("uninstall");
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
-      "Restored 1 file(s), removed 10, and the artifacts.\nRuntime: containerd restarted, and it answers.\n",
+      "Restored 1 file(s), removed 10, and the artifacts.\nRuntime: restarted containerd, and it answers.\n",
     );
     expect(calls()).toBe("restart containerd\nrestart containerd\n");
     expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(original));
@@ -235,6 +235,43 @@ describe("install refuses, and writes nothing", () => {
     expect(snapshot(host.root)).toEqual(before);
     expect(runCli(["install", "--host-root", host.root, "--artifacts", "ftp://x"]).stderr).toMatch(
       /expected registry:HOST\/REPOSITORY .* or dir:DIR/,
+    );
+  });
+
+  it("a node whose runtime cannot be restarted (no systemctl): said by preflight and plan; not to be ignored, and nothing written", async () => {
+    const host = await answeringHost({ ...intelContainerd16(), systemctl: false });
+    const before = snapshot(host.root);
+    const error =
+      "containerd is restarted through systemctl once its configuration changes, and the host has no systemctl in its PATH (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin): the runtime would keep its old configuration, and install writes nothing\n";
+    const preflight = runCli(["preflight", "--host-root", host.root]);
+    expect(preflight.status).toBe(1);
+    expect(preflight.stdout).toMatch(/\[ERROR\] +restart-command +containerd is restarted/);
+    expect(preflight.stdout).toContain(error);
+    const plan = runCli(["plan", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(`[ERROR] restart-command: ${error}`);
+    const refused = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/preflight errors: restart-command \(containerd is restarted through/);
+    expect(snapshot(host.root)).toEqual(before);
+    // Not a check to ignore: a restart that cannot start would leave the runtime on what it had.
+    const ignored = runCli([
+      "install",
+      "--host-root",
+      host.root,
+      "--artifacts",
+      `dir:${artifacts}`,
+      "--ignore-preflight-errors",
+      "all",
+    ]);
+    expect(ignored.status).toBe(1);
+    expect(ignored.stderr).toMatch(/preflight errors: restart-command \(.*\(they cannot be ignored\)/);
+    expect(snapshot(host.root)).toEqual(before);
+    host.close();
+    // The same node with systemctl: the check passes.
+    const withSystemctl = buildHost(intelContainerd16());
+    expect(runCli(["preflight", "--host-root", withSystemctl.root]).stdout).toMatch(
+      /\n {2}\[ok\] +restart-command\n/,
     );
   });
 });

@@ -89,6 +89,36 @@ describe("kata-install plan", () => {
     );
     expect(run.stdout).toContain("An install would refuse this node");
   });
+
+  it("an error that leaves nothing to plan is not called a node as the plan wants it", () => {
+    const run = runCli([
+      "plan",
+      "--host-root",
+      amd.root,
+      "--shims",
+      "qemuu",
+      "--artifacts",
+      `dir:${artifacts}`,
+    ]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain("[ERROR] unknown-shim");
+    expect(run.stdout).toMatch(
+      /\nPlan: no changes, as far as the errors above let it plan\.\nAn install would refuse this node: /,
+    );
+    expect(run.stdout).not.toContain("The node is as this plan wants it");
+  });
+
+  it("a malformed or missing artifact source is said before the node is read, in words", () => {
+    const malformed = runCli(["plan", "--host-root", amd.root, "--artifacts", "foo:/tmp"]);
+    expect(malformed.status).toBe(1);
+    expect(malformed.stderr).toMatch(
+      /^kata-install: --artifacts foo:\/tmp: expected registry:HOST\/REPOSITORY/,
+    );
+    expect(malformed.stderr).not.toContain("Detect the node's facts");
+    const missing = runCli(["plan", "--host-root", amd.root, "--artifacts", "dir:/nonexistent"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/\nkata-install: dir:\/nonexistent: no such directory\n$/);
+  });
 });
 
 describe("kata-install --dry-run, the review users are told to run", () => {

@@ -58,6 +58,29 @@ ignore = ["nested-virtualization", "no-such-check"]
     ]);
   });
 
+  it("a mistyped key: its line, also as a table header's first part, and the key it is near", () => {
+    expect(
+      problems(`defualt_shim = "qemu"
+
+[artifact.qemu]
+source = "bundled"
+
+[artifacts.virtiofsd]
+sorce = "distro"
+
+[handlers.qemu]
+snapshoter = "nydus"
+`),
+    ).toEqual([
+      `${FILE}:1: defualt_shim: unknown key "defualt_shim"; did you mean "default_shim"?`,
+      `${FILE}:3: artifact: unknown key "artifact"; did you mean "artifacts"?`,
+      `${FILE}:7: artifacts.virtiofsd.sorce: unknown key "sorce"; did you mean "source"?`,
+      expect.stringMatching(
+        /^\S+:10: handlers\.qemu\.snapshoter: unknown key "snapshoter"; did you mean "snapshotter"\?$/,
+      ),
+    ]);
+  });
+
   it("values are checked, not only keys: a value Kata does not take is named with its line", () => {
     expect(
       problems(`[config.qemu]

@@ -57,6 +57,11 @@ export interface NodeSpec {
   sockets?: string[];
   /** Executable scripts: host path → shell body (after the #! line). */
   commands?: Record<string, string>;
+  /**
+   * A node's systemctl, which restarts its runtime: /usr/bin/systemctl succeeding, as on a systemd
+   * node, unless `commands` has one of its own; false: none (a node without systemd).
+   */
+  systemctl?: boolean;
   files?: Record<string, string | { content: string; mode?: number; uid?: number }>;
   symlinks?: Record<string, string>;
 }
@@ -165,8 +170,10 @@ export function buildHost(spec: NodeSpec): TestHost {
     }
   }
   for (const socket of spec.sockets ?? []) makeSocket(at(socket));
-  for (const [hostPath, body] of Object.entries(spec.commands ?? {}))
-    write(hostPath, `#!/bin/sh\n${body}\n`, 0o755);
+  const commands = { ...spec.commands };
+  if (spec.systemctl !== false && !Object.keys(commands).some((c) => c.endsWith("/systemctl")))
+    commands["/usr/bin/systemctl"] = "exit 0";
+  for (const [hostPath, body] of Object.entries(commands)) write(hostPath, `#!/bin/sh\n${body}\n`, 0o755);
   for (const [hostPath, file] of Object.entries(spec.files ?? {})) {
     if (typeof file === "string") write(hostPath, file);
     else {

@@ -19,7 +19,7 @@ const labels = (text: string) =>
 describe("the facts summary", () => {
   it("shows each source's lines in the order of the sources", async () => {
     const facts = await detectFacts(buildHost(intelContainerd16()).host);
-    const shown = labels(renderFactsSummary(facts, "/"));
+    const shown = labels(renderFactsSummary(facts, { hostRoot: "/" }));
     // Every source's rows, source after source as SOURCES has them: a new source joins by itself.
     expect(shown).toEqual(SOURCES.flatMap((source) => rowsOf(facts, source.key).map(([label]) => label)));
     // And the rows a reader looks for are there, in that order.
@@ -33,7 +33,7 @@ describe("the facts summary", () => {
       ...Object.fromEntries(SOURCES.map((source) => [source.key, source.unknown])),
       problems: [{ source: "kvm", reason: "detector failed: Error: boom" }],
     } as Facts;
-    const text = renderFactsSummary(facts, "/host");
+    const text = renderFactsSummary(facts, { hostRoot: "/host" });
     // Each source's lines as written when it was added; a source added since is only held to
     // saying something for each of its rows.
     const LINES: Partial<Record<(typeof SOURCES)[number]["key"], string[]>> = {
@@ -64,6 +64,10 @@ describe("the facts summary", () => {
     const gap = (line: string) => line.trim().replace(/^(\S+(?: \S+)*?)\s{2,}/, "$1  ");
     const lines = text.split("\n").map(gap);
     expect(lines[0]).toBe("Node facts (host root /host)");
+    // Facts replayed from a file are said to be that file's, not a host root's.
+    expect(renderFactsSummary(facts, { file: "node.json" }).split("\n")[0]).toBe(
+      "Node facts (saved in node.json)",
+    );
     for (const source of SOURCES) {
       const rows = rowsOf(facts, source.key);
       const expected = LINES[source.key];
