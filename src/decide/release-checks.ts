@@ -75,6 +75,20 @@ export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>)
       });
     }
   }
+  // Without the release, the overrides file's values were checked for their shape only: said, so
+  // that a value Kata does not take is not taken for one checked.
+  const unchecked = Object.entries(input.overrides.config).flatMap(([target, values]) =>
+    Object.keys(values).map((key) => `${target}:${key}`),
+  );
+  if (release === null && unchecked.length > 0)
+    checks.push({
+      id: "config-key",
+      severity: "info",
+      status: "fail",
+      message: `the overrides file's ${unchecked.length} configuration value(s) (${unchecked.join(", ")}) are not checked against Kata's configuration: there is no release to check them against`,
+      hint: "give the release with --artifacts (ARTIFACTS in the DaemonSet) to check them",
+      rule: "decide",
+    });
   for (const name of [...selected].sort(byText)) {
     const spec = catalog.shims.get(name);
     if (!spec?.unvetted || release === null) continue;

@@ -99,6 +99,20 @@ describe("preflight", () => {
     expect(bundled.stdout).not.toContain("hypervisor-device");
   });
 
+  it("without the release, the overrides file's values are said to be unchecked; with it, checked", () => {
+    const file = path.join(tmp, "unchecked.toml");
+    fs.writeFileSync(file, '[config.qemu]\n"hypervisor.qemu.default_memory" = "lots"\n');
+    const run = runCli(["preflight", "--host-root", amd.root, "--overrides", file]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(
+      /\[INFO\] +config-key +the overrides file's 1 configuration value\(s\) \(qemu:hypervisor\.qemu\.default_memory\) are not checked against Kata's configuration: there is no release to check them against\n/,
+    );
+    const checked = runCli(["preflight", "--host-root", amd.root, ...release, "--overrides", file]);
+    expect(checked.status).toBe(1);
+    expect(checked.stdout).toMatch(/\[ERROR\] +config-key +.*default_memory/);
+    expect(checked.stdout).not.toContain("are not checked against");
+  });
+
   it("an unknown check id, or a broken overrides file, is an error before anything else", () => {
     const unknown = runCli([
       "preflight",
