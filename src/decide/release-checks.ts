@@ -2,6 +2,7 @@
 // release ships (or the rules know, when no release has been read); a shim of the release that no
 // rule vets is installed only as asked, and said; and each decided key and value is checked
 // against the shim's configuration in the release (configValueCheck, called for every offer).
+import { closest } from "../closest.js";
 import { byText } from "../compare.js";
 import { baseName } from "../release/release.js";
 import { fitsType } from "./catalog.js";
@@ -24,15 +25,21 @@ function namedShims(input: DecideInput): Map<string, string[]> {
   const { flags, overrides, env } = input;
   const out = new Map<string, string[]>();
   const add = (name: string, where: string) => out.set(name, [...(out.get(name) ?? []), where]);
+  // The overrides file's places with their lines, as its other errors have them.
+  const file = (path: Array<string | number>) => {
+    const line = overrides.lineOf(path);
+    return `${overrides.file}${line === undefined ? "" : `:${line}`}`;
+  };
   for (const name of flags.shims ?? []) add(name, "--shims");
   if (flags.defaultShim) add(flags.defaultShim, "--default-shim");
-  for (const name of overrides.shims ?? []) add(name, `${overrides.file}: shims`);
-  if (overrides.defaultShim) add(overrides.defaultShim, `${overrides.file}: default_shim`);
+  for (const name of overrides.shims ?? []) add(name, `${file(["shims"])}: shims`);
+  if (overrides.defaultShim) add(overrides.defaultShim, `${file(["default_shim"])}: default_shim`);
   for (const target of Object.keys(overrides.config))
-    if (target !== "all") add(target, `${overrides.file}: [config.${target}]`);
+    if (target !== "all") add(target, `${file(["config", target])}: [config.${target}]`);
   for (const [handler, spec] of Object.entries(overrides.customRuntimes))
-    add(spec.base, `${overrides.file}: custom_runtimes.${handler}.base`);
-  for (const shim of Object.keys(overrides.handlers)) add(shim, `${overrides.file}: [handlers.${shim}]`);
+    add(spec.base, `${file(["custom_runtimes", handler, "base"])}: custom_runtimes.${handler}.base`);
+  for (const shim of Object.keys(overrides.handlers))
+    add(shim, `${file(["handlers", shim])}: [handlers.${shim}]`);
   if (env.shims) for (const name of env.shims.value) add(name, env.shims.name);
   if (env.defaultShim) add(env.defaultShim.value, env.defaultShim.name);
   for (const map of [
@@ -45,6 +52,11 @@ function namedShims(input: DecideInput): Map<string, string[]> {
   ])
     for (const [name, from] of Object.entries(map)) if (name !== "all") add(name, from.name);
   return out;
+}
+
+/** A hint that starts with the shim a mistyped name is near, when there is one. */
+function withSuggestion(hint: string, near: string | null): string {
+  return near === null ? hint : `did you mean ${near}? else ${hint}`;
 }
 
 export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>): Check[] {
@@ -61,7 +73,10 @@ export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>)
         severity: "error",
         status: "fail",
         message: `${places} name${where.length === 1 ? "s" : ""} the shim ${name}, but Kata ${release.version} ships no configuration for it${known ? "" : ", and no rule of kata-install's knows it"} (it ships: ${[...release.shims.keys()].sort(byText).join(", ")})`,
-        hint: "name a shim this release ships, or install a release that has it",
+        hint: withSuggestion(
+          "name a shim this release ships, or install a release that has it",
+          closest(name, release.shims.keys()),
+        ),
         rule: "decide",
       });
     } else if (release === null && !catalog.shims.has(name)) {
@@ -70,7 +85,10 @@ export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>)
         severity: "warning",
         status: "fail",
         message: `${places} name${where.length === 1 ? "s" : ""} the shim ${name}, which no rule of kata-install's knows; whether Kata ships it is known once the release is read`,
-        hint: "give the release with --artifacts (ARTIFACTS in the DaemonSet) to check it",
+        hint: withSuggestion(
+          "give the release with --artifacts (ARTIFACTS in the DaemonSet) to check it",
+          closest(name, catalog.shims.keys()),
+        ),
         rule: "decide",
       });
     }

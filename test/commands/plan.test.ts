@@ -106,6 +106,17 @@ describe("kata-install plan", () => {
       /\nPlan: no changes, as far as the errors above let it plan\.\nAn install would refuse this node: /,
     );
     expect(run.stdout).not.toContain("The node is as this plan wants it");
+    // Preflight gives the hint, with the shim the typo is near.
+    const preflight = runCli([
+      "preflight",
+      "--host-root",
+      amd.root,
+      "--shims",
+      "qemuu",
+      "--artifacts",
+      `dir:${artifacts}`,
+    ]);
+    expect(preflight.stdout).toMatch(/\n +hint: did you mean qemu\? else name a shim this release ships/);
   });
 
   it("a malformed or missing artifact source is said before the node is read, in words", () => {

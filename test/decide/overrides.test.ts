@@ -139,7 +139,7 @@ ignore = ["nested-virtualization", "no-such-check"]
     const errors = decision.checks.filter((c) => c.status === "fail" && c.severity === "error");
     expect(errors.map((c) => `${c.id}: ${c.message}`)).toEqual(
       expect.arrayContaining([
-        `unknown-shim: ${FILE}: shims names the shim kemu, but Kata 4.1.0 ships no configuration for it, and no rule of kata-install's knows it (it ships: ${[...releaseFor("x86_64").shims.keys()].sort().join(", ")})`,
+        `unknown-shim: ${FILE}:1: shims names the shim kemu, but Kata 4.1.0 ships no configuration for it, and no rule of kata-install's knows it (it ships: ${[...releaseFor("x86_64").shims.keys()].sort().join(", ")})`,
         `config-key: overrides ${FILE}:4 config.qemu."hypervisor.qemu.default_memory" sets hypervisor.qemu.default_memory = "lots" for qemu, but Kata 4.1.0's configuration-qemu.toml has it as an integer`,
         `config-key: overrides ${FILE}:5 config.qemu."hypervisor.qemu.no_such_key" sets hypervisor.qemu.no_such_key for qemu, but Kata 4.1.0's configuration-qemu.toml has no such key (renamed or misspelt?)`,
         `config-key: overrides ${FILE}:8 config.clh."hypervisor.qemu.path" sets hypervisor.qemu.path for clh, but Kata 4.1.0's configuration-clh.toml has no such key (renamed or misspelt?)`,
