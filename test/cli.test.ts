@@ -105,6 +105,17 @@ describe("bad input", () => {
     const run = runCli(["facts", "--host-root", path.join(tmp, "nowhere")]);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe(`kata-install: --host-root ${path.join(tmp, "nowhere")}: no such directory\n`);
+    // Nor is a directory with nothing of a node in it (a path mistyped, a mount not made).
+    const empty = fs.mkdtempSync(path.join(tmp, "empty-"));
+    fs.writeFileSync(path.join(empty, "notes.txt"), "");
+    for (const command of ["facts", "preflight", "plan", "install"]) {
+      const refused = runCli([command, "--host-root", empty]);
+      expect(refused.status, command).toBe(1);
+      expect(refused.stderr, command).toBe(
+        `kata-install: --host-root ${empty}: not a node's root directory (it has no etc, proc, sys): give the directory the node's / is mounted at\n`,
+      );
+    }
+    expect(fs.readdirSync(empty)).toEqual(["notes.txt"]);
   });
 
   it("an unknown command or option fails with usage help", () => {

@@ -6,10 +6,20 @@ import { UserError } from "../errors.js";
 import type { StrategyName } from "./command.js";
 import { Host } from "./host.js";
 
+/** A node's root has at least one of these (a container's view of it, /host, too). */
+const NODE_DIRS = ["etc", "proc", "sys"];
+
 export async function openHost(hostRoot: string, strategy?: StrategyName): Promise<Host> {
   const root = path.resolve(hostRoot);
   const stats = await fs.stat(root).catch(() => null);
   if (stats === null) throw new UserError(`--host-root ${hostRoot}: no such directory`);
   if (!stats.isDirectory()) throw new UserError(`--host-root ${hostRoot}: not a directory`);
+  // A directory with none of a node's top-level ones (a mistyped or unmounted path) would be read
+  // as a node with nothing on it: facts of absence, not of a node.
+  const entries = new Set(await fs.readdir(root).catch(() => []));
+  if (!NODE_DIRS.some((d) => entries.has(d)))
+    throw new UserError(
+      `--host-root ${hostRoot}: not a node's root directory (it has no ${NODE_DIRS.join(", ")}): give the directory the node's / is mounted at`,
+    );
   return new Host({ root, strategy });
 }
