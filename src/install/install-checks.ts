@@ -40,7 +40,8 @@ export async function installChecks(
   ];
 }
 
-export const RESTART_CHECK_ID = "restart-command";
+/** Not ignorable (output/preflight.ts NOT_IGNORABLE): ignored, the install would fail after writing. */
+const RESTART_CHECK_ID = "restart-command";
 
 /** Whether the command that restarts the runtime is on the host: without it, a restart cannot even start. */
 async function restartCheck(host: Host, target: string): Promise<Check> {
@@ -56,7 +57,7 @@ async function restartCheck(host: Host, target: string): Promise<Check> {
     ...(missing === null
       ? {}
       : {
-          hint: `run kata-install where the runtime's service manager is on the host (systemd's systemctl)`,
+          hint: "kata-install restarts the runtime through the node's systemd: run it on a node whose runtime systemd runs",
         }),
     rule: "install",
   };
