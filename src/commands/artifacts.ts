@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { must } from "../at.js";
@@ -37,7 +38,21 @@ export async function runSplit(
   if (!target.startsWith("oci-layout:") || target.length === "oci-layout:".length) {
     throw new UserError(`--out ${target || "(missing)"}: expected oci-layout:DIR`);
   }
-  const arch = options.arch ?? archOfNames(tarballs);
+  // The names first (two architectures), then the files: a missing one, one given twice.
+  const named = archOfNames(tarballs);
+  for (const t of tarballs) if (!fs.existsSync(t)) throw new UserError(`${t}: no such file`);
+  const twice = tarballs.find((t, i) => tarballs.findIndex((u) => path.resolve(u) === path.resolve(t)) !== i);
+  if (twice !== undefined)
+    throw new UserError(`${twice}: given twice: name each tarball of the release once`);
+  const asked = options.arch === undefined ? undefined : ARCH_IN_NAME[options.arch];
+  if (options.arch !== undefined && asked === undefined)
+    throw new UserError(`--arch ${options.arch}: expected one of x86_64, aarch64, s390x, ppc64le`);
+  // The names are the release's word for what its binaries are built for: --arch may not relabel them.
+  if (asked !== undefined && named !== undefined && asked !== named)
+    throw new UserError(
+      `--arch ${options.arch}: the tarballs' names say ${named} (${tarballs.map((t) => path.basename(t)).join(", ")}), and an image labelled ${asked} would hold ${named} binaries`,
+    );
+  const arch = asked ?? named;
   if (!arch)
     throw new UserError(
       `${tarballs.join(", ")}: the architecture is not in the names (kata-static-<version>-<arch>.tar.*): give --arch`,

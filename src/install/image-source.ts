@@ -89,6 +89,7 @@ export function verified(store: ImageStore, d: Descriptor, what: string, bytes: 
 
 interface Manifest {
   mediaType?: string;
+  config?: Descriptor;
   manifests?: Descriptor[];
   layers?: Descriptor[];
   annotations?: Record<string, string>;
@@ -132,12 +133,32 @@ export function imageSource(
             verified(store, descriptor, artifact, await store.fetch(artifact, descriptor, artifact)),
             artifact,
           );
-        }
+        } else if (artifact === "meta" && wanted !== null) await samePlatform(manifest);
         return { digest: descriptor.digest, manifest };
       })();
       resolved.set(artifact, found);
     }
     return found;
+  };
+  /**
+   * An image tagged by itself (a layout `artifacts split` made) names its platform in its
+   * configuration only: the meta image's is read, as every image of one split shares it, so that a
+   * layout of another architecture is refused before anything of it is planned or pulled.
+   */
+  const samePlatform = async (manifest: Manifest) => {
+    const config = manifest.config;
+    if (config === undefined || config.size > MAX_MANIFEST_BYTES) return;
+    const opened = await store.open("meta", config, "meta's image configuration");
+    const chunks: Buffer[] = [];
+    for await (const chunk of opened.stream) chunks.push(chunk as Buffer);
+    const platform = json<{ architecture?: unknown; os?: unknown }>(
+      verified(store, config, "meta's image configuration", Buffer.concat(chunks)),
+      "meta's image configuration",
+    );
+    if (typeof platform.architecture === "string" && platform.architecture !== wanted)
+      throw new ArtifactError(
+        `${store.where}: its images are built for ${platform.os ?? "linux"}/${platform.architecture}, and this node is ${arch} (linux/${wanted}): give the source of this node's architecture`,
+      );
   };
   const platformManifest = async (artifact: string) => {
     const found = await resolve(artifact);

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import { createGunzip, gzipSync } from "node:zlib";
 import { Decompress } from "fzstd";
 import { create as createTar, Parser, type ReadEntry } from "tar";
@@ -79,8 +79,16 @@ export class SplitError extends ArtifactError {
 /** The tarball's bytes, decompressed by its name's suffix. */
 function decompressed(file: string): Readable {
   const raw = fs.createReadStream(file);
+  // A decompressor's own words ("incorrect header check", "get_next_output failed with error code
+  // 5") name neither the file's format nor what is wrong with it.
+  const said = (format: string) => (error: Error) =>
+    new Error(`its ${format} data is corrupt or cut short (${error.message})`);
   if (/\.(zst|tzst)$/.test(file)) {
     const out = new Readable({ read() {} });
+    const fail = (error: unknown) => {
+      raw.destroy();
+      out.destroy(said("zstd")(error as Error));
+    };
     const zstd = new Decompress((chunk, final) => {
       out.push(Buffer.from(chunk));
       if (final) out.push(null);
@@ -89,18 +97,33 @@ function decompressed(file: string): Readable {
       try {
         zstd.push(new Uint8Array(c as Buffer));
       } catch (error) {
-        out.destroy(error as Error);
+        fail(error);
       }
     });
-    raw.on("end", () => zstd.push(new Uint8Array(0), true));
+    raw.on("end", () => {
+      try {
+        zstd.push(new Uint8Array(0), true);
+      } catch (error) {
+        fail(error);
+      }
+    });
     raw.on("error", (error) => out.destroy(error));
     return out;
   }
+  const wrapped = (stream: Readable, format: string) => {
+    const out = new PassThrough();
+    raw.on("error", (error) => out.destroy(error));
+    stream.on("error", (error) => out.destroy(said(format)(error)));
+    return stream.pipe(out);
+  };
   if (/\.(xz|txz)$/.test(file))
-    return Readable.fromWeb(
-      new xzDecompress.XzReadableStream(Readable.toWeb(raw) as ReadableStream<Uint8Array>) as never,
+    return wrapped(
+      Readable.fromWeb(
+        new xzDecompress.XzReadableStream(Readable.toWeb(raw) as ReadableStream<Uint8Array>) as never,
+      ),
+      "xz",
     );
-  if (/\.(gz|tgz)$/.test(file)) return raw.pipe(createGunzip());
+  if (/\.(gz|tgz)$/.test(file)) return wrapped(raw.pipe(createGunzip()), "gzip");
   return raw;
 }
 
@@ -277,6 +300,7 @@ async function unpackByArtifact(
   const name = path.basename(tarball);
   const parser = new Parser({ strict: true });
   const pending: Promise<void>[] = [];
+  const writing = new Set<fs.WriteStream>();
   const input = decompressed(tarball);
   let failure: Error | null = null;
   parser.on("entry", (entry: ReadEntry) => {
@@ -404,16 +428,27 @@ async function unpackByArtifact(
       }
     });
     entry.on("end", () => out.end());
+    writing.add(out);
     pending.push(
       new Promise<void>((resolve, reject) => {
-        out.on("finish", () => resolve());
+        out.on("close", () => resolve());
         out.on("error", reject);
       }).then(() => {
+        writing.delete(out);
+        // Destroyed by a failure of the tarball: its staging directory is about to go.
+        if (!out.writableFinished) return;
         record.hash = digest.digest("hex");
         fs.chmodSync(target, mode);
       }),
     );
   });
+  // A tarball that fails half-way (corrupt, cut short) leaves entries open: their files are
+  // closed, and waited for, before the error goes up and the staging directory is removed.
+  const abandon = async (error: unknown): Promise<never> => {
+    for (const out of writing) out.destroy();
+    await Promise.allSettled(pending);
+    throw error;
+  };
   await new Promise<void>((resolve, reject) => {
     input.on("error", (error) => reject(new ArtifactError(`${tarball}: cannot read: ${error.message}`)));
     parser.on("error", (error: Error) =>
@@ -421,7 +456,7 @@ async function unpackByArtifact(
     );
     parser.on("end", () => resolve());
     input.pipe(parser as unknown as NodeJS.WritableStream);
-  });
+  }).catch(abandon);
   await Promise.all(pending);
   if (failure) throw failure;
 }

@@ -4,7 +4,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
+import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildRelease } from "../helpers/release.js";
+import { buildHost } from "../helpers/test-host.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -82,5 +84,54 @@ describe("kata-install artifacts split", () => {
     ]);
     expect(mixed.status).toBe(1);
     expect(mixed.stderr).toMatch(/the tarballs are of different architectures/);
+  });
+
+  it("refuses what would mislabel or misread a release: --arch against its names, a tarball twice or missing, corrupt zstd", () => {
+    const { dir, tarballs } = buildRelease("x86_64");
+    made.push(dir);
+    const out = ["--out", `oci-layout:${path.join(dir, "never")}`];
+    const static_ = tarballs[0] as string;
+    const relabel = runCli(["artifacts", "split", static_, "--arch", "aarch64", ...out]);
+    expect(relabel.status).toBe(1);
+    expect(relabel.stderr).toMatch(
+      /^kata-install: --arch aarch64: the tarballs' names say x86_64 \(kata-static-4\.1\.0-amd64\.tar\.zst\), and an image labelled aarch64 would hold x86_64 binaries\n$/,
+    );
+    expect(runCli(["artifacts", "split", static_, "--arch", "riscv", ...out]).stderr).toMatch(
+      /--arch riscv: expected one of x86_64, aarch64, s390x, ppc64le/,
+    );
+    expect(runCli(["artifacts", "split", static_, static_, ...out]).stderr).toMatch(/given twice/);
+    expect(runCli(["artifacts", "split", path.join(dir, "kata.tar.zst"), ...out]).stderr).toMatch(
+      /kata\.tar\.zst: no such file/,
+    );
+    // Cut short, and not zstd at all: said as such, in one line, not a crash.
+    const cut = path.join(dir, "cut", "kata-static-4.1.0-amd64.tar.zst");
+    fs.mkdirSync(path.dirname(cut));
+    const bytes = fs.readFileSync(static_);
+    fs.writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    const text = path.join(dir, "text", "kata-static-4.1.0-amd64.tar.zst");
+    fs.mkdirSync(path.dirname(text));
+    fs.writeFileSync(text, "not a tarball\n".repeat(100));
+    for (const bad of [cut, text]) {
+      const run = runCli(["artifacts", "split", bad, ...out]);
+      expect(run.status, bad).toBe(1);
+      expect(run.stderr, bad).toMatch(
+        /^kata-install: \S+kata-static-4\.1\.0-amd64\.tar\.zst: cannot read: its zstd data is corrupt or cut short \([^)]+\)\n$/,
+      );
+    }
+    expect(fs.existsSync(path.join(dir, "never"))).toBe(false);
+  });
+
+  it("a layout of another architecture is refused by plan, before anything is pulled", () => {
+    const { dir, tarballs } = buildRelease("aarch64");
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    expect(runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]).status).toBe(0);
+    const host = buildHost(intelContainerd16());
+    const run = runCli(["plan", "--host-root", host.root, "--artifacts", `oci-layout:${layout}`]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /\nkata-install: oci-layout:\S+: its images are built for linux\/arm64, and this node is x86_64 \(linux\/amd64\)/,
+    );
+    host.remove();
   });
 });
