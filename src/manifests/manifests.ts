@@ -9,6 +9,7 @@ import { parse as parseYaml } from "yaml";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { tomlErrorText } from "../detect/toml.js";
+import { parseStartupTaints } from "../kube/taints.js";
 import type { Templates } from "../render/templates.js";
 import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
@@ -139,6 +140,7 @@ export function renderManifests(
   const affinity = nfd.virtualization_affinity
     ? withVirtualizationAffinity(v.affinity as Table)
     : (v.affinity as Table);
+  const tolerations = withStartupTaints(v.tolerations as Table[], v.startup_taints as string[]);
   const podAnnotations: Table = { ...(v.pod_annotations as Table) };
   if (overrides) podAnnotations["checksum/overrides"] = overrides.checksum;
   if (userDropIn) podAnnotations["checksum/containerd-user-drop-in"] = userDropIn.checksum;
@@ -151,6 +153,7 @@ export function renderManifests(
       binding_name: named("rb"),
       env,
       affinity,
+      tolerations,
       pod_labels: { ...(v.pod_labels as Table), name },
       pod_annotations: podAnnotations,
       overrides,
@@ -163,4 +166,24 @@ export function renderManifests(
     })
     .trimStart();
   return { yaml, notes };
+}
+
+/**
+ * The pod's tolerations, with one for each startup taint it does not tolerate yet: the taint keeps
+ * other pods off until Kata is installed, and it is the DaemonSet's pod that lifts it.
+ */
+function withStartupTaints(tolerations: Table[], startupTaints: string[]): Table[] {
+  const taints = parseStartupTaints(startupTaints.join(","));
+  if (typeof taints === "string") return tolerations; // refused with its reason (checkEnvironment)
+  const tolerates = (t: Table, key: string, effect: string | undefined) =>
+    (t.key === undefined ? t.operator === "Exists" : t.key === key) &&
+    (t.effect === undefined || t.effect === "" || t.effect === effect);
+  const added = taints
+    .filter((taint) => !tolerations.some((t) => tolerates(t, taint.key, taint.effect)))
+    .map((taint) => ({
+      key: taint.key,
+      operator: "Exists",
+      ...(taint.effect ? { effect: taint.effect } : {}),
+    }));
+  return [...tolerations, ...added];
 }

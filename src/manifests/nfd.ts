@@ -46,7 +46,7 @@ export function nodeFeatureRule(suffix: string | null): Json {
           // The display (0300) and 3D (0302) controllers of NVIDIA's vendor id: what the GPU shims
           // pass through.
           name: "nvidia.gpu",
-          labels: { [`${NFD_LABEL_PREFIX}nvidia-gpu`]: "true" },
+          labels: { [`${NFD_LABEL_PREFIX}gpu.nvidia`]: "true" },
           matchFeatures: [
             {
               feature: "pci.device",

@@ -280,6 +280,23 @@ describe("kata-install manifests", () => {
     ]);
   });
 
+  it("startup taints: the DaemonSet tolerates each one it does not tolerate yet, as its pods lift them", () => {
+    const run = runCli([
+      "manifests",
+      "--set",
+      'startup_taints=["kata.io/not-ready:NoSchedule", "other"]',
+      "--set",
+      'tolerations=[{ key = "other", operator = "Exists" }]',
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const { pod, env } = daemonSetOf(objects(run.stdout));
+    expect(env.STARTUP_TAINTS).toBe("kata.io/not-ready:NoSchedule,other");
+    expect(pod.tolerations).toEqual([
+      { key: "other", operator: "Exists" },
+      { key: "kata.io/not-ready", operator: "Exists", effect: "NoSchedule" },
+    ]);
+  });
+
   it("values from a file and --set: shims pinned, a suffix that names every object and label, the pod's settings", () => {
     const file = valuesFile(
       [

@@ -2,7 +2,9 @@
 // qemu), each with its own overrides, the term that selects it, and its nodes' preflight checks;
 // what all share, and only that, for every node.
 import { describe, expect, it } from "vitest";
+import { nfdFeatureFile } from "../../src/kube/nfd-features.js";
 import type { NodeSummary } from "../../src/kube/summary.js";
+import { nodeFeatureRule } from "../../src/manifests/nfd.js";
 import { buildReport } from "../../src/report/report.js";
 import { SUMMARY } from "../helpers/summary.js";
 
@@ -91,6 +93,16 @@ describe("a cluster's pools", () => {
       { key: "kata.feature.node.kubernetes.io/gpu.nvidia", operator: "In", values: ["true"] },
       { key: "kata.feature.node.kubernetes.io/distro.qemu", operator: "DoesNotExist" },
     ]);
+    // The GPU label is one name wherever it is made: NFD's rule (manifests) and the feature file.
+    const rule = nodeFeatureRule(null) as {
+      spec: { rules: Array<{ name: string; labels: Record<string, string> }> };
+    };
+    expect(Object.keys(rule.spec.rules.find((r) => r.name === "nvidia.gpu")?.labels ?? {})).toEqual([
+      "kata.feature.node.kubernetes.io/gpu.nvidia",
+    ]);
+    expect(nfdFeatureFile({ ...SUMMARY, gpus: ["nvidia"] }, "test")).toContain(
+      "\nkata.feature.node.kubernetes.io/gpu.nvidia=true\n",
+    );
     // A cluster of one kind of node: its architecture alone.
     expect(buildReport([nodeWith("a", {}), nodeWith("b", {})], []).pools[0]?.selector).toEqual({
       matchExpressions: [{ key: "kubernetes.io/arch", operator: "In", values: ["amd64"] }],
