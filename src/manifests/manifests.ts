@@ -27,6 +27,35 @@ export interface Manifests {
 
 type Table = Record<string, unknown>;
 
+/** A Kubernetes name of one DNS label (a namespace, an object name): what the API server takes. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * Values the API server (or the pod) would refuse, refused here where they are named, not at
+ * `kubectl apply`: a namespace or name that is no DNS label, an empty image, a port or a grace
+ * period out of range.
+ */
+function checkObjectValues(v: Values, file: string, issues: InputIssue[]): void {
+  for (const key of ["namespace", "name"]) {
+    const value = v[key];
+    if (typeof value === "string" && !DNS_LABEL.test(value))
+      issues.push({
+        file,
+        key,
+        message: `"${value}" is no Kubernetes name: up to 63 lower-case letters, digits and "-", starting and ending with a letter or digit`,
+      });
+  }
+  if (typeof v.image === "string" && v.image.trim() === "")
+    issues.push({ file, key: "image", message: "empty: the DaemonSet's pods would have no image to run" });
+  const integer = (key: string, least: number, most: number) => {
+    const value = v[key];
+    if (typeof value === "number" && (!Number.isInteger(value) || value < least || value > most))
+      issues.push({ file, key, message: `${value} is not an integer from ${least} to ${most}` });
+  };
+  integer("health_port", 1, 65535);
+  integer("termination_grace_period_seconds", 0, 2 ** 31 - 1);
+}
+
 function checkShimNames(v: Values, catalog: Catalog, file: string, issues: InputIssue[]): void {
   // No release is read here: a shim is one kata-install's rules describe, or one of kata-deploy's
   // (its chart's list). The nodes check the rest against the release they install.
@@ -122,6 +151,7 @@ export function renderManifests(
   const issues: InputIssue[] = [];
   const notes: InputIssue[] = [];
   checkShimNames(v, catalog, file, issues);
+  checkObjectValues(v, file, issues);
   const overrides = overridesFile(v.overrides as Table, catalog, file, issues);
   const userDropIn = userDropInOf(v, file, issues);
   const env = environment(v, overrides !== null, userDropIn !== null);

@@ -551,6 +551,21 @@ describe("kata-install manifests", () => {
       `${file}:5: runtime_classes.creat: unknown key (known here: annotations, create,`,
     );
     expect(bad.stderr).toContain("--set noequals: expected KEY=VALUE");
+    // What the API server or the pod would refuse, refused here, each named.
+    const objects_ = runCli([
+      "manifests",
+      ...["--set", "health_port=99999", "--set", "namespace=Bad_NS", "--set", "image="],
+      ...["--set", "termination_grace_period_seconds=-5"],
+    ]);
+    expect(objects_.status).toBe(1);
+    expect(objects_.stdout).toBe("");
+    for (const line of [
+      'namespace: "Bad_NS" is no Kubernetes name',
+      "image: empty: the DaemonSet's pods would have no image to run",
+      "health_port: 99999 is not an integer from 1 to 65535",
+      "termination_grace_period_seconds: -5 is not an integer from 0 to 2147483647",
+    ])
+      expect(objects_.stderr).toContain(line);
   });
 
   it("what the nodes would refuse is refused here: an unknown shim, a bad mapping, a suffix that collides", () => {

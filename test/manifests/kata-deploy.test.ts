@@ -100,9 +100,11 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
       expect(v.monitor()?.container.resources).toEqual({ requests: { cpu: "100m" } }),
     "containerd.configFileName": (v) => expect(v.env.CONTAINERD_CONFIG_FILE_NAME).toBe("config-v3.toml"),
     nodeSelector: (v) => expect(v.pod.nodeSelector).toEqual({ kata: "yes" }),
+    // With the startup taint's toleration after it: the pods that lift it must land first.
     tolerations: (v) =>
       expect(v.pod.tolerations).toEqual([
         { key: "dedicated", operator: "Equal", value: "kata", effect: "NoSchedule" },
+        { key: "katacontainers.io/kata-runtime", operator: "Exists", effect: "NoSchedule" },
       ]),
     startupTaints: (v) => expect(v.env.STARTUP_TAINTS).toBe("katacontainers.io/kata-runtime:NoSchedule"),
     podLabels: (v) =>
