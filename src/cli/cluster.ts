@@ -34,7 +34,8 @@ Nodes are compared on every fact kata-install's rules read (read off the rules, 
 kernel.modules.vhost_vsock.state, runtime.version, ...; and the host kernel's virtio-fs and 9p, shown
 though they decide nothing), and on the shims that result. Summaries an earlier kata-install
 published are compared on what they carry. A node whose facts cannot be read is listed and left out.
-Exit status 1 when no node could be read.
+Exit status 1 when no node could be read, or (--facts-dir) when a file there could not be: the report is
+then partial, and says which.
 
 Examples:
   kata-install report --facts-dir ./facts                     (facts/<node>.json from each node)

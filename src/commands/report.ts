@@ -25,7 +25,11 @@ export async function runReport(
   out: (text: string) => void,
   scanners?: Scanners,
 ): Promise<number> {
-  if ((options.factsDir === undefined) === (options.kubeconfig === undefined))
+  if (options.factsDir !== undefined && options.kubeconfig !== undefined)
+    throw new UserError(
+      "report: --facts-dir and --kubeconfig are two sources of nodes: give one (a report compares the nodes of one)",
+    );
+  if (options.factsDir === undefined && options.kubeconfig === undefined)
     throw new UserError(
       "report: give --facts-dir DIR (saved `facts --json` files) or --kubeconfig FILE (the nodes' annotations)",
     );
@@ -36,8 +40,9 @@ export async function runReport(
   let loaded: Loaded;
   let from: string;
   if (options.factsDir !== undefined) {
-    if (!fs.statSync(options.factsDir, { throwIfNoEntry: false })?.isDirectory())
-      throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
+    const stats = fs.statSync(options.factsDir, { throwIfNoEntry: false });
+    if (stats === undefined) throw new UserError(`--facts-dir ${options.factsDir}: no such directory`);
+    if (!stats.isDirectory()) throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = await prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
     loaded = await fromFactsDir(options.factsDir, prepared, process.env, scanners);
@@ -48,10 +53,19 @@ export async function runReport(
     loaded = await fromCluster(api, options.installSuffix?.trim() || null);
     from = `the annotations of the nodes of ${api.server}`;
   }
+  // No node read: no report to make, and the reason is each file's (or that there were none).
+  if (loaded.nodes.length === 0)
+    throw new UserError(
+      loaded.skipped.length === 0
+        ? `${from}: no node to report on${options.factsDir !== undefined ? " (no <node>.json file there: save each node's `kata-install facts --json` as one)" : ""}`
+        : `${from}: no node's facts could be read:\n${loaded.skipped.map((s) => `  ${s.source}: ${s.reason}`).join("\n")}`,
+    );
   const report = buildReport(loaded.nodes, loaded.skipped);
   const written: string[] = [];
   if (options.emitOverrides !== undefined) {
     const file = options.emitOverrides;
+    // pools/overrides.toml, as the README has it: the directory is made.
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     writeFileAtomically(
       file,
       renderOverrides(report.overrides, from, report.nodes.length),
@@ -71,5 +85,13 @@ export async function runReport(
       ? `${JSON.stringify({ ...report, decisions: loaded.decisions, written }, null, 2)}\n`
       : renderReport(report, written),
   );
-  return report.nodes.length === 0 ? 1 : 0;
+  // Files given to be read that could not be: the report is partial, and a script must know. A
+  // node of a cluster without a summary yet is the cluster's news, not an input error.
+  if (options.factsDir !== undefined && loaded.skipped.length > 0) {
+    process.stderr.write(
+      `kata-install: ${loaded.skipped.length} of ${loaded.skipped.length + report.nodes.length} file(s) in ${options.factsDir} could not be read, and are left out (listed in the report)\n`,
+    );
+    return 1;
+  }
+  return 0;
 }

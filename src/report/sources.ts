@@ -134,7 +134,13 @@ export function scanContext(rules: RuleSet): ScanContext {
 function readFacts(full: string): Facts {
   const read = readInputText(full, MAX_FACTS_BYTES);
   if (!read.ok) throw new Error(read.reason);
-  const facts = upgradeFacts(JSON.parse(read.text)) as Facts;
+  let document: unknown;
+  try {
+    document = JSON.parse(read.text);
+  } catch (error) {
+    throw new Error(`not JSON (${(error as Error).message}): not a saved \`facts --json\` document`);
+  }
+  const facts = upgradeFacts(document) as Facts;
   if (facts?.schemaVersion !== SCHEMA_VERSION)
     throw new Error(`not a facts document of schema version ${SCHEMA_VERSION}`);
   return facts;

@@ -22,9 +22,12 @@ describe("kata-install report --facts-dir", async () => {
   fs.writeFileSync(path.join(dir, "old.json"), JSON.stringify({ schemaVersion: 0 }));
   const report = (...args: string[]) => runCli(["report", "--facts-dir", dir, ...args]);
 
-  it("decides each kind of node once, and lists what it could not read", () => {
+  it("decides each kind of node once, and lists what it could not read (exit 1: the report is partial)", () => {
     const run = report("--json");
-    expect(run.status, run.stderr).toBe(0);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toBe(
+      `kata-install: 2 of 32 file(s) in ${dir} could not be read, and are left out (listed in the report)\n`,
+    );
     const doc = JSON.parse(run.stdout);
     expect(doc.nodes).toHaveLength(30);
     // Two kinds: the 29 alike despite their noise (the host kernel's virtio-fs decides nothing:
@@ -63,7 +66,8 @@ describe("kata-install report --facts-dir", async () => {
     const file = path.join(dir, "..", `${path.basename(dir)}-uniform.toml`);
     made.push(file, file.replace(/\.toml$/, ".x86_64-containerd.toml"));
     const run = report("--emit-overrides", file);
-    expect(run.status, run.stderr).toBe(0);
+    expect(run.status, run.stderr).toBe(1); // broken.json and old.json
+    expect(fs.existsSync(file)).toBe(true);
     // One pool (every node an Intel containerd node): its file beside the one for every node.
     expect(run.stdout).toContain(
       `Written: ${file}\nWritten: ${file.replace(/\.toml$/, ".x86_64-containerd.toml")}\n`,
@@ -93,9 +97,40 @@ describe("kata-install report --facts-dir", async () => {
 
   it("needs exactly one source, and says so", () => {
     expect(runCli(["report"]).stderr).toContain("give --facts-dir DIR");
-    expect(runCli(["report", "--facts-dir", "/nonexistent"]).stderr).toContain(
-      "--facts-dir /nonexistent: not a directory",
+    expect(runCli(["report", "--facts-dir", dir, "--kubeconfig", "/k"]).stderr).toContain(
+      "--facts-dir and --kubeconfig are two sources of nodes: give one",
     );
+    expect(runCli(["report", "--facts-dir", "/nonexistent"]).stderr).toContain(
+      "--facts-dir /nonexistent: no such directory",
+    );
+    expect(runCli(["report", "--facts-dir", path.join(dir, "broken.json")]).stderr).toContain(
+      "broken.json: not a directory",
+    );
+  });
+
+  it("no node read is an error with each file's reason; none there, one saying what to put there", () => {
+    const empty = fs.mkdtempSync(path.join(path.dirname(dir), "kata-install-empty-facts-"));
+    made.push(empty);
+    const none = runCli(["report", "--facts-dir", empty]);
+    expect(none.status).toBe(1);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toBe(
+      `kata-install: facts in ${empty}: no node to report on (no <node>.json file there: save each node's \`kata-install facts --json\` as one)\n`,
+    );
+    fs.writeFileSync(path.join(empty, "cut.json"), '{"schemaVersion": 1, "arch"');
+    const unread = runCli(["report", "--facts-dir", empty]);
+    expect(unread.status).toBe(1);
+    expect(unread.stderr).toBe(
+      `kata-install: facts in ${empty}: no node's facts could be read:\n  ${path.join(empty, "cut.json")}: not JSON (Unexpected end of JSON input): not a saved \`facts --json\` document\n`,
+    );
+  });
+
+  it("--emit-overrides makes the directory it writes in", () => {
+    const pools = path.join(path.dirname(dir), `${path.basename(dir)}-pools`);
+    made.push(pools);
+    const run = report("--emit-overrides", path.join(pools, "overrides.toml"));
+    expect(run.stdout).toContain(`Written: ${path.join(pools, "overrides.toml")}\n`);
+    expect(fs.readdirSync(pools).sort()).toEqual(["overrides.toml", "overrides.x86_64-containerd.toml"]);
   });
 });
 
@@ -124,7 +159,7 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
 
   it("the same report, byte for byte, as on one thread", () => {
     const one = report("1");
-    expect(one.status, one.stderr).toBe(0);
+    expect(one.status, one.stderr).toBe(1); // n0013 and n0021, left out
     const doc = JSON.parse(one.stdout);
     expect(doc.nodes).toHaveLength(38);
     expect(doc.skipped.map((s: { source: string }) => path.basename(s.source))).toEqual([
@@ -143,7 +178,7 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
         env: { KATA_INSTALL_REPORT_THREADS: "2" },
       });
       expect(run.status, run.stderr).toBe(1);
-      expect(run.stderr).toMatch(/give --facts-dir DIR|overrides file cannot be read/);
+      expect(run.stderr).toMatch(/two sources of nodes: give one|overrides file cannot be read/);
     }
   });
 
