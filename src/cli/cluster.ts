@@ -76,7 +76,7 @@ export function manifestsCommand(program: Command, out: Out): void {
     .addHelpText(
       "after",
       `
-Prints: the ServiceAccount and RBAC (nodes get/list/patch, daemonsets get), the DaemonSet running
+Prints: the ServiceAccount and RBAC (nodes get/list/patch, daemonsets get/list), the DaemonSet running
 \`kata-install entrypoint install\` on every node with the host at /host, and one RuntimeClass per
 shim the nodes install, handler kata-<shim>, whose nodeSelector is katacontainers.io/shim.<shim>=true:
 pods of a shim are scheduled only on nodes where kata-install installed that shim.
@@ -143,6 +143,8 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   POD_NAMESPACE, DAEMONSET_NAME  the DaemonSet to ask on SIGTERM (kube-system, kata-deploy)
   SHIMS[_<ARCH>], DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY,
   AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, EXPERIMENTAL_FORCE_GUEST_PULL,
+  EXPERIMENTAL_SETUP_SNAPSHOTTER, EROFS_SNAPSHOTTER_MODE, EROFS_MERGE_MODE, EROFS_DMVERITY,
+  CONTAINERD_USER_DROP_IN_SOURCE_FILE, KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR,
   INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX  as for install (see kata-install plan --help)
   ARTIFACTS, ARTIFACTS_TAG       where the artifacts come from (as --artifacts, --artifacts-tag)
   KATA_INSTALL_PLAN              a saved plan to apply (as --plan); e.g. /plans/$(NODE_NAME).json

@@ -22,8 +22,12 @@ a preflight error is not saved.
 kata-deploy's environment is read as its DaemonSet sets it, here too: SHIMS[_<ARCH>],
 DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY, AGENT_NO_PROXY,
 SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, EXPERIMENTAL_FORCE_GUEST_PULL, CONTAINERD_CONFIG_FILE_NAME,
-and INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX, which say where Kata is (<prefix>/opt/kata[-<suffix>]):
-set them the same for install, plan and uninstall.
+EXPERIMENTAL_SETUP_SNAPSHOTTER (nydus, erofs) with EROFS_SNAPSHOTTER_MODE, EROFS_MERGE_MODE and
+EROFS_DMVERITY, CONTAINERD_USER_DROP_IN_SOURCE_FILE (the admin's containerd drop-in), and
+INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX, which say where Kata is (<prefix>/opt/kata[-<suffix>]):
+set them the same for install, plan and uninstall. KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: where the
+nydus snapshotter's files are, for EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus (the image's
+/opt/kata-artifacts/nydus-snapshotter by default).
 
 Examples:
   kata-install plan
