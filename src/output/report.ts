@@ -19,7 +19,9 @@ export function describePool(k: PoolKey): string {
     k.runtime ?? "no runtime",
     k.tee.length > 0 ? `TEE ${k.tee.join(", ")}` : "no TEE",
     k.gpus.length > 0 ? `GPU ${k.gpus.join(", ")}` : "no GPU",
-    k.distroQemu ? "the distribution's qemu" : "Kata's qemu",
+    // Which qemu is pulled, not which every shim runs: a node with a usable host qemu still pulls
+    // Kata's for a shim the host's cannot serve (qemu-snp on RHEL's qemu-kvm).
+    k.distroQemu ? "the distribution's qemu only" : "Kata's qemu pulled",
   ].join(", ");
 }
 

@@ -207,7 +207,7 @@ describe("kata-install report --facts-dir, a mixed fleet", async () => {
     const run = runCli(["report", "--facts-dir", dir, "--emit-overrides", file]);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(
-      "  x86_64-k3s-gpu-nvidia: 3 node(s): n0002, n0006, n0010\n    x86_64, k3s, no TEE, GPU nvidia, Kata's qemu\n",
+      "  x86_64-k3s-gpu-nvidia: 3 node(s): n0002, n0006, n0010\n    x86_64, k3s, no TEE, GPU nvidia, Kata's qemu pulled\n",
     );
     // The GPU nodes' refusal, in the human output, under their pool.
     expect(run.stdout).toMatch(
