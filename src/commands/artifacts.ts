@@ -95,11 +95,15 @@ export async function runSplit(
       ...report.unclaimed.map((p) => `  ${p}`),
     );
   const byReason = new Map<string, string[]>();
-  for (const i of report.ignored) byReason.set(i.reason, [...(byReason.get(i.reason) ?? []), i.path]);
-  if (byReason.size > 0) lines.push("Ignored (artifacts/catalogue.toml says why):");
+  // An artifact's links left out for dangling are named one by one; the catalogue's, by reason.
+  for (const i of report.ignored)
+    if (i.from === undefined) byReason.set(i.reason, [...(byReason.get(i.reason) ?? []), i.path]);
+  if (report.ignored.length > 0) lines.push("Ignored (artifacts/catalogue.toml says why):");
   for (const [reason, paths] of byReason)
     lines.push(`  ${paths.length} entr${paths.length === 1 ? "y" : "ies"}: ${reason}`);
-  for (const i of report.ignored.filter((e) => e.dangling))
+  for (const i of report.ignored.filter((e) => e.from !== undefined))
+    lines.push(`  ${i.path} (in ${i.from}): ${i.reason}`);
+  for (const i of report.ignored.filter((e) => e.dangling && e.from === undefined))
     lines.push(`  ${i.path}: a link that dangles in these tarballs, not installed`);
   const incomplete = report.shims.filter((s) => s.missing.length > 0);
   if (incomplete.length > 0)

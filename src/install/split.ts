@@ -48,6 +48,8 @@ export interface IgnoredEntry {
   reason: string;
   /** A link whose target is in none of the tarballs given. */
   dangling?: true;
+  /** The artifact a dangling link was in, left out of it for dangling (its reason says so). */
+  from?: string;
 }
 
 export interface SplitReport {
@@ -261,6 +263,7 @@ function checkOwnership(
         path: e.file,
         reason: `a link to ${e.target}, which is in none of the tarballs given, and no shim needs: not installed`,
         dangling: true,
+        from: e.owner,
       });
       e.owner = null;
       continue;
