@@ -25,7 +25,6 @@ export const ENGINE_CHECKS = [
   "erofs-utils",
   "erofs-merge-mode",
   "hypervisor-device",
-  "shim-arch",
   ...RELEASE_CHECKS,
 ] as const;
 

@@ -112,21 +112,6 @@ export function chooseShims(
       );
       continue;
     }
-    // Not built for this architecture: no release has its binaries or configuration here. The pin
-    // still decides (the admin's word wins), but as an error, which stops the install unless
-    // ignored: a contradiction worth only a warning is one the node might survive.
-    if (!spec.unvetted && arch && !spec.arches.includes(arch)) {
-      warnings.push({
-        id: "shim-arch",
-        severity: "error",
-        status: "fail",
-        message: `${describeSource(pin.source)} installs ${name}, but it is not built for ${arch} (it is for ${spec.arches.join(", ")})`,
-        hint: `leave ${name} out of the shims for this architecture (SHIMS_${arch.toUpperCase()} in the DaemonSet)`,
-        rule: "decide",
-      });
-      shims.push({ name, reason: `pinned by ${describeSource(pin.source)}`, source: pin.source });
-      continue;
-    }
     // What the release ships and no rule describes runs where the release was built for.
     const against = spec.unvetted
       ? undefined

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { amdSnpCrio, arm64Containerd20, nestedVmWithoutVmx } from "../helpers/nodes.js";
+import { amdSnpCrio, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -117,15 +117,6 @@ describe("kata-install plan", () => {
       `dir:${artifacts}`,
     ]);
     expect(preflight.stdout).toMatch(/\n +hint: did you mean qemu\? else name a shim this release ships/);
-  });
-
-  it("a shim pinned on an architecture it is not built for is an error, not a warning", () => {
-    const arm = buildHost(arm64Containerd20());
-    const run = runCli(["preflight", "--host-root", arm.root, "--shims", "qemu,qemu-snp"]);
-    expect(run.status).toBe(1);
-    expect(run.stdout).toMatch(
-      /\[ERROR\] +shim-arch +flag --shims installs qemu-snp, but it is not built for aarch64 \(it is for x86_64\)\n/,
-    );
   });
 
   it("a malformed or missing artifact source is said before the node is read, in words", () => {
