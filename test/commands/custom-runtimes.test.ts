@@ -172,7 +172,7 @@ describe("a custom runtime on qemu", () => {
     fs.rmSync(dir, { recursive: true, force: true });
     expect(plan.status).toBe(1);
     expect(plan.stdout).toMatch(
-      /\[ERROR\] unknown-shim: .*unknown\.toml: custom_runtimes\.kata-x\.base names the shim kemu, but Kata 3\.9\.0 ships no configuration for it/,
+      /\[ERROR\] unknown-shim: .*unknown\.toml:\d+: custom_runtimes\.kata-x\.base names the shim kemu, but Kata 3\.9\.0 ships no configuration for it/,
     );
   });
 });
