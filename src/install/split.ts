@@ -303,7 +303,7 @@ async function unpackByArtifact(
   const name = path.basename(tarball);
   const parser = new Parser({ strict: true });
   const pending: Promise<void>[] = [];
-  const writing = new Set<fs.WriteStream>();
+  const writing = new Map<fs.WriteStream, Promise<void>>();
   const input = decompressed(tarball);
   let failure: Error | null = null;
   parser.on("entry", (entry: ReadEntry) => {
@@ -431,25 +431,26 @@ async function unpackByArtifact(
       }
     });
     entry.on("end", () => out.end());
-    writing.add(out);
-    pending.push(
-      new Promise<void>((resolve, reject) => {
-        out.on("close", () => resolve());
-        out.on("error", reject);
-      }).then(() => {
-        writing.delete(out);
-        // Destroyed by a failure of the tarball: its staging directory is about to go.
-        if (!out.writableFinished) return;
-        record.hash = digest.digest("hex");
-        fs.chmodSync(target, mode);
-      }),
-    );
+    const written = new Promise<void>((resolve, reject) => {
+      out.on("close", () => resolve());
+      out.on("error", reject);
+    }).then(() => {
+      writing.delete(out);
+      // Destroyed by a failure of the tarball: its staging directory is about to go.
+      if (!out.writableFinished) return;
+      record.hash = digest.digest("hex");
+      fs.chmodSync(target, mode);
+    });
+    writing.set(out, written);
+    pending.push(written);
   });
   // A tarball that fails half-way (corrupt, cut short) leaves entries open: their files are
   // closed, and waited for, before the error goes up and the staging directory is removed.
   const abandon = async (error: unknown): Promise<never> => {
-    for (const out of writing) out.destroy();
-    await Promise.allSettled(pending);
+    // Only the files being written: an entry compared with another tarball's never ends now.
+    const open = [...writing];
+    for (const [out] of open) out.destroy();
+    await Promise.allSettled(open.map(([, written]) => written));
     throw error;
   };
   await new Promise<void>((resolve, reject) => {

@@ -118,6 +118,17 @@ describe("kata-install artifacts split", () => {
         /^kata-install: \S+kata-static-4\.1\.0-amd64\.tar\.zst: cannot read: its zstd data is corrupt or cut short \([^)]+\)\n$/,
       );
     }
+    // Cut short in the second tarball, among paths the first one had (compared, not written): it
+    // ends with the error too, rather than waiting for entries that never end.
+    const go = tarballs[1] as string;
+    const cutGo = path.join(dir, "cut", path.basename(go));
+    const goBytes = fs.readFileSync(go);
+    fs.writeFileSync(cutGo, goBytes.subarray(0, Math.floor(goBytes.length * 0.6)));
+    const second = runCli(["artifacts", "split", static_, cutGo, ...out]);
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(
+      /kata-go-static-4\.1\.0-amd64\.tar\.zst: cannot read: its zstd data is corrupt or cut short/,
+    );
     expect(fs.existsSync(path.join(dir, "never"))).toBe(false);
   });
 
