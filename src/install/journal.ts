@@ -115,6 +115,18 @@ const PendingSwitchSchema = z.object({
    * versions/<id> (put back if the switch is rolled back, removed when it is committed).
    */
   movedAside: z.optional(z.object({ id: z.string(), names: z.array(z.string()) })),
+  /**
+   * The previous version's record of where it came from (its meta image and artifacts' digests),
+   * put back with it: left as the next version's, a later plan would take the next release for
+   * installed and reuse or skip what it never got. `previousOrigin` absent (a journal of an
+   * earlier kata-install): none is put back, and everything is pulled again.
+   */
+  previousOrigin: z.optional(
+    z.object({
+      meta: z.optional(z.object({ version: z.string(), digest: z.string() })),
+      identities: z.optional(z.record(z.string(), z.string())),
+    }),
+  ),
 });
 export type PendingSwitch = z.infer<typeof PendingSwitchSchema>;
 

@@ -72,12 +72,17 @@ export async function installArtifacts(
   // What the switch will create is journalled before it exists, so a cut-short switch is undone
   // whole; so is a switch whose install fails later in the run (recoverSwitch puts the previous
   // version back), until commitSwitch().
+  const { meta: previousMeta, identities: previousIdentities } = journal.artifacts;
   journal.pendingSwitch = {
     previous: journal.artifacts.version,
     previousNames: journal.artifacts.names,
     next: staged.id,
     createdLinks: [],
     createdDirs: stagedDirs,
+    previousOrigin: {
+      ...(previousMeta !== undefined ? { meta: previousMeta } : {}),
+      ...(previousIdentities !== undefined ? { identities: previousIdentities } : {}),
+    },
   };
   if (options.takeOver) await moveAside(store, prefix, journal);
   const { links, dirs } = await missingLinks(store.host, prefix, staged.id);
@@ -303,12 +308,17 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
     await moveBack(store, prefix, pending.movedAside);
     await removeEmptyDirs(store.host, pending.createdDirs);
   }
-  // The record goes back with the node: the previous version, without the links the switch made.
+  // The record goes back with the node: the previous version, without the links the switch made,
+  // and with where that version came from, not where the next one did.
+  const { meta: _next, identities: _nextIdentities, ...kept } = journal.artifacts;
+  const origin = pending.previousOrigin ?? {};
   journal.artifacts = {
-    ...journal.artifacts,
+    ...kept,
     version: pending.previous,
     names: pending.previousNames,
     links: journal.artifacts.links.filter((l) => !pending.createdLinks.includes(l)),
+    ...(origin.meta !== undefined ? { meta: origin.meta } : {}),
+    ...(origin.identities !== undefined ? { identities: origin.identities } : {}),
   };
   journal.dirs = journal.dirs.filter((d) => !pending.createdDirs.includes(d));
   journal.pendingSwitch = null;

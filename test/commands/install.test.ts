@@ -212,6 +212,48 @@ describe("an upgrade that changes one artifact", () => {
   });
 });
 
+describe("an upgrade cut short, or rolled back, and tried again", () => {
+  it("the retry installs the whole new release: the rollback put back where the old version came from", async () => {
+    const newer = artifactDir("4.1.0");
+    try {
+      for (const cut of ["switch:before", "switch:after", "a write after the switch"]) {
+        const host = await answeringHost(intelContainerd16());
+        const install = (source: string, env: Record<string, string> = {}) =>
+          runCli(["install", "--host-root", host.root, "--artifacts", `dir:${source}`], { env });
+        expect(install(artifacts).status).toBe(0);
+        // Killed at the switch, or failed after it (the runtime's restart), and rolled back.
+        const failed =
+          cut === "a write after the switch"
+            ? install(newer, { KATA_INSTALL_FAULT: "write:1@configuration-qemu" })
+            : install(newer, { KATA_INSTALL_CRASH_AT: cut });
+        expect(failed.status, cut).not.toBe(0);
+        const retry = install(newer);
+        expect(retry.status, `${cut}: ${retry.stderr}`).toBe(0);
+        expect(retry.stdout, cut).toMatch(
+          /^Artifacts: version \w{16} \(\d+ files, \d+ bytes\) switched in\.$/m,
+        );
+        expect(retry.stdout, cut).not.toContain("taken from the node");
+        for (const file of ["bin/containerd-shim-kata-v2", "bin/qemu-system-x86_64"])
+          expect(fs.readFileSync(path.join(host.root, "opt/kata", file), "utf8"), `${cut}: ${file}`).toBe(
+            sampleContent(file.includes("qemu") ? "qemu" : "base", file, "4.1.0"),
+          );
+        const plan = runCli([
+          "plan",
+          "--host-root",
+          host.root,
+          "--artifacts",
+          `dir:${newer}`,
+          "--detailed-exitcode",
+        ]);
+        expect(plan.status, `${cut}: ${plan.stdout.slice(-400)}`).toBe(0);
+        host.close();
+      }
+    } finally {
+      fs.rmSync(newer, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("install refuses, and writes nothing", () => {
   it("a node with preflight errors", () => {
     const host = buildHost(nestedVmWithoutVmx());
