@@ -340,6 +340,11 @@ export async function installedState(store: JournalStore): Promise<Installed> {
         .filter(([, record]) => record.original === "absent")
         .map(([path, record]) => [path, record.link === true]),
     ),
+    written: new Map(
+      Object.entries(journal.files)
+        .filter(([, record]) => !record.editedInPlace && record.block === undefined && record.link !== true)
+        .map(([path, record]) => [path, record.afterHash]),
+    ),
   };
 }
 

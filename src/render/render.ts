@@ -23,9 +23,19 @@ export interface Installed {
   pendingRestart: PlanAction | null;
   /** The files an install wrote, by path: whether each is a link. Only these are its to remove. */
   files: ReadonlyMap<string, boolean>;
+  /**
+   * What an install last wrote into files wholly its own (not a block in the admin's file, not a
+   * link), by path: a file that hashes otherwise now was edited on the node, and the plan says
+   * that it replaces the edit. Absent: none known.
+   */
+  written?: ReadonlyMap<string, string>;
 }
 
 export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null, files: new Map() };
+
+/** Said of a file of kata-install's own that someone edited since: the plan replaces the edit. */
+export const EDITED =
+  "edited on the node since kata-install wrote it: the edit is replaced (an admin's Kata values go in a drop-in of config.d/, which kata-install keeps)";
 
 /** kata-deploy's install at the prefix being installed, which this decision takes over. */
 export function takesOver(decision: Decision, facts: Facts): boolean {
@@ -81,12 +91,16 @@ export async function render(
       file.reason,
       role,
     );
-    if (c)
+    if (c) {
+      const recorded = file.block === undefined ? installed.written?.get(file.path) : undefined;
+      const edited = c.action === "modify" && recorded !== undefined && c.beforeHash !== recorded;
       changes.push({
         ...c,
+        ...(edited ? { reason: `${c.reason}; ${EDITED}` } : {}),
         ...(file.restore !== undefined ? { restore: file.restore } : {}),
         ...(file.block !== undefined ? { block: file.block } : {}),
       });
+    }
   };
   for (const file of kata) await consider(file, "kata");
   // nydus-for-kata-tee (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus): Kata's side, written before the

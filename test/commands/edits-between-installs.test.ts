@@ -162,3 +162,27 @@ describe("containerd 2.0, its main file given an import of kata-install's drop-i
     );
   });
 });
+
+describe("a Kata configuration kata-install wrote, edited on the node", () => {
+  it("the next plan says the edit is replaced, and where an admin's values go; an unedited one it does not", async () => {
+    const { host, cli, install } = await nodeOf(intelContainerd17(), x86);
+    install("qemu");
+    const file = path.join(
+      host.root,
+      "opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+    const text = fs.readFileSync(file, "utf8");
+    expect(text).toMatch(/^default_memory = \d+/m);
+    fs.writeFileSync(file, text.replace(/^default_memory = \d+/m, "default_memory = 4096 # the admin's"));
+    const plan = cli(["plan", "--artifacts", `dir:${x86}`, "--shims", "qemu"]);
+    expect(plan.stdout).toMatch(
+      /^# modify \/opt\/kata\/share\/defaults\/kata-containers\/runtimes\/qemu\/configuration-qemu\.toml: .*; edited on the node since kata-install wrote it: the edit is replaced \(an admin's Kata values go in a drop-in of config\.d\/, which kata-install keeps\)$/m,
+    );
+    // Put back as written: nothing to say, nothing to do.
+    fs.writeFileSync(file, text);
+    const again = cli(["plan", "--artifacts", `dir:${x86}`, "--shims", "qemu", "--detailed-exitcode"]);
+    expect(again.status, again.stdout.slice(-300)).toBe(0);
+    expect(again.stdout).not.toContain("edited on the node");
+    host.close();
+  });
+});
