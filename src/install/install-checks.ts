@@ -10,7 +10,7 @@ import type { Host } from "../host/host.js";
 import { handlerCheck } from "../render/handler-owners.js";
 import { installDir } from "../render/layout.js";
 import { takesOver } from "../render/render.js";
-import type { JournalStore } from "./journal.js";
+import type { Journal, JournalStore } from "./journal.js";
 import { prefixCheck } from "./prefix.js";
 import { missingRestartCommand } from "./runtime.js";
 
@@ -31,12 +31,37 @@ export async function installChecks(
   const kind = facts.runtime.kind;
   const target =
     restarted !== undefined ? restarted : kind === null ? null : restartTarget(RUNTIME_LAYOUTS[kind].restart);
+  const journal = await store.load();
   return [
+    ...cutShortCheck(journal),
     // What is there that is not ours would stop the install.
-    await prefixCheck(host, installDir(decision), await store.load(), takesOver(decision, facts)),
+    await prefixCheck(host, installDir(decision), journal, takesOver(decision, facts)),
     // So would a handler of the node's own that the plan would replace.
     handlerCheck(facts.runtime.handlers, decision, catalog),
     ...(target === null ? [] : [await restartCheck(host, target)]),
+  ];
+}
+
+/**
+ * An install cut short (killed, the power lost) that the next install rolls back before it plans:
+ * this plan is of the node as the cut left it, so it may show what that install will not do (its
+ * half-made version, a restart still owed) — said, so that the difference is not a surprise.
+ */
+function cutShortCheck(journal: Journal | null): Check[] {
+  if (journal === null) return [];
+  const cut =
+    journal.transaction !== null || journal.pendingSwitch !== null || (journal.staging ?? null) !== null;
+  if (!cut) return [];
+  return [
+    {
+      id: "cut-short",
+      severity: "warning",
+      status: "fail",
+      message:
+        "an install here was cut short (killed, or the node lost power): the next install rolls it back first, then plans again, so what it does may differ from this plan, made on the node as the cut left it",
+      hint: "run kata-install install (it rolls back, then installs), or uninstall (it rolls back, then uninstalls)",
+      rule: "install",
+    },
   ];
 }
 

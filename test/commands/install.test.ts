@@ -398,6 +398,10 @@ describe("killed right after the runtime restarted on the new files, before they
       expect(plan.stdout).toMatch(
         /restart-runtime containerd: .*(the restart is still owed|is still owed, too)/,
       );
+      // And that it is a plan of the node as the cut left it, which the next install rolls back first.
+      expect(plan.stdout).toMatch(
+        /\n {2}\[WARNING\] cut-short: an install here was cut short .*: the next install rolls it back first/,
+      );
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(again.status, again.stderr).toBe(0);
       expect(again.stdout).toContain("An earlier install had been cut short: it was rolled back first.");
