@@ -75,10 +75,15 @@ export function handlerCheck(
     severity: "error",
     status: "fail",
     message: clashing
-      .map(
-        (h) =>
-          `${h.name} (${h.file}) is a handler of the node's own, for ${h.configPath ?? h.runtimePath ?? "no configuration"}: not kata-install's nor kata-deploy's (those point into ${prefix}), and kata-install writes a handler of that name`,
-      )
+      .map((h) => {
+        const target = h.configPath ?? h.runtimePath ?? "no configuration";
+        // A Kata prefix of another INSTALLATION_PREFIX or MULTI_INSTALL_SUFFIX: most likely an
+        // install of kata-install's or kata-deploy's made with other variables than this plan's.
+        const other = /^(.*\/opt\/kata(?:-[A-Za-z0-9_-]+)?)\//.exec(target)?.[1];
+        return other !== undefined && other !== prefix
+          ? `${h.name} (${h.file}) points into ${other}, another Kata prefix than this plan's ${prefix}: an install made with other INSTALLATION_PREFIX or MULTI_INSTALL_SUFFIX values? Plan with the ones it was made with; as it is, kata-install writes a handler of that name`
+          : `${h.name} (${h.file}) is a handler of the node's own, for ${target}: not kata-install's nor kata-deploy's (those point into ${prefix}), and kata-install writes a handler of that name`;
+      })
       .join("; "),
     hint: "kata-install never replaces a handler it did not write: rename that one (and any RuntimeClass naming it) or remove it, or leave its shim out (--shims, SHIMS), then plan again",
     rule: "install",

@@ -50,6 +50,31 @@ describe("an admin's own handler named kata-qemu", () => {
     expect(snapshot(host.root)).toEqual(before);
   });
 
+  it("a handler of an install under another INSTALLATION_PREFIX: said as such, with what to plan with", async () => {
+    const host = await answeringHost();
+    const installed = runCli(
+      ["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`, "--shims", "qemu"],
+      {
+        env: { INSTALLATION_PREFIX: "/srv/k8s" },
+      },
+    );
+    expect(installed.status, installed.stderr).toBe(0);
+    const plan = runCli([
+      "plan",
+      "--host-root",
+      host.root,
+      "--artifacts",
+      `dir:${artifacts}`,
+      "--shims",
+      "qemu",
+    ]);
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(
+      "[ERROR] runtime-handlers: kata-qemu (/etc/containerd/config.toml) points into /srv/k8s/opt/kata, another Kata prefix than this plan's /opt/kata: an install made with other INSTALLATION_PREFIX or MULTI_INSTALL_SUFFIX values? Plan with the ones it was made with",
+    );
+    host.close();
+  });
+
   it("an install of other shims keeps it byte for byte (containerd loads both); uninstall gives the file back whole", async () => {
     const host = await node();
     const original = fs.readFileSync(host.config, "utf8");
