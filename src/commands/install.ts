@@ -4,8 +4,10 @@
 import { blocking } from "../decide/decision.js";
 import { type DetectOptions, detectOptionsFromEnv } from "../detect/context.js";
 import { probeInstalled } from "../detect/facts.js";
+import { JOURNAL_DIR } from "../detect/kata.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
+import type { Host } from "../host/host.js";
 import { openHost } from "../host/open.js";
 import { prepare } from "../inputs/prepare.js";
 import { recover } from "../install/apply.js";
@@ -133,11 +135,33 @@ export interface UninstallOptions extends Pick<DecideCommandOptions, "hostRoot" 
 }
 
 /** Where uninstall looked, and what decides where: an install made with a prefix is found only with it. */
-function nothingToUninstall(journal: string, env: Readonly<Record<string, string | undefined>>): string {
+async function nothingToUninstall(
+  host: Host,
+  journal: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<string> {
   const where = ["INSTALLATION_PREFIX", "MULTI_INSTALL_SUFFIX"]
     .map((name) => `${name}=${env[name]?.trim() ? env[name]?.trim() : "(unset)"}`)
     .join(", ");
-  return `Nothing to uninstall: no kata-install journal at ${journal} (looked where ${where} put Kata: an install made with another prefix or suffix is uninstalled with the same variables).\n`;
+  // Installs of another suffix beside this one's place (/opt/kata-lts next to /opt/kata): named,
+  // as the likely meaning of a run made without its variables.
+  const opt = journal.slice(0, journal.lastIndexOf("/opt/") + "/opt".length);
+  const listing = await host.readDir(opt);
+  const others: string[] = [];
+  for (const name of listing.ok ? listing.entries.sort() : [])
+    if (
+      /^kata(-[A-Za-z0-9_-]+)?$/.test(name) &&
+      (await host.exists(`${opt}/${name}/${JOURNAL_DIR}/journal.json`))
+    )
+      if (`${opt}/${name}/${JOURNAL_DIR}/journal.json` !== journal)
+        others.push(
+          `${opt}/${name} (${name === "kata" ? "no MULTI_INSTALL_SUFFIX" : `MULTI_INSTALL_SUFFIX=${name.slice(5)}`})`,
+        );
+  const found =
+    others.length > 0
+      ? ` kata-install has an install at ${others.join(", ")}: run with that to uninstall it.`
+      : "";
+  return `Nothing to uninstall: no kata-install journal at ${journal} (looked where ${where} put Kata: an install made with another prefix or suffix is uninstalled with the same variables).${found}\n`;
 }
 
 export async function runUninstall(options: UninstallOptions, out: (text: string) => void): Promise<number> {
@@ -147,7 +171,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   const store = journalFor(host, installDirFromEnv(env));
   if (options.dryRun) {
     const preview = await previewUninstall(store);
-    if (!preview.installed) out(nothingToUninstall(store.file, env));
+    if (!preview.installed) out(await nothingToUninstall(host, store.file, env));
     else {
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
@@ -163,7 +187,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     const runtime = (await store.load())?.runtime ?? null;
     const result = await uninstallFiles(store);
     if (result.nothingInstalled) {
-      out(nothingToUninstall(store.file, env));
+      out(await nothingToUninstall(host, store.file, env));
       return 0;
     }
     const restart = result.runtimeChanged || result.restartOwed;

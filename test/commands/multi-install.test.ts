@@ -96,3 +96,20 @@ describe("two installs on CRI-O (two drop-ins)", () => {
     );
   });
 });
+
+describe("uninstall without the suffix an install was made with", () => {
+  it("says there is nothing at its place, and names the install there is, with its suffix", async () => {
+    const host = await nodeOf(intelContainerd16());
+    const installed = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
+      env: as("lts"),
+    });
+    expect(installed.status, installed.stderr).toBe(0);
+    const bare = runCli(["uninstall", "--host-root", host.root]);
+    expect(bare.status).toBe(0);
+    expect(bare.stdout).toMatch(
+      /^Nothing to uninstall: no kata-install journal at \/opt\/kata\/\.install\/journal\.json .* kata-install has an install at \/opt\/kata-lts \(MULTI_INSTALL_SUFFIX=lts\): run with that to uninstall it\.\n$/,
+    );
+    expect(runCli(["uninstall", "--host-root", host.root], { env: as("lts") }).status).toBe(0);
+    host.close();
+  });
+});
