@@ -34,8 +34,11 @@ export interface Installed {
 export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null, files: new Map() };
 
 /** Said of a file of kata-install's own that someone edited since: the plan replaces the edit. */
-export const EDITED =
-  "edited on the node since kata-install wrote it: the edit is replaced (an admin's Kata values go in a drop-in of config.d/, which kata-install keeps)";
+const EDITED = {
+  kata: "edited on the node since kata-install wrote it: the edit is replaced (an admin's Kata values go in a drop-in of config.d/, which kata-install keeps)",
+  runtime:
+    "edited on the node since kata-install wrote it: the edit is replaced (the file is kata-install's; an admin's settings go in a file of their own)",
+};
 
 /** kata-deploy's install at the prefix being installed, which this decision takes over. */
 export function takesOver(decision: Decision, facts: Facts): boolean {
@@ -96,7 +99,7 @@ export async function render(
       const edited = c.action === "modify" && recorded !== undefined && c.beforeHash !== recorded;
       changes.push({
         ...c,
-        ...(edited ? { reason: `${c.reason}; ${EDITED}` } : {}),
+        ...(edited ? { reason: `${c.reason}; ${EDITED[role]}` } : {}),
         ...(file.restore !== undefined ? { restore: file.restore } : {}),
         ...(file.block !== undefined ? { block: file.block } : {}),
       });
