@@ -25,7 +25,7 @@ import {
   removeLeftoverTemps,
   removeUnbornDirs,
 } from "./fs-ops.js";
-import { backupOf, type Journal, type JournalStore, type Saved } from "./journal.js";
+import { backupOf, type Journal, type JournalStore, type Saved, wasCutShort } from "./journal.js";
 import { guardOwnPlaces } from "./place-guard.js";
 import { type Left, RollbackIncomplete, rollBack } from "./rollback.js";
 import { servicesAfterRollback } from "./services.js";
@@ -256,7 +256,7 @@ export async function recover(store: JournalStore): Promise<boolean> {
   await guardOwnPlaces(store, journal);
   await removeUnbornDirs(store.host, store.dir);
   if (journal === null) return false;
-  if (journal.transaction === null && journal.pendingSwitch === null && (journal.staging ?? null) === null)
+  if (!wasCutShort(journal))
     // Nothing cut short; a journal that records nothing at all (a run failed right after making
     // it) goes, with the directories it made.
     return discardIfEmpty(store, journal);

@@ -10,7 +10,7 @@ import type { Host } from "../host/host.js";
 import { handlerCheck } from "../render/handler-owners.js";
 import { installDir } from "../render/layout.js";
 import { takesOver } from "../render/render.js";
-import type { Journal, JournalStore } from "./journal.js";
+import { type Journal, type JournalStore, wasCutShort } from "./journal.js";
 import { prefixCheck } from "./prefix.js";
 import { missingRestartCommand } from "./runtime.js";
 
@@ -48,10 +48,7 @@ export async function installChecks(
  * half-made version, a restart still owed) — said, so that the difference is not a surprise.
  */
 function cutShortCheck(journal: Journal | null): Check[] {
-  if (journal === null) return [];
-  const cut =
-    journal.transaction !== null || journal.pendingSwitch !== null || (journal.staging ?? null) !== null;
-  if (!cut) return [];
+  if (journal === null || !wasCutShort(journal)) return [];
   return [
     {
       id: "cut-short",

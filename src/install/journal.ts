@@ -348,6 +348,11 @@ export async function installedState(store: JournalStore): Promise<Installed> {
   };
 }
 
+/** A run cut short (killed, the power lost) left work to roll back: the next install or uninstall does it first. */
+export function wasCutShort(journal: Journal): boolean {
+  return journal.transaction !== null || journal.pendingSwitch !== null || (journal.staging ?? null) !== null;
+}
+
 export function emptyJournal(): Journal {
   return {
     version: JOURNAL_VERSION,

@@ -158,7 +158,7 @@ export async function splitRelease(
   layers: LayerFormat = "gzip",
 ): Promise<SplitReport> {
   const list = Array.isArray(tarballs) ? tarballs : [tarballs];
-  for (const t of list) if (!fs.existsSync(t)) throw new ArtifactError(`${t}: no such file`);
+  // The tarballs are there (runSplit, the command, says which is not, before their names are read).
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-split-"));
   try {
     const entries = new Map<string, ReleaseEntry>();
