@@ -163,7 +163,7 @@ export class DetectContext {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<CommandResult> {
-    const key = `run:${command}\0${args.join("\0")}`;
+    const key = probeKey(command, args);
     return this.once(key, async () => {
       const cache = this.probes?.covers(command, args) && options.input === undefined ? this.probes : null;
       const identity = cache ? await cache.identity(command) : null;
@@ -175,4 +175,9 @@ export class DetectContext {
       return result;
     });
   }
+}
+
+/** The key of a command's answer, in a detection's memo and in the probe cache. */
+export function probeKey(command: string, args: readonly string[]): string {
+  return `run:${command}\0${args.join("\0")}`;
 }
