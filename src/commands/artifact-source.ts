@@ -39,7 +39,14 @@ export async function withArtifactSource(
   const bundled = planned.decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
   const installed = source === null ? null : ((await store.load())?.artifacts ?? null);
   const reused = source === null ? NOTHING_REUSED : await reusableArtifacts(installed, source, bundled);
-  if (source !== null) planned.changeset = await withArtifactUpgrade(planned, source, installed, reused);
+  if (source !== null)
+    planned.changeset = await withArtifactUpgrade(
+      planned,
+      source,
+      installed,
+      reused,
+      planned.facts.kata.installed ? planned.facts.kata.version : null,
+    );
   // Pulls without a source: install would refuse, so the plan says it first.
   const pulls = planned.changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
   const where =

@@ -1,10 +1,12 @@
 // The decision held against the release being installed: every shim an input names is one the
 // release ships (or the rules know, when no release has been read); a shim of the release that no
-// rule vets is installed only as asked, and said; and each decided key and value is checked
-// against the shim's configuration in the release (configValueCheck, called for every offer).
+// rule vets is installed only as asked, and said; so is a release older than the node's; and each
+// decided key and value is checked against the shim's configuration in the release
+// (configValueCheck, called for every offer).
 import { closest } from "../closest.js";
 import { byText } from "../compare.js";
 import { baseName } from "../release/release.js";
+import { compareVersions, versionParts } from "../version.js";
 import { fitsType } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
 import type { Check } from "./decision.js";
@@ -18,6 +20,7 @@ export const RELEASE_CHECKS = [
   "config-key",
   "config-value",
   "release",
+  "release-downgrade",
 ] as const;
 
 /** Every shim name an input names, with where: the pins, the default, per-shim settings. */
@@ -119,7 +122,30 @@ export function releaseChecks(input: DecideInput, selected: ReadonlySet<string>)
       rule: "decide",
     });
   }
+  const older = olderRelease(input);
+  if (older !== null) checks.push(older);
   return checks;
+}
+
+/**
+ * A release older than the one on the node (an image tag rolled back, on purpose or not): said, not
+ * refused, since going back to a release that worked is what a rollback is.
+ */
+function olderRelease(input: DecideInput): Check | null {
+  const release = input.catalog.release;
+  const kata = input.facts.kata;
+  const onNode = kata.installed ? kata.version : null;
+  const from = onNode === null ? null : versionParts(onNode);
+  const to = release === null ? null : versionParts(release.version);
+  if (release === null || from === null || to === null || compareVersions(to, from) >= 0) return null;
+  return {
+    id: "release-downgrade",
+    severity: "warning",
+    status: "fail",
+    message: `this installs Kata ${release.version} (${release.where}) over the node's Kata ${onNode}: an older release`,
+    hint: "a rollback on purpose needs nothing more; else check which image (its tag) the DaemonSet runs",
+    rule: "decide",
+  };
 }
 
 /**

@@ -14,6 +14,8 @@ export async function withArtifactUpgrade(
   /** What the node's journal records as installed (null: nothing). */
   record: ArtifactsRecord | null,
   reused: { artifacts: ReadonlySet<string> } = { artifacts: new Set() },
+  /** The Kata release the node has (its facts), to name beside the version ids; null: unknown. */
+  installedRelease: string | null = null,
 ): Promise<Changeset> {
   const { decision, changeset } = planned;
   const installed = record?.version ?? null;
@@ -29,7 +31,27 @@ export async function withArtifactUpgrade(
     .map((a) => ({
       kind: "pull-artifact" as const,
       target: a.name,
-      reason: `${source.description} holds another version (${available}) than the one under ${installDir(decision)} (${installed})${reused.artifacts.size > 0 ? ": this artifact changed" : ""}`,
+      reason: `${upgradeReason(source.description, decision, { available, installed, installedRelease })}${reused.artifacts.size > 0 ? ": this artifact changed" : ""}`,
     }));
   return { ...changeset, actions: [...pulls, ...changeset.actions] };
+}
+
+/**
+ * Why the source's artifacts are pulled again: the two releases by their numbers where both are
+ * known (what an admin rolls out), with the version ids that tell two builds of one number apart.
+ */
+function upgradeReason(
+  where: string,
+  decision: Decision,
+  v: { available: string; installed: string; installedRelease: string | null },
+): string {
+  const dir = installDir(decision);
+  const next = decision.release?.version;
+  const known = (r: string | null | undefined): r is string =>
+    r !== undefined && r !== null && r !== "unknown";
+  if (!known(next) || !known(v.installedRelease))
+    return `${where} holds another version (${v.available}) than the one under ${dir} (${v.installed})`;
+  if (next === v.installedRelease)
+    return `${where} holds another build of Kata ${next} (version ${v.available}) than the one under ${dir} (${v.installed})`;
+  return `${where} holds Kata ${next} (version ${v.available}); ${dir} has Kata ${v.installedRelease} (version ${v.installed})`;
 }

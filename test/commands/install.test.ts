@@ -123,11 +123,13 @@ describe("a new Kata release in the source, under the same artifact names", () =
       expect(first.status, first.stderr).toBe(0);
       expect(calls()).toBe("restart containerd\n");
       const dry = runCli(["plan", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
+      // Named by the releases' numbers (the ids tell two builds of one number apart); newer: no warning.
       expect(dry.stdout).toMatch(
         new RegExp(
-          `pull-artifact base: dir:${newer} holds another version \\(\\w{16}\\) than the one under /opt/kata \\(\\w{16}\\)`,
+          `pull-artifact base: dir:${newer} holds Kata 3\\.10\\.0 \\(version \\w{16}\\); /opt/kata has Kata 3\\.9\\.0 \\(version \\w{16}\\)`,
         ),
       );
+      expect(dry.stdout).not.toContain("release-downgrade");
       const upgrade = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
       expect(upgrade.status, upgrade.stderr).toBe(0);
       expect(upgrade.stdout).toMatch(/^Artifacts: version \w{16} \(\d+ files, \d+ bytes\) switched in\.$/m);
@@ -138,6 +140,12 @@ describe("a new Kata release in the source, under the same artifact names", () =
       expect(calls()).toBe("restart containerd\n");
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
       expect(again.stdout).toContain("Nothing to do: the node is as the plan wants it.");
+      // Back to the older release (an image tag rolled back): said, not refused.
+      const back = runCli(["plan", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+      expect(back.status, back.stderr).toBe(0);
+      expect(back.stdout).toContain(
+        `[WARNING] release-downgrade: this installs Kata 3.9.0 (dir:${artifacts}) over the node's Kata 3.10.0: an older release`,
+      );
     } finally {
       server.close();
       fs.rmSync(newer, { recursive: true, force: true });
@@ -170,7 +178,12 @@ describe("an upgrade that changes one artifact", () => {
       const plan = runCli(["plan", "--json", "--host-root", host.root, "--artifacts", `dir:${rebuilt}`]);
       const doc = JSON.parse(plan.stdout);
       expect(doc.actions.filter((a: { kind: string }) => a.kind === "pull-artifact")).toEqual([
-        expect.objectContaining({ target: "base", reason: expect.stringContaining("this artifact changed") }),
+        expect.objectContaining({
+          target: "base",
+          reason: expect.stringMatching(
+            /holds another build of Kata 3\.9\.0 \(version \w{16}\) than the one under \/opt\/kata \(\w{16}\): this artifact changed$/,
+          ),
+        }),
       ]);
       const installedArtifacts = doc.artifacts.filter((a: { from: string }) => a.from === "bundled").length;
       expect(doc.transfer).toMatchObject({
