@@ -1,6 +1,7 @@
 // `explain [KEY…]`: every decided value with its source and what it beat, starting from the
 // release: a key's value in the shim's configuration as Kata's release ships it, then each source
-// that changed it. A key nothing decided shows the release's value alone.
+// that changed it. A key nothing decided shows the release's value alone. Either is held against
+// the admin's own drop-ins of the shim's config.d/ on the node, which Kata reads as well.
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Source } from "../decide/provenance.js";
@@ -10,6 +11,7 @@ import { valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import { baseTable } from "../render/kata-config.js";
 import { type DecideCommandOptions, runDecide } from "./decide-run.js";
+import { nodeDropIns, setOnNode } from "./node-drop-ins.js";
 
 /** The release's file of a shim as a source: where every value starts. */
 function releaseSource(release: Release, shim: string): Source {
@@ -21,9 +23,11 @@ export async function runExplain(
   options: DecideCommandOptions,
   out: (text: string) => void,
 ): Promise<number> {
-  const { decision, catalog, release } = await runDecide(options);
+  const { decision, catalog, release, host } = await runDecide(options);
   const values = explainDocument(decision).values;
   if (release !== null) withReleaseValues(values, decision, release);
+  // Decided values are in kata-install's drop-in; the release's alone are in no drop-in of ours.
+  const decided = new Set(values);
   // A key that nothing decided has the release's value: show it for each installed shim whose
   // configuration has the key; when none is installed, for every shim of the release that has it,
   // saying why it is not (so that any example works on any node).
@@ -67,6 +71,29 @@ export async function runExplain(
           beaten: [],
         });
       }
+    }
+  }
+  // Held against the admin's own drop-ins on the node: Kata reads them too, and a later one wins.
+  if (host !== null) {
+    const { dropIns } = await nodeDropIns(host, decision, catalog);
+    for (const v of values) {
+      if (v.kind !== "config" || v.shim === undefined) continue;
+      const set = setOnNode(dropIns, v.shim, v.key);
+      const ours = decided.has(v);
+      const applies = set.filter((d) => !ours || d.after);
+      const last = applies[applies.length - 1];
+      if (set.length > 0)
+        v.onNode = set.map((d) => ({
+          file: d.file,
+          value: d.value,
+          applies: d === last,
+          why:
+            d === last
+              ? `read after ${ours ? "kata-install's drop-in" : "the release's file"}: Kata uses this value`
+              : ours && !d.after
+                ? "read before kata-install's drop-in, which replaces it"
+                : "replaced by a drop-in read after it",
+        }));
     }
   }
   const { selected, unmatched } = selectExplained(values, keys);

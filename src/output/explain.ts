@@ -22,6 +22,11 @@ export interface Explained {
   reason?: string;
   source: Source;
   beaten: Array<{ value: unknown; source: Source }>;
+  /**
+   * The node's own drop-ins (an admin's, in the shim's config.d/) that set the key, in the order
+   * Kata reads them; `applies`: the one whose value Kata uses instead of `value`.
+   */
+  onNode?: Array<{ file: string; value: unknown; applies: boolean; why: string }>;
 }
 
 export function explainDocument(decision: Decision): { values: Explained[] } {
@@ -269,6 +274,10 @@ export function renderExplain(values: Explained[]): string {
     const after = addsToKernelParams(v.key, v.source);
     for (const b of v.beaten)
       lines.push(`    ${after ? "after " : "beat  "} ${show(b.value)} from ${describeSource(b.source)}`);
+    for (const d of v.onNode ?? [])
+      lines.push(
+        `    ${d.applies ? "but   " : "node  "} ${show(d.value)} from ${d.file} on the node: ${d.why}`,
+      );
   }
   return `${lines.join("\n")}\n`;
 }

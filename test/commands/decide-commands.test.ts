@@ -252,6 +252,45 @@ describe("explain", () => {
   });
 });
 
+describe("explain, on a node whose admin has drop-ins of their own in a shim's config.d/", () => {
+  it("says which value Kata uses: a drop-in read after kata-install's wins, one before it is replaced", () => {
+    const node = buildHost(amdSnpCrio());
+    const dir = "/opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d";
+    node.write(`${dir}/10-admin.toml`, '[hypervisor.qemu]\nshared_fs = "none"\ndefault_memory = 1024\n');
+    node.write(`${dir}/90-admin.toml`, '[hypervisor.qemu]\nshared_fs = "virtio-9p"\n');
+    node.write(`${dir}/README`, "not a drop-in: Kata reads only *.toml\n");
+    const run = runCli([
+      "explain",
+      "--host-root",
+      node.root,
+      "qemu:hypervisor.qemu.shared_fs",
+      "qemu:hypervisor.qemu.default_memory",
+      ...release,
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout.split("\n");
+    // Decided by a rule, so in kata-install's drop-in (50-kata-install.toml): 10- is read before it.
+    expect(lines).toContain(
+      `    node   "none" from ${dir}/10-admin.toml on the node: read before kata-install's drop-in, which replaces it`,
+    );
+    expect(lines).toContain(
+      `    but    "virtio-9p" from ${dir}/90-admin.toml on the node: read after kata-install's drop-in: Kata uses this value`,
+    );
+    // Decided by nothing: the release's value, which any drop-in replaces.
+    expect(run.stdout).toContain(
+      `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
+    );
+    const doc = JSON.parse(
+      runCli(["explain", "--json", "--host-root", node.root, "qemu:hypervisor.qemu.shared_fs", ...release])
+        .stdout,
+    );
+    expect(doc.values[0].onNode).toEqual([
+      expect.objectContaining({ file: `${dir}/10-admin.toml`, value: "none", applies: false }),
+      expect.objectContaining({ file: `${dir}/90-admin.toml`, value: "virtio-9p", applies: true }),
+    ]);
+  });
+});
+
 describe("explain DEBUG", () => {
   it("says it is off, or names each debug handler and what it turns on", () => {
     const host = buildHost(intelContainerd16());
