@@ -3,7 +3,7 @@
 import { change, type FileChange, hash } from "../render/changeset.js";
 import { dropBlock } from "../render/toml-edit.js";
 import { readEntry } from "./fs-ops.js";
-import type { JournalStore } from "./journal.js";
+import { type JournalStore, wasCutShort } from "./journal.js";
 
 export async function previewUninstall(
   store: JournalStore,
@@ -38,7 +38,7 @@ export async function previewUninstall(
   }
   return {
     installed: true,
-    cutShort: journal.transaction !== null || journal.pendingSwitch !== null,
+    cutShort: wasCutShort(journal),
     changes,
   };
 }
