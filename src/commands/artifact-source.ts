@@ -69,6 +69,20 @@ export async function withArtifactSource(
       hint: where,
       rule: "install",
     });
+  if (pulls.length > 0 && source?.unavailable !== undefined) {
+    // Each layer to pull is there as its manifest says (a layout copied in part, a blob cut short):
+    // else the install would stop at the first, after pulling the others.
+    const problems = await source.unavailable(pulls);
+    if (problems.length > 0)
+      planned.decision.checks.push({
+        id: "artifact-blobs",
+        severity: "error",
+        status: "fail",
+        message: `${source.description} cannot give every artifact to install: ${problems.join("; ")}`,
+        hint: "copy the layout again whole (skopeo copy, or kata-install artifacts split)",
+        rule: "install",
+      });
+  }
   // Every file the configurations name, checked before anything is pulled or written.
   await verifyPlanned(planned, source, [...loadArtifactCatalogue().keys()], reused);
   return source;

@@ -49,6 +49,12 @@ export interface ArtifactSource {
   list(artifact: string): Promise<ListedEntry[]>;
   /** Every image of the release this source holds, by name. */
   images(): Promise<string[]>;
+  /**
+   * What of these artifacts the source holds the manifests of but could not give (a layer blob
+   * missing, or cut short), each said; told without reading the bytes. Absent: a source that cannot
+   * tell without pulling (a registry) or holds the files themselves (a directory).
+   */
+  unavailable?(artifacts: string[]): Promise<string[]>;
 }
 
 /** Where a source writes an artifact's files: a staging directory, or memory (a release's meta, read by a plan). */

@@ -37,6 +37,11 @@ export interface ImageStore {
    * on another thread); without, the caller hashes what flows through.
    */
   open(artifact: string, descriptor: Descriptor, what: string): Promise<OpenedBlob>;
+  /**
+   * Why a layer blob cannot be had as its descriptor says (missing, of another size), or null;
+   * told without reading it. Absent: the store cannot tell without fetching it (a registry).
+   */
+  blobProblem?(descriptor: Descriptor, what: string): string | null;
 }
 
 export interface OpenedBlob {
@@ -219,6 +224,23 @@ export function imageSource(
       }
       return [...out.values()];
     },
+    ...(store.blobProblem === undefined
+      ? {}
+      : {
+          async unavailable(artifacts: string[]) {
+            const problems: string[] = [];
+            for (const artifact of artifacts) {
+              const { manifest } = await platformManifest(artifact);
+              for (const layer of manifest.layers ?? []) {
+                const what = `${artifact} layer ${layer.digest}`;
+                const problem = store.blobProblem?.(layer, what) ?? null;
+                if (problem !== null)
+                  problems.push(`${artifact}: layer ${layer.digest.slice(0, 19)}… ${problem}`);
+              }
+            }
+            return problems;
+          },
+        }),
     async extract(artifact, into) {
       const { manifest } = await platformManifest(artifact);
       const ours = new Set<string>();

@@ -52,15 +52,25 @@ export function ociLayoutSource(
   arch: string | null,
 ): ArtifactSource {
   const where = `oci-layout:${dir}`;
-  const blobPath = (d: Descriptor, what: string): string => {
+  /** The blob's file, and why it cannot be read as the descriptor says (null: it can). */
+  const blobFile = (d: Descriptor, what: string): { file: string; problem: string | null } => {
     const hex = d.digest.split(":")[1] ?? "";
     if (!/^[0-9a-f]{64}$/.test(hex))
       throw new ArtifactError(`${where}: ${what}: unsupported digest ${d.digest}`);
     const file = path.join(dir, "blobs", "sha256", hex);
     const st = fs.statSync(file, { throwIfNoEntry: false });
-    if (st === undefined) throw new ArtifactError(`${where}: ${what}: blob ${d.digest} is missing`);
-    if (!st.isFile())
-      throw new ArtifactError(`${where}: ${what}: blob ${d.digest} ${notRegular(st) ?? "is a directory"}`);
+    if (st === undefined) return { file, problem: "is missing" };
+    if (!st.isFile()) return { file, problem: notRegular(st) ?? "is a directory" };
+    if (typeof d.size === "number" && st.size !== d.size)
+      return {
+        file,
+        problem: `is ${st.size} bytes, not the ${d.size} its descriptor says: cut short, or another blob`,
+      };
+    return { file, problem: null };
+  };
+  const blobPath = (d: Descriptor, what: string): string => {
+    const { file, problem } = blobFile(d, what);
+    if (problem !== null) throw new ArtifactError(`${where}: ${what}: blob ${d.digest} ${problem}`);
     return file;
   };
   /** A manifest or index: kilobytes, read whole, bounded. */
@@ -103,6 +113,9 @@ export function ociLayoutSource(
     },
     async fetch(_artifact, d, what) {
       return read(d, what);
+    },
+    blobProblem(d, what) {
+      return blobFile(d, what).problem;
     },
     async open(_artifact, d, what) {
       const file = blobPath(d, what);

@@ -42,6 +42,7 @@ export const NOT_IGNORABLE = [
   "artifact-paths",
   "install-prefix",
   "artifact-source",
+  "artifact-blobs",
   "runtime-handlers",
   "restart-command",
 ];

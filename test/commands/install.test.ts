@@ -10,6 +10,7 @@ import { artifactDir, ociLayoutFrom, sampleContent } from "../helpers/artifacts.
 import { CLI, runCli } from "../helpers/cli.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { pushLayout, startRegistry } from "../helpers/registry.js";
+import { buildRelease } from "../helpers/release.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 import { mtimes, snapshot } from "../helpers/tree.js";
 
@@ -348,6 +349,48 @@ describe("install from an OCI layout", () => {
     } finally {
       fs.rmSync(layout, { recursive: true, force: true });
       host.close();
+    }
+  });
+});
+
+describe("an OCI layout copied in part", () => {
+  it("a layer blob missing or cut short is a plan error naming it, and install refuses before pulling any", () => {
+    const host = buildHost(intelContainerd16());
+    const before = snapshot(host.root);
+    // A layout `artifacts split` made: its manifests list the files, so a plan reads no layer.
+    const { dir, tarballs } = buildRelease("x86_64");
+    try {
+      const layout = path.join(dir, "layout");
+      const split = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
+      expect(split.status, split.stderr).toBe(0);
+      const blobs = path.join(layout, "blobs/sha256");
+      const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
+      const layerOf = (artifact: string): string => {
+        const tagged = index.manifests.find(
+          (m: { annotations: Record<string, string> }) =>
+            m.annotations["org.opencontainers.image.ref.name"] === artifact,
+        );
+        const manifest = JSON.parse(fs.readFileSync(path.join(blobs, tagged.digest.slice(7)), "utf8"));
+        return manifest.layers[0].digest.slice(7);
+      };
+      const qemu = layerOf("qemu");
+      const kernel = layerOf("guest-kernel");
+      const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`];
+      expect(runCli(["plan", ...args]).stdout).not.toContain("artifact-blobs");
+      fs.rmSync(path.join(blobs, qemu));
+      fs.truncateSync(path.join(blobs, kernel), 100);
+      const plan = runCli(["plan", ...args]);
+      expect(plan.status).toBe(1);
+      expect(plan.stdout).toContain(
+        `[ERROR] artifact-blobs: oci-layout:${layout} cannot give every artifact to install: guest-kernel: layer sha256:${kernel.slice(0, 12)}… is 100 bytes, not the `,
+      );
+      expect(plan.stdout).toContain(`; qemu: layer sha256:${qemu.slice(0, 12)}… is missing`);
+      const run = runCli(["install", ...args]);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/preflight errors: artifact-blobs \(/);
+      expect(snapshot(host.root)).toEqual(before);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
