@@ -74,8 +74,11 @@ export async function runExplain(
     }
   }
   // Held against the admin's own drop-ins on the node: Kata reads them too, and a later one wins.
+  const notes: string[] = [];
   if (host !== null) {
-    const { dropIns } = await nodeDropIns(host, decision, catalog);
+    const { dropIns, problems } = await nodeDropIns(host, decision, catalog);
+    // Kata refuses a configuration whose drop-in does not parse: no value of it can be told.
+    for (const p of problems) notes.push(`${p}: Kata would not load this configuration`);
     for (const v of values) {
       if (v.kind !== "config" || v.shim === undefined) continue;
       const set = setOnNode(dropIns, v.shim, v.key);
@@ -107,8 +110,8 @@ export async function runExplain(
     );
   }
   const json = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x), 2);
-  if (options.json) out(`${json({ values: selected })}\n`);
-  else out(renderExplain(selected));
+  if (options.json) out(`${json({ values: selected, ...(notes.length > 0 ? { notes } : {}) })}\n`);
+  else out(`${renderExplain(selected)}${notes.map((n) => `note: ${n}\n`).join("")}`);
   return 0;
 }
 

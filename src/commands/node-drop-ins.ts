@@ -1,11 +1,13 @@
 // The drop-ins of a shim's config.d/ on the node that are not kata-install's: an admin's own
-// (Kata reads them all in the order of their names, as bytes: os.ReadDir's; a later file winning). `explain` holds each decided value
+// (Kata reads every entry there in the order of their names, a later file winning:
+// src/release/drop-in-dir.ts). `explain` holds each decided value
 // against them, so that a value an admin's later drop-in replaces is not shown as the one Kata uses.
 import path from "node:path";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Host } from "../host/host.js";
 import { parseKataToml, valueAt } from "../release/config-file.js";
+import { readDropIns } from "../release/drop-in-dir.js";
 import { DECIDED_DROP_IN, handlersFor } from "../render/layout.js";
 
 export interface NodeDropIn {
@@ -25,16 +27,17 @@ export async function nodeDropIns(
   const dropIns = new Map<string, NodeDropIn[]>();
   const problems: string[] = [];
   for (const handler of handlersFor(decision, catalog)) {
-    const dir = `${path.posix.dirname(handler.configPath)}/config.d`;
-    const listing = await host.readDir(dir);
-    if (!listing.ok) continue;
+    const read = await readDropIns(host, `${path.posix.dirname(handler.configPath)}/config.d`);
+    problems.push(...read.problems);
     const found: NodeDropIn[] = [];
-    for (const name of listing.entries.filter((n) => n.endsWith(".toml") && n !== DECIDED_DROP_IN).sort()) {
-      const file = `${dir}/${name}`;
-      const text = await host.readText(file);
-      if (!text.ok) continue;
+    for (const { file, name, text } of read.dropIns) {
+      if (name === DECIDED_DROP_IN) continue;
       try {
-        found.push({ file, after: name > DECIDED_DROP_IN, table: parseKataToml(text.text) });
+        found.push({
+          file,
+          after: Buffer.compare(Buffer.from(name), Buffer.from(DECIDED_DROP_IN)) > 0,
+          table: parseKataToml(text),
+        });
       } catch (error) {
         problems.push(`${file} does not parse: ${(error as Error).message.split("\n")[0]}`);
       }

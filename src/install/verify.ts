@@ -12,6 +12,7 @@ import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import type { Host } from "../host/host.js";
 import { mergeDropIn, parseKataToml } from "../release/config-file.js";
+import { readDropIns } from "../release/drop-in-dir.js";
 import { type NamedPath, pathsIn } from "../release/named-paths.js";
 import type { Changeset } from "../render/changeset.js";
 import { type Handler, handlersFor, installDir } from "../render/layout.js";
@@ -29,7 +30,8 @@ export interface PathWorld {
 
 /**
  * Each shim's configuration as Kata will read it once the plan is applied: the files the plan
- * writes, and the node's own for the rest (an admin's config.d drop-ins count too).
+ * writes, and the node's own for the rest (an admin's config.d drop-ins count too, every entry
+ * of it as Kata has it: src/release/drop-in-dir.ts).
  */
 export async function effectiveConfigs(
   host: Host,
@@ -38,32 +40,17 @@ export async function effectiveConfigs(
   catalog: Catalog,
 ): Promise<{ configs: Map<string, Record<string, unknown>>; problems: string[] }> {
   const planned = new Map(changeset.changes.map((c) => [c.path, c.after]));
-  const read = async (file: string): Promise<string | null> => {
-    if (planned.has(file)) return planned.get(file) ?? null;
-    const got = await host.readText(file);
-    return got.ok ? got.text : null;
-  };
   const configs = new Map<string, Record<string, unknown>>();
   const problems: string[] = [];
   for (const handler of handlersFor(decision, catalog)) {
     const name = checkedName(handler);
     const base = handler.configPath;
-    const dropIns = `${path.posix.dirname(base)}/config.d`;
-    const listing = await host.readDir(dropIns);
-    const names = new Set(listing.ok ? listing.entries : []);
-    for (const file of planned.keys())
-      if (path.posix.dirname(file) === dropIns) names.add(path.posix.basename(file));
-    const files = [
-      base,
-      ...[...names]
-        .filter((n) => n.endsWith(".toml"))
-        .sort()
-        .map((n) => `${dropIns}/${n}`),
-    ];
+    const baseText = planned.has(base) ? (planned.get(base) ?? null) : await readOrNull(host, base);
+    const read = await readDropIns(host, `${path.posix.dirname(base)}/config.d`, planned);
+    for (const p of read.problems) problems.push(`${name}: ${p}`);
+    const files = [...(baseText === null ? [] : [{ file: base, text: baseText }]), ...read.dropIns];
     const merged: Record<string, unknown> = {};
-    for (const file of files) {
-      const text = await read(file);
-      if (text === null) continue;
+    for (const { file, text } of files) {
       try {
         mergeDropIn(merged, parseKataToml(text));
       } catch (error) {
@@ -73,6 +60,11 @@ export async function effectiveConfigs(
     configs.set(name, merged);
   }
   return { configs, problems };
+}
+
+async function readOrNull(host: Host, file: string): Promise<string | null> {
+  const got = await host.readText(file);
+  return got.ok ? got.text : null;
 }
 
 /** What a failure names: the shim, or for a variant (debug, custom), the handler. */

@@ -258,7 +258,8 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
     const dir = "/opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d";
     node.write(`${dir}/10-admin.toml`, '[hypervisor.qemu]\nshared_fs = "none"\ndefault_memory = 1024\n');
     node.write(`${dir}/90-admin.toml`, '[hypervisor.qemu]\nshared_fs = "virtio-9p"\n');
-    node.write(`${dir}/README`, "not a drop-in: Kata reads only *.toml\n");
+    // Kata reads every entry of config.d/, whatever its name: this one too.
+    node.write(`${dir}/README`, "drop-ins for the qemu shim\n");
     const run = runCli([
       "explain",
       "--host-root",
@@ -275,6 +276,9 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
     );
     expect(lines).toContain(
       `    but    "virtio-9p" from ${dir}/90-admin.toml on the node: read after kata-install's drop-in: Kata uses this value`,
+    );
+    expect(run.stdout).toMatch(
+      new RegExp(`\nnote: ${dir}/README does not parse: .*: Kata would not load this configuration\n$`),
     );
     // Decided by nothing: the release's value, which any drop-in replaces.
     expect(run.stdout).toContain(
