@@ -54,39 +54,45 @@ const write = (file: string, text: string) => {
   fs.writeFileSync(file, text, { mode: text.startsWith("#!") ? 0o755 : 0o644 });
 };
 
+/** The made-up node and release in `scratch`: the node's root, and the release as a dir: source. */
+export async function makeWarmUpNode(scratch: string): Promise<{ root: string; artifacts: string }> {
+  const root = path.join(scratch, "node");
+  for (const [file, text] of Object.entries(NODE)) write(path.join(root, file), text);
+  fs.mkdirSync(path.join(root, "sys/module/kvm_intel"), { recursive: true });
+  // The release: every artifact of the catalogue with each file it names outright.
+  const artifacts = path.join(scratch, "artifacts");
+  for (const [name, spec] of loadArtifactCatalogue())
+    for (const file of spec.paths)
+      if (!/[*?[{]/.test(file) && !file.startsWith("share/defaults/") && file !== "versions.yaml")
+        write(
+          path.join(artifacts, name, "opt/kata", file),
+          /^(bin|libexec)\/|\/bin\//.test(file) ? "#!/bin/sh\n" : "0.0.0\n",
+        );
+  write(path.join(artifacts, "meta/opt/kata", GO_CONFIG_DIR, "configuration-qemu.toml"), SHIM_CONFIG);
+  // containerd's answer to --version, as the probe cache of an earlier install keeps it.
+  const host = await openHost(root);
+  const probes = new ProbeCache(host, DEFAULT_PREFIX);
+  const containerd = "/usr/bin/containerd";
+  const identity = await probes.identity(containerd);
+  if (identity === null) throw new Error(`the warm-up node has no ${containerd}`);
+  probes.set(probeKey(containerd, ["--version"]), identity, {
+    ok: true,
+    exitCode: 0,
+    stdout: "containerd github.com/containerd/containerd/v2 v2.0.4 0000000\n",
+    stderr: "",
+    timedOut: false,
+    reason: "",
+  });
+  write(path.join(root, probes.file), probes.serialize());
+  return { root, artifacts };
+}
+
 /** Plan the made-up node once; what it printed is returned (for tests: the build drops it). */
 export async function warmUpPlan(): Promise<{ json: string; text: string; facts: string }> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-snapshot-"));
   try {
-    const root = path.join(scratch, "node");
-    for (const [file, text] of Object.entries(NODE)) write(path.join(root, file), text);
-    fs.mkdirSync(path.join(root, "sys/module/kvm_intel"), { recursive: true });
-    // The release: every artifact of the catalogue with each file it names outright.
-    const artifacts = path.join(scratch, "artifacts");
-    for (const [name, spec] of loadArtifactCatalogue())
-      for (const file of spec.paths)
-        if (!/[*?[{]/.test(file) && !file.startsWith("share/defaults/") && file !== "versions.yaml")
-          write(
-            path.join(artifacts, name, "opt/kata", file),
-            /^(bin|libexec)\/|\/bin\//.test(file) ? "#!/bin/sh\n" : "0.0.0\n",
-          );
-    write(path.join(artifacts, "meta/opt/kata", GO_CONFIG_DIR, "configuration-qemu.toml"), SHIM_CONFIG);
-
-    // containerd's answer to --version, as the probe cache of an earlier install keeps it.
+    const { root, artifacts } = await makeWarmUpNode(scratch);
     const host = await openHost(root);
-    const probes = new ProbeCache(host, DEFAULT_PREFIX);
-    const containerd = "/usr/bin/containerd";
-    const identity = await probes.identity(containerd);
-    if (identity === null) throw new Error(`the warm-up node has no ${containerd}`);
-    probes.set(probeKey(containerd, ["--version"]), identity, {
-      ok: true,
-      exitCode: 0,
-      stdout: "containerd github.com/containerd/containerd/v2 v2.0.4 0000000\n",
-      stderr: "",
-      timedOut: false,
-      reason: "",
-    });
-    write(path.join(root, probes.file), probes.serialize());
     // The plan command itself, as JSON and as text; the facts as the facts command shows them.
     const options = {
       hostRoot: root,
