@@ -125,6 +125,14 @@ export function keepServed(
         ),
       );
   }
+  // The rules' shims beyond kata-deploy's set: new handlers on this node, said where they are listed.
+  if (takeover.done) return;
+  for (const [name, chosen] of ruled)
+    if (!takeover.shims.includes(name))
+      ruled.set(name, {
+        ...chosen,
+        reason: `${chosen.reason} — new here: kata-deploy served ${takeover.shims.length > 0 ? `only ${takeover.shims.join(", ")}` : "none"} (pin the shims to keep its set)`,
+      });
 }
 
 /** A pin that leaves out shims kata-deploy served: their handlers go, said. */

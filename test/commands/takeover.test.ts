@@ -85,6 +85,15 @@ describe("a containerd 1.6 node kata-deploy installed (handlers in config.toml i
     );
   });
 
+  it("without a pin, the shims beyond kata-deploy's are said to be new here", () => {
+    const plan = host.cli("plan", "--artifacts", `dir:${artifacts}`);
+    expect(plan.status, plan.stdout.slice(0, 600)).toBe(0);
+    expect(plan.stdout).toMatch(
+      /\n {2}\+ clh: .* — new here: kata-deploy served only qemu \(pin the shims to keep its set\)\n/,
+    );
+    expect(plan.stdout).toMatch(/\n {2}\+ qemu: QEMU with the Go runtime[^\n—]*\n/);
+  });
+
   it("install: one definition per handler, the admin's kata-qemu-mylab kept, a running VM's open binary still readable", () => {
     // A "running VM" holds kata-deploy's qemu open.
     const qemu = path.join(host.root, "opt/kata/bin/qemu-system-x86_64");
