@@ -69,10 +69,14 @@ export async function withArtifactSource(
       hint: where,
       rule: "install",
     });
-  if (pulls.length > 0 && source?.unavailable !== undefined) {
+  // Every file the configurations name, checked before anything is pulled or written.
+  await verifyPlanned(planned, source, [...loadArtifactCatalogue().keys()], reused);
+  // After the path check, which may add pulls of its own (a repair of a file changed by hand).
+  const pulled = planned.changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
+  if (pulled.length > 0 && source?.unavailable !== undefined) {
     // Each layer to pull is there as its manifest says (a layout copied in part, a blob cut short):
     // else the install would stop at the first, after pulling the others.
-    const problems = await source.unavailable(pulls);
+    const problems = await source.unavailable([...new Set(pulled)]);
     if (problems.length > 0)
       planned.decision.checks.push({
         id: "artifact-blobs",
@@ -83,7 +87,5 @@ export async function withArtifactSource(
         rule: "install",
       });
   }
-  // Every file the configurations name, checked before anything is pulled or written.
-  await verifyPlanned(planned, source, [...loadArtifactCatalogue().keys()], reused);
   return source;
 }

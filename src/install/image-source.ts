@@ -234,8 +234,7 @@ export function imageSource(
               for (const layer of manifest.layers ?? []) {
                 const what = `${artifact} layer ${layer.digest}`;
                 const problem = store.blobProblem?.(layer, what) ?? null;
-                if (problem !== null)
-                  problems.push(`${artifact}: layer ${layer.digest.slice(0, 19)}… ${problem}`);
+                if (problem !== null) problems.push(`${artifact}: layer ${layer.digest} ${problem}`);
               }
             }
             return problems;

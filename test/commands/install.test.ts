@@ -354,43 +354,68 @@ describe("install from an OCI layout", () => {
 });
 
 describe("an OCI layout copied in part", () => {
+  // A layout `artifacts split` made: its manifests list the files, so a plan reads no layer.
+  const { dir, tarballs } = buildRelease("x86_64");
+  const layout = path.join(dir, "layout");
+  beforeAll(() => {
+    const split = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
+    expect(split.status, split.stderr).toBe(0);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  /** A copy of the layout without the layer of `missing`, and that of `short` cut to 100 bytes. */
+  const broken = (name: string, missing: string, short?: string) => {
+    const copy = path.join(dir, name);
+    fs.cpSync(layout, copy, { recursive: true });
+    const blobs = path.join(copy, "blobs/sha256");
+    const index = JSON.parse(fs.readFileSync(path.join(copy, "index.json"), "utf8"));
+    const layerOf = (artifact: string): string => {
+      const tagged = index.manifests.find(
+        (m: { annotations: Record<string, string> }) =>
+          m.annotations["org.opencontainers.image.ref.name"] === artifact,
+      );
+      const manifest = JSON.parse(fs.readFileSync(path.join(blobs, tagged.digest.slice(7)), "utf8"));
+      return manifest.layers[0].digest as string;
+    };
+    const layers = { missing: layerOf(missing), short: short === undefined ? "" : layerOf(short) };
+    fs.rmSync(path.join(blobs, layers.missing.slice(7)));
+    if (short !== undefined) fs.truncateSync(path.join(blobs, layers.short.slice(7)), 100);
+    return { copy, layers };
+  };
+
   it("a layer blob missing or cut short is a plan error naming it, and install refuses before pulling any", () => {
     const host = buildHost(intelContainerd16());
     const before = snapshot(host.root);
-    // A layout `artifacts split` made: its manifests list the files, so a plan reads no layer.
-    const { dir, tarballs } = buildRelease("x86_64");
+    expect(
+      runCli(["plan", "--host-root", host.root, "--artifacts", `oci-layout:${layout}`]).stdout,
+    ).not.toContain("artifact-blobs");
+    const { copy, layers } = broken("part", "qemu", "guest-kernel");
+    const args = ["--host-root", host.root, "--artifacts", `oci-layout:${copy}`];
+    const plan = runCli(["plan", ...args]);
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(
+      `[ERROR] artifact-blobs: oci-layout:${copy} cannot give every artifact to install: guest-kernel: layer ${layers.short} is 100 bytes, not the `,
+    );
+    expect(plan.stdout).toContain(`; qemu: layer ${layers.missing} is missing`);
+    const run = runCli(["install", ...args]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/preflight errors: artifact-blobs \(/);
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
+  it("so is the layer of a repair pull (a file of the installed version removed by hand)", async () => {
+    const host = await answering();
     try {
-      const layout = path.join(dir, "layout");
-      const split = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`]);
-      expect(split.status, split.stderr).toBe(0);
-      const blobs = path.join(layout, "blobs/sha256");
-      const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
-      const layerOf = (artifact: string): string => {
-        const tagged = index.manifests.find(
-          (m: { annotations: Record<string, string> }) =>
-            m.annotations["org.opencontainers.image.ref.name"] === artifact,
-        );
-        const manifest = JSON.parse(fs.readFileSync(path.join(blobs, tagged.digest.slice(7)), "utf8"));
-        return manifest.layers[0].digest.slice(7);
-      };
-      const qemu = layerOf("qemu");
-      const kernel = layerOf("guest-kernel");
-      const args = ["--host-root", host.root, "--artifacts", `oci-layout:${layout}`];
-      expect(runCli(["plan", ...args]).stdout).not.toContain("artifact-blobs");
-      fs.rmSync(path.join(blobs, qemu));
-      fs.truncateSync(path.join(blobs, kernel), 100);
-      const plan = runCli(["plan", ...args]);
-      expect(plan.status).toBe(1);
+      const installed = runCli(["install", "--host-root", host.root, "--artifacts", `oci-layout:${layout}`]);
+      expect(installed.status, installed.stderr).toBe(0);
+      fs.rmSync(path.join(host.root, "opt/kata/current/bin/qemu-system-x86_64"));
+      const { copy, layers } = broken("repair", "qemu");
+      const plan = runCli(["plan", "--host-root", host.root, "--artifacts", `oci-layout:${copy}`]);
+      expect(plan.stdout).toMatch(/\n {2}pull-artifact qemu: repair: /);
       expect(plan.stdout).toContain(
-        `[ERROR] artifact-blobs: oci-layout:${layout} cannot give every artifact to install: guest-kernel: layer sha256:${kernel.slice(0, 12)}… is 100 bytes, not the `,
+        `[ERROR] artifact-blobs: oci-layout:${copy} cannot give every artifact to install: qemu: layer ${layers.missing} is missing`,
       );
-      expect(plan.stdout).toContain(`; qemu: layer sha256:${qemu.slice(0, 12)}… is missing`);
-      const run = runCli(["install", ...args]);
-      expect(run.status).toBe(1);
-      expect(run.stderr).toMatch(/preflight errors: artifact-blobs \(/);
-      expect(snapshot(host.root)).toEqual(before);
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      host.close();
     }
   });
 });
