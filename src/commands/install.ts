@@ -93,6 +93,15 @@ export async function runInstall(
       );
     }
     if (hooks.showPlan) out(renderPlan(saved?.plan ?? planDocument(planned.decision, planned.changeset)));
+    // What the plan warned of is said by the install too: a DaemonSet's log has no plan in it.
+    const warnings = planned.decision.checks
+      .filter((c) => (c.status === "fail" && c.severity === "warning") || c.status === "ignored")
+      .map((c) => ({
+        id: c.id,
+        message: `${c.message}${c.status === "ignored" ? " (an error, ignored)" : ""}`,
+      }));
+    if (!hooks.showPlan)
+      for (const w of warnings) process.stderr.write(`kata-install: warning: ${w.id}: ${w.message}\n`);
     const report = await install(host, planned, source, timeout);
     const changed =
       report.artifacts.switched ||
@@ -121,7 +130,11 @@ export async function runInstall(
         `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, and it answers.`,
       );
     if (!changed) lines.push("Nothing to do: the node is as the plan wants it.");
-    out(options.json ? `${JSON.stringify({ recovered, ...report }, null, 2)}\n` : `${lines.join("\n")}\n`);
+    out(
+      options.json
+        ? `${JSON.stringify({ recovered, ...report, warnings }, null, 2)}\n`
+        : `${lines.join("\n")}\n`,
+    );
     hooks.installed?.(planned);
     return 0;
   } finally {

@@ -147,6 +147,16 @@ describe("a new Kata release in the source, under the same artifact names", () =
       expect(back.stdout).toContain(
         `[WARNING] release-downgrade: this installs Kata 3.9.0 (dir:${artifacts}) over the node's Kata 3.10.0: an older release`,
       );
+      // And install says it too (its log has no plan), on stderr and in --json.
+      const down = runCli(["install", "--json", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+      expect(down.status, down.stderr).toBe(0);
+      expect(down.stderr).toContain(
+        `kata-install: warning: release-downgrade: this installs Kata 3.9.0 (dir:${artifacts}) over the node's Kata 3.10.0: an older release\n`,
+      );
+      expect(JSON.parse(down.stdout).warnings).toContainEqual({
+        id: "release-downgrade",
+        message: `this installs Kata 3.9.0 (dir:${artifacts}) over the node's Kata 3.10.0: an older release`,
+      });
     } finally {
       server.close();
       fs.rmSync(newer, { recursive: true, force: true });
