@@ -188,8 +188,10 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     else {
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
+      // Counted as the uninstall itself counts them: a file it made goes, one it changed comes back.
+      const removed = preview.changes.filter((c) => c.action === "delete").length;
       out(
-        `Uninstall would restore ${preview.changes.length} file(s) and remove the artifacts under ${prefixOf(store)}.\n`,
+        `Uninstall would restore ${preview.changes.length - removed} file(s), remove ${removed}, and the artifacts under ${prefixOf(store)}.\n`,
       );
     }
     return 0;

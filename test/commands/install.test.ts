@@ -86,6 +86,10 @@ describe("install, again, and uninstall", () => {
     expect(run.stdout).toContain(
       "# delete /opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
     );
+    // Counted as the uninstall below counts what it did.
+    expect(run.stdout).toMatch(
+      /\nUninstall would restore 1 file\(s\), remove 10, and the artifacts under \/opt\/kata\.\n$/,
+    );
     expect(snapshot(host.root)).toEqual(before);
   });
 
