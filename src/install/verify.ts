@@ -184,8 +184,19 @@ export function pathsCheck(
   checked: number,
   where: string,
 ): Check {
-  const all = [...problems, ...failures.map((f) => `${f.shim}: ${f.key} = ${f.path}: ${f.why}`)];
-  return all.length === 0
+  const missing = failures.map((f) => `${f.shim}: ${f.key} = ${f.path}: ${f.why}`);
+  // A drop-in Kata could not load is said as that, not as a missing path.
+  const parts = [
+    ...(problems.length > 0
+      ? [`${problems.length} configuration file(s) Kata could not load (${where}): ${problems.join("; ")}`]
+      : []),
+    ...(missing.length > 0
+      ? [
+          `${missing.length} path(s) the shims' configurations name would not be there (${where}): ${missing.join("; ")}`,
+        ]
+      : []),
+  ];
+  return parts.length === 0
     ? {
         id: CHECK_ID,
         severity: "error",
@@ -197,7 +208,7 @@ export function pathsCheck(
         id: CHECK_ID,
         severity: "error",
         status: "fail",
-        message: `${all.length} path(s) the shims' configurations name would not be there (${where}): ${all.join("; ")}`,
+        message: parts.join("; and "),
         hint: "a Kata that cannot find its kernel, image or hypervisor cannot start a pod: install the missing artifact, or fix the overrides that name the file",
         rule: "verify",
       };

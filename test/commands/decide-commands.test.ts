@@ -280,6 +280,13 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
     expect(run.stdout).toMatch(
       new RegExp(`\nnote: ${dir}/README does not parse: .*: Kata would not load this configuration\n$`),
     );
+    // The plan's path check reads config.d/ the same way: that file stops Kata, said as such.
+    const plan = runCli(["plan", "--host-root", node.root, ...release]);
+    expect(plan.stdout).toMatch(
+      new RegExp(
+        `\\[ERROR\\] artifact-paths: 1 configuration file\\(s\\) Kata could not load \\([^)]*\\): qemu: ${dir}/README does not parse: `,
+      ),
+    );
     // Decided by nothing: the release's value, which any drop-in replaces.
     expect(run.stdout).toContain(
       `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
