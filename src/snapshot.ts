@@ -20,7 +20,7 @@ usePrecompiled(templates);
 /**
  * Plan a made-up node once while the snapshot is built (src/snapshot-warm-up.ts): the functions a
  * plan calls are compiled then, and their code kept in the blob, so a start from it compiles far
- * less (plan and install ~20 ms sooner than from a blob without it; bench/startup-snapshot.ts).
+ * less (plan and install ~10 ms sooner than after a plan of an empty node; bench/startup-snapshot.ts).
  * Nothing of the run is kept that a later run could take for its own: caches are keyed by content
  * (the artifact catalogue) or made per run, no environment is read into one (the build runs with
  * an empty environment), and the plan writes nothing on the node. Its progress lines are not the
