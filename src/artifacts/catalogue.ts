@@ -126,12 +126,13 @@ const loaded = new Map<string, ArtifactCatalogue>();
 
 /**
  * The catalogue, checked once for each text of it (decide, the sources and the plan all ask for
- * it): keyed by the file and its content, so that one parsed before — by the start-up snapshot's
- * build, say — is used only while the file still says the same.
+ * it): keyed by its content, so that one parsed before — by the start-up snapshot's build, say —
+ * is used only while the file still says the same. Not by its place: the blob is built in one
+ * directory and run from another (the image's); the file's name is only in the errors of a parse.
  */
 export function loadArtifactCatalogue(file = dataPath("artifacts", "catalogue.toml")): ArtifactCatalogue {
   const text = fs.readFileSync(file, "utf8");
-  const key = `${file}\0${sha256(text)}`;
+  const key = sha256(text);
   let catalogue = loaded.get(key);
   if (catalogue === undefined) {
     catalogue = parseArtifactCatalogue(file, text);

@@ -11,6 +11,7 @@ import {
   loadArtifactCatalogue,
   parseArtifactCatalogue,
 } from "../../src/artifacts/catalogue.js";
+import { dataPath } from "../../src/package-root.js";
 import { catalog } from "../helpers/decide.js";
 import { readList } from "../helpers/release.js";
 
@@ -137,5 +138,24 @@ describe("the README's bytes table", () => {
     // Compared cell by cell: the formatter may pad the README's columns.
     const cells = (text: string) => text.replace(/ *\| */g, "|").replace(/-{3,}/g, "---");
     expect(cells(fs.readFileSync(path.resolve("README.md"), "utf8"))).toContain(cells(bytesTable()));
+  });
+});
+
+describe("loadArtifactCatalogue", () => {
+  it("checks each text once, wherever the file is (the blob is built in one place and run from another)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-catalogue-"));
+    try {
+      const copy = path.join(dir, "catalogue.toml");
+      const text = fs.readFileSync(dataPath("artifacts", "catalogue.toml"), "utf8");
+      fs.writeFileSync(copy, text);
+      expect(loadArtifactCatalogue(copy)).toBe(catalogue);
+      // Edited, it is another catalogue, checked anew.
+      fs.writeFileSync(copy, `${text}\n# an admin's comment\n`);
+      const edited = loadArtifactCatalogue(copy);
+      expect(edited).not.toBe(catalogue);
+      expect([...edited.keys()]).toEqual([...catalogue.keys()]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
