@@ -10,6 +10,7 @@ import { withArtifactUpgrade } from "../install/upgrade.js";
 import { NOTHING_REUSED, verifyPlanned } from "../install/verify.js";
 import type { Planned } from "../pipeline.js";
 import { installDir } from "../render/layout.js";
+import { nodeDropIns, replacedCheck } from "./node-drop-ins.js";
 
 /**
  * What the plan learns beyond the decision: whether the prefix is kata-install's to write; the
@@ -87,5 +88,12 @@ export async function withArtifactSource(
         rule: "install",
       });
   }
+  // What a drop-in of the admin's read after kata-install's replaces: Kata uses it, unchecked.
+  const plannedFiles = new Map(planned.changeset.changes.map((c) => [c.path, c.after]));
+  const replaced = replacedCheck(
+    planned.decision,
+    await nodeDropIns(planned.host, planned.decision, planned.catalog, plannedFiles),
+  );
+  if (replaced !== null) planned.decision.checks.push(replaced);
   return source;
 }

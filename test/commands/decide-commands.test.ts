@@ -287,6 +287,10 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
         `\\[ERROR\\] artifact-paths: 1 configuration file\\(s\\) Kata could not load \\([^)]*\\): qemu: ${dir}/README does not parse: `,
       ),
     );
+    // And warns of the value the admin's later drop-in replaces (the one before ours is replaced).
+    expect(plan.stdout).toContain(
+      `[WARNING] config-replaced: a drop-in of the node's, read after kata-install's, replaces what it decides, and Kata uses the drop-in's: qemu: hypervisor.qemu.shared_fs = "virtio-9p" (${dir}/90-admin.toml) over "virtio-fs" (rule distro-qemu-virtio-fs (rules/shared-fs.toml))\n`,
+    );
     // Decided by nothing: the release's value, which any drop-in replaces.
     expect(run.stdout).toContain(
       `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
@@ -299,6 +303,17 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
       expect.objectContaining({ file: `${dir}/10-admin.toml`, value: "none", applies: false }),
       expect.objectContaining({ file: `${dir}/90-admin.toml`, value: "virtio-9p", applies: true }),
     ]);
+  });
+});
+
+describe("plan, on a node whose admin's later drop-in says what kata-install decides", () => {
+  it("warns of nothing: Kata uses the same value", () => {
+    const node = buildHost(amdSnpCrio());
+    const dir = "/opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d";
+    node.write(`${dir}/90-admin.toml`, '[hypervisor.qemu]\nshared_fs = "virtio-fs"\ndefault_memory = 4096\n');
+    const plan = runCli(["plan", "--host-root", node.root, ...release]);
+    expect(plan.status, plan.stdout.slice(0, 800)).toBe(0);
+    expect(plan.stdout).not.toContain("config-replaced");
   });
 });
 
