@@ -93,7 +93,8 @@ export async function runInstall(
       );
     }
     if (hooks.showPlan) out(renderPlan(saved?.plan ?? planDocument(planned.decision, planned.changeset)));
-    // What the plan warned of is said by the install too: a DaemonSet's log has no plan in it.
+    // What the plan warned of is said by the install too, which shows no plan when run by hand (the
+    // entrypoint's shows it, warnings and all, so they are not said twice).
     const warnings = planned.decision.checks
       .filter((c) => (c.status === "fail" && c.severity === "warning") || c.status === "ignored")
       .map((c) => ({
