@@ -2,6 +2,7 @@
 // new release there, shown as pulls; the check of every path the configurations name). Shared by
 // `plan`, `install --dry-run` and `install`.
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import type { Check } from "../decide/decision.js";
 import type { ArtifactSource } from "../install/artifacts.js";
 import { installChecks } from "../install/install-checks.js";
 import type { JournalStore } from "../install/journal.js";
@@ -38,7 +39,8 @@ export async function withArtifactSource(
   const { source } = planned;
   // What the installed version holds with the source's digests: taken from the node, not pulled.
   const bundled = planned.decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
-  const installed = source === null ? null : ((await store.load())?.artifacts ?? null);
+  const journal = await store.load();
+  const installed = source === null ? null : (journal?.artifacts ?? null);
   const reused = source === null ? NOTHING_REUSED : await reusableArtifacts(installed, source, bundled);
   if (source !== null)
     planned.changeset = await withArtifactUpgrade(
@@ -95,5 +97,30 @@ export async function withArtifactSource(
     await nodeDropIns(planned.host, planned.decision, planned.catalog, plannedFiles),
   );
   if (replaced !== null) planned.decision.checks.push(replaced);
+  const unpinned = unpinnedCheck(planned, journal?.flagShims);
+  if (unpinned !== null) planned.decision.checks.push(unpinned);
   return source;
+}
+
+/**
+ * The last install was given its shims by --shims, and this run has no pin at all: a flag is not
+ * remembered, so this plan's shims are the rules' (more, or fewer). Said, with what changes.
+ */
+function unpinnedCheck(planned: Planned, flagShims: string[] | undefined): Check | null {
+  const { flags, overrides } = planned.prepared;
+  if (flagShims === undefined || flags.shims !== undefined || overrides.shims !== undefined) return null;
+  // SHIMS (or its per-architecture form): the pinned shims carry it as their source.
+  if (planned.decision.shims.some((s) => s.source.kind === "env")) return null;
+  const now = planned.decision.shims.map((s) => s.name);
+  const added = now.filter((s) => !flagShims.includes(s));
+  const dropped = flagShims.filter((s) => !now.includes(s));
+  if (added.length + dropped.length === 0) return null;
+  return {
+    id: "shims-unpinned",
+    severity: "warning",
+    status: "fail",
+    message: `the last install was given --shims ${flagShims.join(",")}; this run names no shims, so it installs the ones the rules choose${added.length > 0 ? `: adds ${added.join(", ")}` : ""}${dropped.length > 0 ? `${added.length > 0 ? ";" : ":"} drops ${dropped.join(", ")}` : ""}`,
+    hint: `give --shims ${flagShims.join(",")} again, or put shims = [${flagShims.map((s) => `"${s}"`).join(", ")}] in the overrides file, where it stays`,
+    rule: "install",
+  };
 }

@@ -110,10 +110,14 @@ export async function runInstall(
       report.restarted !== null ||
       report.files.written.length + report.files.removed.length > 0;
     // The node is installed by now: the probe cache only saves time later, its failure none of this.
-    if (changed)
+    if (changed) {
       await rememberProbes(store, probes, detectOptionsFromEnv(env)).catch((error: Error) =>
         process.stderr.write(`kata-install: the probe cache was not written: ${error.message}\n`),
       );
+      await rememberFlagShims(store, planned.prepared.flags.shims).catch((error: Error) =>
+        process.stderr.write(`kata-install: the --shims given were not recorded: ${error.message}\n`),
+      );
+    }
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
     if (report.artifacts.switched)
@@ -245,6 +249,17 @@ async function loadPlan(file: string, given: InstallOptions) {
  * After an install that changed the node, ask Kata's binaries now in place for their answers and
  * keep them beside the journal, so the next no-op install starts none of them.
  */
+/** The shims --shims gave this install, kept in the journal for later plans (a hint, no more). */
+async function rememberFlagShims(store: JournalStore, shims: string[] | undefined): Promise<void> {
+  const journal = await store.load();
+  if (journal === null) return; // nothing of ours is installed (an uninstall's leftovers, say)
+  const sorted = shims === undefined ? undefined : [...new Set(shims)].sort();
+  if (JSON.stringify(journal.flagShims) === JSON.stringify(sorted)) return;
+  if (sorted === undefined) delete journal.flagShims;
+  else journal.flagShims = sorted;
+  await store.save(journal);
+}
+
 async function rememberProbes(store: JournalStore, probes: ProbeCache, looks: DetectOptions): Promise<void> {
   if (!(await store.host.exists(store.file))) return; // nothing of ours is installed
   const renewed = probes.renewed();

@@ -155,6 +155,12 @@ const JournalSchema = z.object({
   version: z.literal(JOURNAL_VERSION),
   /** What a takeover carried over from kata-deploy (absent: none, or a journal written before it). */
   carried: z.optional(CarriedSchema),
+  /**
+   * The shims the last install that changed the node was given by --shims (a flag is gone with
+   * its run, where SHIMS and the overrides file stay): a later plan without a pin says so. Absent:
+   * that install had no --shims.
+   */
+  flagShims: z.optional(z.array(z.string())),
   /** How to restart the runtime whose files were changed (uninstall restarts it the same way). */
   runtime: z.nullable(z.object({ action: PlanActionSchema, socket: z.nullable(z.string()) })),
   /**

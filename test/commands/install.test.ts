@@ -434,6 +434,30 @@ describe("an OCI layout copied in part", () => {
   });
 });
 
+describe("an install given --shims, then a run without", () => {
+  it("says the flag is not remembered, and what the rules' shims change; a pin, or an install without, quiets it", async () => {
+    const host = await answering();
+    try {
+      const at = ["--host-root", host.root, "--artifacts", `dir:${artifacts}`];
+      expect(runCli(["install", ...at, "--shims", "qemu"]).status).toBe(0);
+      const warning =
+        "shims-unpinned: the last install was given --shims qemu; this run names no shims, so it installs the ones the rules choose: adds clh, clh-runtime-rs, dragonball, qemu-runtime-rs";
+      expect(runCli(["plan", ...at]).stdout).toContain(`[WARNING] ${warning}\n`);
+      // A pin, however given, is what this run installs: nothing to say.
+      expect(runCli(["plan", ...at, "--shims", "qemu"]).stdout).not.toContain("shims-unpinned");
+      expect(runCli(["plan", ...at], { env: { SHIMS: "qemu" } }).stdout).not.toContain("shims-unpinned");
+      // A no-op install keeps the record; one that changes the node without --shims drops it.
+      expect(runCli(["install", ...at, "--shims", "qemu"]).stdout).toContain("Nothing to do");
+      const unpinned = runCli(["install", ...at]);
+      expect(unpinned.status, unpinned.stderr).toBe(0);
+      expect(unpinned.stderr).toContain(`kata-install: warning: ${warning}\n`);
+      expect(runCli(["plan", ...at]).stdout).not.toContain("shims-unpinned");
+    } finally {
+      host.close();
+    }
+  });
+});
+
 describe("a runtime that does not come back after its restart", () => {
   it("the run is rolled back, the restart on the old files owed and shown; the next install pays it", async () => {
     // systemctl succeeds, but nothing answers on containerd's socket.
