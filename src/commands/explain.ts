@@ -5,6 +5,7 @@
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import type { Source } from "../decide/provenance.js";
+import { dotted } from "../detect/toml.js";
 import { UserError } from "../errors.js";
 import { type Explained, explainDocument, renderExplain, selectExplained } from "../output/explain.js";
 import { valueAt } from "../release/config-file.js";
@@ -79,6 +80,25 @@ export async function runExplain(
     const { dropIns, problems } = await nodeDropIns(host, decision, catalog);
     // Kata refuses a configuration whose drop-in does not parse: no value of it can be told.
     for (const p of problems) notes.push(`${p}: Kata would not load this configuration`);
+    // A key only the admin's drop-ins set is a value Kata uses too: shown, from the release's.
+    for (const [handler, list] of dropIns)
+      for (const key of new Set(list.flatMap((d) => Object.keys(dotted(d.table))))) {
+        if (values.some((v) => v.shim === handler && v.key === key)) continue;
+        const shipped = release?.shims.has(handler) ? release : null;
+        const value =
+          shipped === null ? undefined : valueAt(baseTable(shipped, decision, handler) ?? {}, key);
+        values.push({
+          kind: "config",
+          key,
+          shim: handler,
+          value: value ?? null,
+          source:
+            shipped === null
+              ? { kind: "default", name: "no file kata-install read (the release's is not known here)" }
+              : releaseSource(shipped, handler),
+          beaten: [],
+        });
+      }
     for (const v of values) {
       if (v.kind !== "config" || v.shim === undefined) continue;
       const set = setOnNode(dropIns, v.shim, v.key);

@@ -6,7 +6,7 @@ import type { DetectContext } from "./context.js";
 import { deployEdits } from "./kata-deploy-edits.js";
 import { type HandlerPlacement, RUNTIME_LAYOUTS } from "./runtime/layouts.js";
 import { defineSource } from "./source.js";
-import { isTable, readToml } from "./toml.js";
+import { dotted, isTable, readToml } from "./toml.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
 /** Where kata-install keeps its journal under the prefix (the install issue). */
@@ -155,18 +155,6 @@ export const KATA_DEPLOY_DROP_INS = [
   "50-user-overrides.toml",
   "50-overrides.toml",
 ];
-
-/** A drop-in's values as dotted keys ("hypervisor.qemu.default_memory"). */
-function dotted(table: Record<string, unknown>, prefix = ""): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(table)) {
-    const path = prefix ? `${prefix}.${key}` : key;
-    if (value !== null && typeof value === "object" && !Array.isArray(value))
-      Object.assign(out, dotted(value as Record<string, unknown>, path));
-    else out[path] = value;
-  }
-  return out;
-}
 
 /**
  * kata-deploy's traces: its per-shim configuration copies (runtimes/<shim>/, with its header) and

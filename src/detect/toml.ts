@@ -41,3 +41,14 @@ export function dig(table: unknown, keys: readonly string[]): unknown {
 export function isTable(value: unknown): value is TomlTable {
   return value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Date);
 }
+
+/** A table's values as dotted keys ("hypervisor.qemu.default_memory"). */
+export function dotted(table: Record<string, unknown>, prefix = ""): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(table)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (isTable(value)) Object.assign(out, dotted(value, path));
+    else out[path] = value;
+  }
+  return out;
+}

@@ -295,6 +295,10 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
     expect(run.stdout).toContain(
       `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
     );
+    // Asked for the shim, the keys only the admin's drop-ins set are listed too: Kata uses them.
+    expect(runCli(["explain", "--host-root", node.root, "qemu", ...release]).stdout).toContain(
+      `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
+    );
     const doc = JSON.parse(
       runCli(["explain", "--json", "--host-root", node.root, "qemu:hypervisor.qemu.shared_fs", ...release])
         .stdout,
