@@ -198,6 +198,8 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       out(
         `Uninstall would restore ${preview.changes.length - removed} file(s), remove ${removed}, and the artifacts under ${prefixOf(store)}.\n`,
       );
+      // What is not kata-install's in a directory it made stays, and the directory with it.
+      for (const entry of preview.kept) out(`  would leave ${entry}: not kata-install's\n`);
     }
     return 0;
   }

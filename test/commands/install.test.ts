@@ -91,6 +91,16 @@ describe("install, again, and uninstall", () => {
       /\nUninstall would restore 1 file\(s\), remove 10, and the artifacts under \/opt\/kata\.\n$/,
     );
     expect(snapshot(host.root)).toEqual(before);
+    // An admin's file in a directory kata-install made: uninstall leaves it, and says so first.
+    const mine = path.join(host.root, "opt/kata/share/defaults/kata-containers/runtimes/qemu/notes.txt");
+    fs.writeFileSync(mine, "mine\n");
+    try {
+      expect(cli("uninstall", "--dry-run").stdout).toMatch(
+        /\n {2}would leave \/opt\/kata\/share\/defaults\/kata-containers\/runtimes\/qemu\/notes\.txt: not kata-install's\n$/,
+      );
+    } finally {
+      fs.rmSync(mine);
+    }
   });
 
   it("uninstall gives every file back, byte for byte, and restarts containerd", () => {

@@ -13,7 +13,12 @@ describe("previewUninstall", () => {
     host.write("/opt/kata/.install/.keep", "");
     const store = journalFor(host.host, "/opt/kata");
     await store.save(emptyJournal());
-    expect(await previewUninstall(store)).toEqual({ installed: true, cutShort: false, changes: [] });
+    expect(await previewUninstall(store)).toEqual({
+      installed: true,
+      cutShort: false,
+      changes: [],
+      kept: [],
+    });
     await store.save({
       ...emptyJournal(),
       staging: { dir: "/opt/kata/versions/abc.partial", version: "/opt/kata/versions/abc", createdDirs: [] },
