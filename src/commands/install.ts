@@ -247,10 +247,6 @@ async function loadPlan(file: string, given: InstallOptions) {
   };
 }
 
-/**
- * After an install that changed the node, ask Kata's binaries now in place for their answers and
- * keep them beside the journal, so the next no-op install starts none of them.
- */
 /** The shims --shims gave this install, kept in the journal for later plans (a hint, no more). */
 async function rememberFlagShims(store: JournalStore, shims: string[] | undefined): Promise<void> {
   const journal = await store.load();
@@ -262,6 +258,10 @@ async function rememberFlagShims(store: JournalStore, shims: string[] | undefine
   await store.save(journal);
 }
 
+/**
+ * After an install that changed the node, ask Kata's binaries now in place for their answers and
+ * keep them beside the journal, so the next no-op install starts none of them.
+ */
 async function rememberProbes(store: JournalStore, probes: ProbeCache, looks: DetectOptions): Promise<void> {
   if (!(await store.host.exists(store.file))) return; // nothing of ours is installed
   const renewed = probes.renewed();
