@@ -1,7 +1,8 @@
 import path from "node:path";
-import { detectOptionsFromEnv } from "../detect/context.js";
+import { detectOptionsFromEnv, kataDirFromEnv } from "../detect/context.js";
 import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
+import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import type { StrategyName } from "../host/command.js";
 import { openHost } from "../host/open.js";
@@ -35,10 +36,7 @@ export async function runFacts(
   out: (text: string) => void,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<number> {
-  const facts =
-    options.facts !== undefined
-      ? await loadFacts(options.facts)
-      : await detectFacts(await openHost(options.hostRoot, options.hostExec), detectOptionsFromEnv(env));
+  const facts = options.facts !== undefined ? await loadFacts(options.facts) : await detectNode(options, env);
   if (options.json && options.nfd) throw new UserError("--json and --nfd: choose one");
   if (options.nfd) out(await nfdFeatures(facts, options.hostRoot, "kata-install facts --nfd"));
   else if (options.json) out(`${JSON.stringify(facts, null, 2)}\n`);
@@ -50,4 +48,17 @@ export async function runFacts(
       ),
     );
   return 0;
+}
+
+/**
+ * The node's facts, as a plan reads them: what kata-install's own binaries answered its last
+ * install is taken from its probe cache (read only: facts writes nothing), not asked again.
+ */
+async function detectNode(
+  options: FactsOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Facts> {
+  const host = await openHost(options.hostRoot, options.hostExec);
+  const probes = await ProbeCache.load(host, kataDirFromEnv(env));
+  return detectFacts(host, { probes, ...detectOptionsFromEnv(env) });
 }

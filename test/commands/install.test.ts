@@ -76,6 +76,22 @@ describe("install, again, and uninstall", () => {
     expect(cli("plan", "--detailed-exitcode").status).toBe(0);
   });
 
+  it("facts takes what kata-install's binaries answered from the install's probe cache, as a plan does", () => {
+    const file = path.join(host.root, "opt/kata/.install/probes.json");
+    const saved = fs.readFileSync(file, "utf8");
+    const key = "run:/opt/kata/bin/containerd-shim-kata-v2\0--version";
+    const probes = JSON.parse(saved);
+    probes[key].result.stdout = "base bin/containerd-shim-kata-v2 9.9.9\n";
+    fs.writeFileSync(file, JSON.stringify(probes));
+    const before = snapshot(host.root);
+    try {
+      expect(JSON.parse(cli("facts", "--json").stdout).kata.version).toBe("9.9.9");
+      expect(snapshot(host.root)).toEqual(before); // read only
+    } finally {
+      fs.writeFileSync(file, saved);
+    }
+  });
+
   it("uninstall --dry-run shows the restoring diffs and changes nothing", () => {
     const before = snapshot(host.root);
     const run = cli("uninstall", "--dry-run");
