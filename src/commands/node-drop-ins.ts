@@ -7,6 +7,7 @@ import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import { type Decided, describeSource } from "../decide/provenance.js";
 import type { Host } from "../host/host.js";
+import { show } from "../output/explain.js";
 import { parseKataToml, valueAt } from "../release/config-file.js";
 import { readDropIns } from "../release/drop-in-dir.js";
 import { DECIDED_DROP_IN, handlersFor } from "../render/layout.js";
@@ -98,9 +99,9 @@ export function replacedCheck(
         .at(-1);
       // Held against what kata-install's drop-in says (a list it joined to the release's, say).
       const written = valueAt(read.ours.get(handler) ?? {}, key) ?? decided.value;
-      if (last !== undefined && !sameValue(last.value, written))
+      if (last !== undefined && show(last.value) !== show(written))
         replaced.push(
-          `${handler}: ${key} = ${shown(last.value)} (${last.file}) over ${shown(written)} (${describeSource(decided.source)})`,
+          `${handler}: ${key} = ${show(last.value)} (${last.file}) over ${show(written)} (${describeSource(decided.source)})`,
         );
     }
   if (replaced.length === 0) return null;
@@ -113,6 +114,3 @@ export function replacedCheck(
     rule: "install",
   };
 }
-
-const shown = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x));
-const sameValue = (a: unknown, b: unknown) => shown(a) === shown(b);

@@ -283,7 +283,7 @@ export function renderExplain(values: Explained[]): string {
 }
 
 /** A value as TOML-ish text: JSON, with a release's large integers (bigints) as their digits. */
-function show(value: unknown): string {
+export function show(value: unknown): string {
   return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)) ?? "undefined";
 }
 
