@@ -67,7 +67,13 @@ export interface CustomRuntimeSpec {
 const HANDLER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export interface Overrides {
+  /** Where it was read, on this machine: what messages name. */
   file: string;
+  /**
+   * The node's own file, by its path on the node (under any host root): what the files written
+   * there name, so that a run under /host and one on the node itself write the same bytes.
+   */
+  nodePath?: string;
   /** The sha256 of the text these settings were parsed from (null: no file): what a saved plan keeps. */
   sha256: string | null;
   shims?: string[];

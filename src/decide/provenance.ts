@@ -11,7 +11,8 @@ export type Source =
   | { kind: "default"; name: string }
   | { kind: "rule"; name: string; file: string; why: string; priority: number }
   | { kind: "env"; name: string }
-  | { kind: "overrides"; name: string; file: string; line?: number }
+  /** `nodePath`: the node's own overrides file, by its path there (Overrides.nodePath). */
+  | { kind: "overrides"; name: string; file: string; line?: number; nodePath?: string }
   | { kind: "flag"; name: string }
   | { kind: "derived"; name: string; from: Source }
   /**
@@ -95,6 +96,17 @@ export function describeSource(source: Source): string {
   }
 }
 
+/**
+ * describeSource() for a comment in a file written on the node: the node's own overrides file by
+ * its path there, not where this run found it (/host/etc/…): the same decisions, the same bytes.
+ */
+export function describeSourceOnNode(source: Source): string {
+  if (source.kind === "overrides" && source.nodePath !== undefined)
+    return describeSource({ ...source, file: source.nodePath });
+  if (source.kind === "derived") return `${source.name}, from ${describeSourceOnNode(source.from)}`;
+  return describeSource(source);
+}
+
 export function isOverride(source: Source): boolean {
   return rank(source)[0] >= RANK.env;
 }
@@ -118,5 +130,11 @@ export function ruleSource(rule: Rule): Source {
 }
 
 export function overridesSource(overrides: Overrides, path: Array<string | number>, name: string): Source {
-  return { kind: "overrides", name, file: overrides.file, line: overrides.lineOf(path) };
+  return {
+    kind: "overrides",
+    name,
+    file: overrides.file,
+    line: overrides.lineOf(path),
+    ...(overrides.nodePath !== undefined ? { nodePath: overrides.nodePath } : {}),
+  };
 }

@@ -1,6 +1,8 @@
 // The administrator's overrides file, read for decide to parse: one given with --overrides is the
 // user's own file (read as given, links and all); the node's default one is the host's, read
 // through the Host (its links followed inside the host root, a FIFO or an oversized file refused).
+import fs from "node:fs";
+import path from "node:path";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError } from "../decide/input-error.js";
 import { emptyOverrides, type Overrides, parseOverrides } from "../decide/overrides.js";
@@ -22,7 +24,10 @@ export async function readOverrides(
   checkIds: ReadonlySet<string>,
 ): Promise<Overrides> {
   if (given === null) return emptyOverrides();
-  const { file, read } = given === undefined ? await readNodeOverrides(hostRoot) : userOverrides(given);
+  const { file, read, nodePath } =
+    given === undefined
+      ? await readNodeOverrides(hostRoot)
+      : { ...userOverrides(given), nodePath: undefined };
   if (!read.ok) {
     if (read.missing && given === undefined) return emptyOverrides();
     throw new InputError("the overrides file cannot be read", [
@@ -32,7 +37,8 @@ export async function readOverrides(
       },
     ]);
   }
-  return parseOverrides(file, read.text, catalog, checkIds);
+  const parsed = parseOverrides(file, read.text, catalog, checkIds);
+  return nodePath === undefined ? parsed : { ...parsed, nodePath };
 }
 
 /** By type first (a FIFO would block the read forever), and bounded. */
@@ -41,10 +47,31 @@ function userOverrides(file: string): { file: string; read: ReadResult } {
 }
 
 /** The node's own, named by where it is on this machine (its link's target, if it is one). */
-async function readNodeOverrides(hostRoot: string): Promise<{ file: string; read: ReadResult }> {
+async function readNodeOverrides(
+  hostRoot: string,
+): Promise<{ file: string; read: ReadResult; nodePath: string }> {
   const host = new Host({ root: hostRoot });
   const read = await host.readText(DEFAULT_OVERRIDES, { maxBytes: MAX_OVERRIDES_BYTES, utf8: true });
   // A path that cannot be resolved (a link loop) failed the read too: named as the host's path.
   const file = await host.resolve(DEFAULT_OVERRIDES).catch(() => host.display(DEFAULT_OVERRIDES));
-  return { file, read };
+  // resolve() keeps a link's target inside the root (the root as given, or its real path): its
+  // path there is the target's on the node.
+  const nodePath = underRoot(host.root, file) ?? underRoot(realPath(host.root), file) ?? DEFAULT_OVERRIDES;
+  return { file, read, nodePath };
+}
+
+/** `file`'s path under `root`, as an absolute path there; null when it is not under it. */
+function underRoot(root: string, file: string): string | null {
+  const inside = path.relative(root, file);
+  return inside === ".." || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)
+    ? null
+    : `/${inside}`;
+}
+
+function realPath(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return dir;
+  }
 }

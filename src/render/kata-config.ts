@@ -6,7 +6,7 @@ import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import { isKernelCmdlineKey, kernelCmdlineProblem } from "../decide/kernel-cmdline.js";
 import type { Decided, Source } from "../decide/provenance.js";
-import { addsToKernelParams, describeSource } from "../decide/provenance.js";
+import { addsToKernelParams, describeSource, describeSourceOnNode } from "../decide/provenance.js";
 import { UserError } from "../errors.js";
 import { moveInstallDir, parseKataToml, valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
@@ -219,7 +219,7 @@ function renderDecided(
         `${describeSource(entry.source)} sets ${key} for ${handler ?? spec.name}: the value ${cmdline}; nothing was written`,
       );
     const list = sections.get(section) ?? [];
-    list.push({ name: key.slice(dot + 1), value, source: describeSource(entry.source) });
+    list.push({ name: key.slice(dot + 1), value, source: describeSourceOnNode(entry.source) });
     sections.set(section, list);
   }
   const template = "kata/decided.toml.njk";

@@ -1,6 +1,6 @@
 // `install` and `uninstall` end to end, as a user runs them, on a test host whose systemctl records
 // its calls and whose containerd socket answers.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -304,6 +304,39 @@ describe("an upgrade cut short, or rolled back, and tried again", () => {
       }
     } finally {
       fs.rmSync(newer, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the node's own overrides file, the node seen under another root", () => {
+  it("the drop-in names the file by its path on the node: the same node under another root plans no change", async () => {
+    const spec = intelContainerd16();
+    spec.files = {
+      ...spec.files,
+      "/etc/kata-containers/kata-install.toml": '[config.qemu]\n"hypervisor.qemu.default_vcpus" = 2\n',
+    };
+    const host = await answeringHost(spec);
+    expect(runCli(["install", "--artifacts", `dir:${artifacts}`, "--host-root", host.root]).status).toBe(0);
+    const dropIn = "opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d/50-kata-install.toml";
+    const text = fs.readFileSync(path.join(host.root, dropIn), "utf8");
+    expect(text).toContain(
+      '# overrides /etc/kata-containers/kata-install.toml:2 config.qemu."hypervisor.qemu.default_vcpus"\ndefault_vcpus = 2\n',
+    );
+    expect(text).not.toContain(host.root);
+    // The same node mounted elsewhere (a DaemonSet's /host, or the node itself): nothing to write.
+    const elsewhere = `${host.root}-elsewhere`;
+    execFileSync("cp", ["-a", host.root, elsewhere]); // devices, sockets and links as they are
+    try {
+      const args = ["--artifacts", `dir:${artifacts}`, "--host-root", elsewhere, "--json"];
+      const plan = JSON.parse(runCli(["plan", ...args]).stdout);
+      expect(plan.changes).toEqual([]);
+      // Messages on this machine still name where the file is here.
+      const explained = runCli(["explain", "--host-root", elsewhere, "qemu:default_vcpus"]);
+      expect(explained.stdout).toContain(
+        `set by overrides ${elsewhere}/etc/kata-containers/kata-install.toml:2`,
+      );
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true });
     }
   });
 });

@@ -41,6 +41,21 @@ describe("the node's default overrides file", () => {
     const overrides = await read(undefined, root);
     expect(overrides.shims).toEqual(["qemu"]);
     expect(overrides.file).toBe(path.join(fs.realpathSync(root), "etc/site/kata.toml"));
+    // What files written on the node name: the target's path there, whatever the root here.
+    expect(overrides.nodePath).toBe("/etc/site/kata.toml");
+  });
+
+  it("is named on the node by its path there, under a root reached through a link too", async () => {
+    const root = hostRoot();
+    fs.writeFileSync(path.join(root, "etc/kata-containers/kata-install.toml"), 'shims = ["qemu"]\n');
+    const link = `${root}-link`;
+    fs.symlinkSync(root, link);
+    made.push(link);
+    for (const seen of [root, link]) {
+      const overrides = await read(undefined, seen);
+      expect(overrides.file).toMatch(/\/etc\/kata-containers\/kata-install\.toml$/);
+      expect(overrides.nodePath).toBe("/etc/kata-containers/kata-install.toml");
+    }
   });
 
   it("a FIFO is refused by type, at once", async () => {
@@ -56,5 +71,13 @@ describe("an overrides file given", () => {
   it("must exist", async () => {
     const missing = path.join(hostRoot(), "nowhere.toml");
     await expect(read(missing, "/")).rejects.toThrow(`${missing}: cannot read: it does not exist`);
+  });
+
+  it("is the user's own file: no path on the node to name it by", async () => {
+    const file = path.join(hostRoot(), "mine.toml");
+    fs.writeFileSync(file, 'shims = ["qemu"]\n');
+    const overrides = await read(file, "/");
+    expect(overrides.file).toBe(file);
+    expect(overrides.nodePath).toBeUndefined();
   });
 });
