@@ -266,7 +266,10 @@ export function renderExplain(values: Explained[]): string {
       v.shim && v.kind !== "shim" && v.kind !== "custom-runtime" ? `[${v.shim}] ${v.key}` : v.key;
     const shown =
       v.value === null && v.source.kind === "default" && v.kind === "config" ? "(not set)" : show(v.value);
-    lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}`);
+    // The value an admin's later drop-in gives is the one Kata runs with: said where the eye lands.
+    const used = v.onNode?.find((d) => d.applies);
+    const replaced = used ? `  — replaced on the node: Kata uses ${show(used.value)}` : "";
+    lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}${replaced}`);
     lines.push(`    set by ${describeSource(v.source)}`);
     const why = whyOf(v.source);
     if (why) lines.push(`      why: ${why}`);

@@ -275,6 +275,9 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
       `    node   "none" from ${dir}/10-admin.toml on the node: read before kata-install's drop-in, which replaces it`,
     );
     expect(lines).toContain(
+      '[qemu] hypervisor.qemu.shared_fs = "virtio-fs"  — replaced on the node: Kata uses "virtio-9p"',
+    );
+    expect(lines).toContain(
       `    but    "virtio-9p" from ${dir}/90-admin.toml on the node: read after kata-install's drop-in: Kata uses this value`,
     );
     expect(run.stdout).toMatch(
@@ -293,11 +296,11 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
     );
     // Decided by nothing: the release's value, which any drop-in replaces.
     expect(run.stdout).toContain(
-      `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
+      `[qemu] hypervisor.qemu.default_memory = 2048  — replaced on the node: Kata uses 1024\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
     );
     // Asked for the shim, the keys only the admin's drop-ins set are listed too: Kata uses them.
     expect(runCli(["explain", "--host-root", node.root, "qemu", ...release]).stdout).toContain(
-      `[qemu] hypervisor.qemu.default_memory = 2048\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
+      `[qemu] hypervisor.qemu.default_memory = 2048  — replaced on the node: Kata uses 1024\n    set by Kata 4.1.0's configuration-qemu.toml\n    but    1024 from ${dir}/10-admin.toml on the node: read after the release's file: Kata uses this value\n`,
     );
     const doc = JSON.parse(
       runCli(["explain", "--json", "--host-root", node.root, "qemu:hypervisor.qemu.shared_fs", ...release])
