@@ -81,6 +81,15 @@ export class Host {
     return this.walk(clean);
   }
 
+  /**
+   * The host path of a path resolve() gave (it is always under the root as given): what the node
+   * itself calls that file; null for a path outside the root.
+   */
+  hostPathOf(resolved: string): string | null {
+    if (this.root === "/") return resolved;
+    return this.contains(resolved) ? `/${path.relative(this.root, resolved)}` : null;
+  }
+
   private contains(real: string): boolean {
     return real === this.root || real.startsWith(`${this.root}${path.sep}`);
   }
@@ -276,7 +285,7 @@ export class Host {
       } catch (error) {
         return notRunnable(file, (error as Error).message);
       }
-      return runCommand("root-exec", this.root, `/${path.relative(this.root, real)}`, args, {
+      return runCommand("root-exec", this.root, this.hostPathOf(real) ?? file, args, {
         timeoutMs: DEFAULT_TIMEOUT_MS,
         ...options,
       });

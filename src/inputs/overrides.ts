@@ -1,8 +1,6 @@
 // The administrator's overrides file, read for decide to parse: one given with --overrides is the
 // user's own file (read as given, links and all); the node's default one is the host's, read
 // through the Host (its links followed inside the host root, a FIFO or an oversized file refused).
-import fs from "node:fs";
-import path from "node:path";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError } from "../decide/input-error.js";
 import { emptyOverrides, type Overrides, parseOverrides } from "../decide/overrides.js";
@@ -54,24 +52,6 @@ async function readNodeOverrides(
   const read = await host.readText(DEFAULT_OVERRIDES, { maxBytes: MAX_OVERRIDES_BYTES, utf8: true });
   // A path that cannot be resolved (a link loop) failed the read too: named as the host's path.
   const file = await host.resolve(DEFAULT_OVERRIDES).catch(() => host.display(DEFAULT_OVERRIDES));
-  // resolve() keeps a link's target inside the root (the root as given, or its real path): its
-  // path there is the target's on the node.
-  const nodePath = underRoot(host.root, file) ?? underRoot(realPath(host.root), file) ?? DEFAULT_OVERRIDES;
-  return { file, read, nodePath };
-}
-
-/** `file`'s path under `root`, as an absolute path there; null when it is not under it. */
-function underRoot(root: string, file: string): string | null {
-  const inside = path.relative(root, file);
-  return inside === ".." || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)
-    ? null
-    : `/${inside}`;
-}
-
-function realPath(dir: string): string {
-  try {
-    return fs.realpathSync(dir);
-  } catch {
-    return dir;
-  }
+  // resolve() keeps a link's target inside the root: its path there is the target's on the node.
+  return { file, read, nodePath: host.hostPathOf(file) ?? DEFAULT_OVERRIDES };
 }
