@@ -85,14 +85,27 @@ export async function runInstall(
     const probes = await ProbeCache.load(host, prefix);
     const planned = await planPipeline(options, env, { prepared, host, probes });
     const source = await withArtifactSource(planned, store);
-    if (saved) await saved.refuseIfMoved(planned, { hostRoot: options.hostRoot, env, source });
+    const asSaved = saved
+      ? await saved.refuseIfMoved(planned, {
+          hostRoot: options.hostRoot,
+          env,
+          source,
+          installedVersion: (await store.load())?.artifacts.version ?? null,
+        })
+      : null;
     const blockers = blocking(planned.decision);
     if (blockers.length > 0) {
       throw new UserError(
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; ${refusalHint(blockers.map((c) => c.id)).replace("the errors above", "them")}`,
       );
     }
-    if (hooks.showPlan) out(renderPlan(saved?.plan ?? planDocument(planned.decision, planned.changeset)));
+    // A saved plan applied already is shown as the plan made now: nothing to do, not its changes.
+    if (hooks.showPlan)
+      out(
+        renderPlan(
+          saved && asSaved === "as-made" ? saved.plan : planDocument(planned.decision, planned.changeset),
+        ),
+      );
     // What the plan warned of is said by the install too, which shows no plan when run by hand (the
     // entrypoint's shows it, warnings and all, so they are not said twice).
     const warnings = planned.decision.checks
@@ -120,6 +133,10 @@ export async function runInstall(
     }
     const lines: string[] = [];
     if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
+    if (asSaved === "applied")
+      lines.push(
+        `The saved plan ${given.plan} is applied already: the node is as it leaves it, and the plan made again now changes nothing.`,
+      );
     if (report.artifacts.switched)
       lines.push(
         `Artifacts: version ${report.artifacts.staged?.id} (${report.artifacts.staged?.files} files, ${report.artifacts.staged?.bytes} bytes) switched in.`,
@@ -137,7 +154,7 @@ export async function runInstall(
     if (!changed) lines.push("Nothing to do: the node is as the plan wants it.");
     out(
       options.json
-        ? `${JSON.stringify({ recovered, ...report, warnings }, null, 2)}\n`
+        ? `${JSON.stringify({ recovered, ...(asSaved === null ? {} : { savedPlan: asSaved }), ...report, warnings }, null, 2)}\n`
         : `${lines.join("\n")}\n`,
     );
     hooks.installed?.(planned);

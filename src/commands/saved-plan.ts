@@ -126,14 +126,15 @@ export async function savePlan(
 
 /**
  * Refuse, naming each difference, unless the plan made again now (`planned`, from the saved plan's
- * options, the node as it is and the environment as it is) is the saved one.
+ * options, the node as it is and the environment as it is) is the saved one — or the saved plan was
+ * applied already (a pod restarted with the same KATA_INSTALL_PLAN): "as-made" or "applied".
  */
 export async function refuseIfMoved(
   file: string,
   saved: SavedPlan,
   planned: Planned,
-  made: Pick<Making, "hostRoot" | "env" | "source">,
-): Promise<void> {
+  made: Pick<Making, "hostRoot" | "env" | "source"> & { installedVersion: string | null },
+): Promise<"as-made" | "applied"> {
   const now = await savedPlanOf(planned, {
     ...made,
     options: saved.options,
@@ -145,8 +146,28 @@ export async function refuseIfMoved(
     current[c.path] = read === null ? null : hash(read.bytes);
   }
   const found = differences(saved, now, current);
-  if (found.length > 0)
-    throw new StalePlanError(
-      `the plan in ${file} was not applied: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\nNothing of it was applied. Make the plan again (plan --out ${file}), review it, and apply that.`,
-    );
+  if (found.length === 0) return "as-made";
+  if (appliedAlready(saved, planned, current, made.installedVersion)) return "applied";
+  throw new StalePlanError(
+    `the plan in ${file} was not applied: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\nNothing of it was applied. Make the plan again (plan --out ${file}), review it, and apply that.`,
+  );
+}
+
+/**
+ * The node is as the saved plan leaves it: each file it changes holds what it writes (or is gone),
+ * the artifacts it pulls are the version in place, and the plan made now has nothing to do. Its
+ * inputs no longer match (the facts include what it installed), but applying it would change nothing.
+ */
+function appliedAlready(
+  saved: SavedPlan,
+  planned: Planned,
+  current: Record<string, string | null>,
+  installedVersion: string | null,
+): boolean {
+  const { changes, actions } = planned.changeset;
+  if (changes.length > 0 || actions.length > 0) return false;
+  if (saved.inputs.artifacts !== null && saved.inputs.artifacts !== installedVersion) return false;
+  return saved.plan.changes.every(
+    (c) => (current[c.path] ?? null) === (c.action === "delete" ? null : c.afterHash),
+  );
 }
