@@ -83,7 +83,9 @@ export async function install(
       await store.save(journal);
     }
     crashPoint("restart:before");
-    await restartRuntime(host, action, socket, answerTimeoutMs);
+    await restartRuntime(host, action, socket, answerTimeoutMs).catch((error: Error) => {
+      throw new RestartFailed(error.message, action.target);
+    });
     crashPoint("restart:after");
   };
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
@@ -136,19 +138,25 @@ export async function install(
     // that could not finish has been said already, with what it left.
     if (error instanceof RollbackFailed) throw error;
     let owed: string | null = null;
+    let back: RestartBack = "none";
     try {
       await rollBack(
         () => recover(store),
         error,
         async () => {
-          await rollBackRestart(store, host, socket, answerTimeoutMs);
+          back = await rollBackRestart(store, host, socket, answerTimeoutMs);
           // A takeover undone leaves kata-deploy's node as it was, with no journal of ours.
           if (takingOver) owed = await forgetTakeover(store);
         },
       );
     } catch (cause) {
-      if (owed === null) throw cause;
-      throw new UserError(`${(cause as Error).message}; ${owed}`);
+      // The runtime that failed its restart: what it runs on now, and what is still owed, said.
+      const said =
+        cause === error && error instanceof RestartFailed && owed === null
+          ? new UserError(`${error.message}. ${afterFailedRestart(error.target, back, store)}`)
+          : cause;
+      if (owed === null) throw said;
+      throw new UserError(`${(said as Error).message}; ${owed}`);
     }
   }
   if (artifacts.switched) await commitSwitch(store, prefix);
@@ -205,15 +213,41 @@ async function rollBackRestart(
   host: Host,
   socket: string | null,
   answerTimeoutMs?: number,
-): Promise<void> {
+): Promise<RestartBack> {
   const owed = (await store.load())?.pendingRestart ?? null;
-  if (owed === null) return;
+  if (owed === null) return "none";
   try {
     await restartRuntime(host, owed, socket, answerTimeoutMs);
     await clearPendingRestart(store);
+    return "answers";
   } catch {
     // Left owed, on purpose: said by the plan, done by the next install.
+    return "owed";
   }
+}
+
+/** The runtime's restart on its old files after a rollback: not needed, it answered, or still owed. */
+type RestartBack = "none" | "answers" | "owed";
+
+/** The runtime's restart (or its answer after it) failed: the files it had are put back. */
+class RestartFailed extends UserError {
+  constructor(
+    message: string,
+    readonly target: string,
+  ) {
+    super(message);
+  }
+}
+
+/** After a failed restart and the rollback: where the node and its runtime are, and what is owed. */
+function afterFailedRestart(target: string, back: RestartBack, store: JournalStore): string {
+  const root = store.host.root === "/" ? "" : ` --host-root ${store.host.root}`;
+  const rolled = `Everything this run changed was rolled back: ${target}'s configuration and Kata's files are as they were before it`;
+  if (back === "answers")
+    return `${rolled}, and ${target} was restarted on them and answers. Find why it did not come back on the new one (\`journalctl -u ${target}\`), then install again.`;
+  if (back === "owed")
+    return `${rolled}; ${target} was restarted on them too and did not answer either, so it may still run on the configuration that was rolled back. A restart of ${target} is still owed: \`kata-install plan${root}\` shows it, and the next \`kata-install install${root}\` does it (or restart ${target} yourself once it is mended).`;
+  return `${rolled}.`;
 }
 
 async function clearPendingRestart(store: JournalStore): Promise<void> {

@@ -536,7 +536,7 @@ describe("a runtime that does not come back after its restart", () => {
     ]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(
-      /\nkata-install: containerd after systemctl restart: no answer on \/run\/containerd\/containerd\.sock within 300 ms \(\w+\)\n$/,
+      /\nkata-install: containerd after systemctl restart: no answer on \/run\/containerd\/containerd\.sock within 300 ms \(\w+\)\. Everything this run changed was rolled back: containerd's configuration and Kata's files are as they were before it; containerd was restarted on them too and did not answer either, so it may still run on the configuration that was rolled back\. A restart of containerd is still owed: `kata-install plan --host-root \S+` shows it, and the next `kata-install install --host-root \S+` does it \(or restart containerd yourself once it is mended\)\.\n$/,
     );
     // Byte for byte as before, but for the journal that says a restart is owed: the runtime may
     // have loaded the files that were rolled back, and its second restart did not answer either.
@@ -560,6 +560,46 @@ describe("a runtime that does not come back after its restart", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe("a runtime that does not come back on the new files, but does on the old ones", () => {
+  it("the run is rolled back, and the error says the runtime runs on its old configuration again", () => {
+    // The first restart finds nothing on the socket; the second (after the rollback) starts a listener.
+    const spec = intelContainerd16();
+    spec.commands = {
+      ...spec.commands,
+      "/usr/bin/systemctl": [
+        'root="${0%/usr/bin/systemctl}"',
+        'n=$(cat "$root/restarts" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$root/restarts"',
+        'if [ "$n" -ge 2 ]; then',
+        '  sock="$root/run/containerd/containerd.sock"; rm -f "$sock"',
+        "  python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(4)' \"$sock\" >/dev/null 2>&1 &",
+        '  while [ ! -S "$sock" ]; do sleep 0.05; done',
+        "fi",
+        "exit 0",
+      ].join("\n"),
+    };
+    const host = buildHost(spec);
+    const config = path.join(host.root, "etc/containerd/config.toml");
+    const before = fs.readFileSync(config);
+    const run = runCli([
+      "install",
+      "--host-root",
+      host.root,
+      "--artifacts",
+      `dir:${artifacts}`,
+      "--runtime-timeout",
+      "1",
+    ]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /\nkata-install: containerd after systemctl restart: no answer on \/run\/containerd\/containerd\.sock within 1 s \(\w+\)\. Everything this run changed was rolled back: containerd's configuration and Kata's files are as they were before it, and containerd was restarted on them and answers\. Find why it did not come back on the new one \(`journalctl -u containerd`\), then install again\.\n$/,
+    );
+    expect(fs.readFileSync(path.join(host.root, "restarts"), "utf8")).toBe("2\n");
+    expect(fs.readFileSync(config)).toEqual(before);
+    // Nothing is owed: the restart on the old files answered.
+    expect(runCli(["plan", "--host-root", host.root]).stdout).not.toMatch(/still owed/);
   });
 });
 
