@@ -210,13 +210,14 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     else {
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
-      // Counted as the uninstall itself counts them: a file it made goes, one it changed comes back.
-      const removed = preview.changes.filter((c) => c.action === "delete").length;
       out(
-        `Uninstall would restore ${preview.changes.length - removed} file(s), remove ${removed}, and the artifacts under ${prefixOf(store)}.\n`,
+        `Uninstall would restore ${preview.restored.length} file(s), remove ${preview.removed.length}, and the artifacts under ${prefixOf(store)}.\n`,
       );
+      for (const left of preview.leftEdited) out(`  would leave ${left.path}: ${left.what}\n`);
       // What is not kata-install's in a directory it made stays, and the directory with it.
       for (const entry of preview.kept) out(`  would leave ${entry}: not kata-install's\n`);
+      for (const dir of preview.leftDirs)
+        out(`  would leave ${dir}: a directory kata-install created, not empty: left in place\n`);
     }
     return 0;
   }

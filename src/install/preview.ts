@@ -1,49 +1,75 @@
 // What an uninstall would do, without doing it: for each journalled file, its current bytes and
 // the bytes it would get back, as the same kind of change a plan shows.
-import { change, type FileChange, hash } from "../render/changeset.js";
-import { dropBlock } from "../render/toml-edit.js";
-import { readEntry, tempOf } from "./fs-ops.js";
+import { change, type FileChange } from "../render/changeset.js";
+import { createdOf, fateOf, uninstallOrder } from "./fate.js";
+import { tempOf } from "./fs-ops.js";
 import { type Journal, type JournalStore, wasCutShort } from "./journal.js";
 import { recordedVersions } from "./prefix.js";
 import { prefixOf } from "./switch.js";
 
-export async function previewUninstall(
-  store: JournalStore,
-): Promise<{ installed: boolean; cutShort: boolean; changes: FileChange[]; kept: string[] }> {
+export interface UninstallPreview {
+  installed: boolean;
+  cutShort: boolean;
+  changes: FileChange[];
+  /** As the uninstall itself counts them: a file it made goes, one it changed comes back. */
+  restored: string[];
+  removed: string[];
+  /** Files edited since the install, with what the uninstall would do to them. */
+  leftEdited: Array<{ path: string; what: string }>;
+  kept: string[];
+  /** The directories kata-install made that would not be empty, deepest first as uninstall finds them. */
+  leftDirs: string[];
+}
+
+export async function previewUninstall(store: JournalStore): Promise<UninstallPreview> {
   const journal = await store.load();
-  if (journal === null) return { installed: false, cutShort: false, changes: [], kept: [] };
-  const changes: FileChange[] = [];
-  for (const [path, record] of Object.entries(journal.files)) {
-    const current = await readEntry(store.host, path, record.link === true);
-    const text = current?.bytes.toString("utf8") ?? null;
+  const preview: UninstallPreview = {
+    installed: journal !== null,
+    cutShort: journal !== null && wasCutShort(journal),
+    changes: [],
+    restored: [],
+    removed: [],
+    leftEdited: [],
+    kept: [],
+    leftDirs: [],
+  };
+  if (journal === null) return preview;
+  const created = createdOf(journal.files);
+  for (const [path, record] of uninstallOrder(journal.files)) {
+    const fate = await fateOf(store.host, path, record, created);
+    const text = fate.current?.bytes.toString("utf8") ?? null;
+    const original = record.original;
     let after: string | null;
-    if (current === null || hash(current.bytes) === record.afterHash) {
-      const original = record.original;
+    let reason = "restored as it was before kata-install";
+    if (fate.kind === "back") {
       after =
         original === "absent"
           ? null
           : "link" in original
             ? original.link
             : (await store.bytesOf(original.backup)).toString("utf8");
-    } else if (record.editedInPlace && text !== null) after = dropBlock(text, path, record.block ?? "");
-    else after = text;
-    const original = record.original;
-    const c = change(
-      path,
-      text,
-      after,
-      original === "absent" || "link" in original ? 0o644 : original.mode,
-      "restored as it was before kata-install",
-      record.role,
-    );
-    if (c) changes.push(record.link ? { ...c, link: true } : c);
+      (original === "absent" ? preview.removed : preview.restored).push(path);
+    } else {
+      after = fate.text ?? text;
+      reason = fate.what;
+      preview.leftEdited.push({ path, what: fate.what });
+    }
+    // An edited file keeps its mode; one given back gets its own.
+    const mode =
+      fate.kind === "edited"
+        ? fate.current.meta.mode
+        : original === "absent" || "link" in original
+          ? 0o644
+          : original.mode;
+    const c = change(path, text, after, mode, reason, record.role);
+    if (c) preview.changes.push(record.link ? { ...c, link: true } : c);
   }
-  return {
-    installed: true,
-    cutShort: wasCutShort(journal),
-    changes,
-    kept: await keptEntries(store, journal),
-  };
+  preview.kept = await keptEntries(store, journal);
+  const staying = [...preview.kept, ...preview.leftEdited.map((l) => l.path)];
+  preview.leftDirs = [...journal.dirs]
+    .sort((a, b) => b.length - a.length)
+    .filter((dir) => staying.some((entry) => entry.startsWith(`${dir}/`)));
+  return preview;
 }
 
 /**

@@ -112,10 +112,69 @@ describe("install, again, and uninstall", () => {
     fs.writeFileSync(mine, "mine\n");
     try {
       expect(cli("uninstall", "--dry-run").stdout).toMatch(
-        /\n {2}would leave \/opt\/kata\/share\/defaults\/kata-containers\/runtimes\/qemu\/notes\.txt: not kata-install's\n$/,
+        /\n {2}would leave \/opt\/kata\/share\/defaults\/kata-containers\/runtimes\/qemu\/notes\.txt: not kata-install's\n {2}would leave \/opt\/kata\/share\/defaults\/kata-containers\/runtimes\/qemu: a directory kata-install created, not empty: left in place\n/,
       );
     } finally {
       fs.rmSync(mine);
+    }
+  });
+
+  it("uninstall --dry-run says what uninstall does with files edited since the install", async () => {
+    const main = path.join(host.root, "etc/containerd/config.toml");
+    const shim = path.join(
+      host.root,
+      "opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+    );
+    const [savedMain, savedShim] = [main, shim].map((f) => fs.readFileSync(f)) as [Buffer, Buffer];
+    fs.appendFileSync(main, "# the admin's note\n");
+    fs.appendFileSync(shim, "# tuned by hand\n");
+    const copy = fs.mkdtempSync(path.join(path.dirname(host.root), "edited-"));
+    try {
+      const dry = cli("uninstall", "--dry-run");
+      expect(dry.status).toBe(0);
+      // The admin's edit survives in what the dry run shows, and nothing of it is deleted.
+      expect(dry.stdout).not.toContain(
+        "# delete /opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+      );
+      expect(dry.stdout).toContain(" # the admin's note\n");
+      const said = (text: string, verb: string) =>
+        text
+          .split("\n")
+          .filter((l) => l.startsWith(`  ${verb} `))
+          .map((l) => l.slice(verb.length + 3));
+      // The same node, uninstalled for real: the dry run said what it did.
+      // cp -a, as an admin would: the test host holds device nodes Node's copy refuses.
+      execFileSync("cp", ["-a", `${host.root}/.`, copy]);
+      const socket = path.join(copy, "run/containerd/containerd.sock");
+      fs.rmSync(socket);
+      const answer = net.createServer((c) => c.end());
+      await new Promise<void>((resolve) => answer.listen(socket, resolve));
+      try {
+        const real = runCli(["uninstall", "--host-root", copy]);
+        expect(real.status).toBe(0);
+        const counts = /^Restored (\d+) file\(s\), removed (\d+)/.exec(real.stdout);
+        expect(dry.stdout).toContain(
+          `Uninstall would restore ${counts?.[1]} file(s), remove ${counts?.[2]},`,
+        );
+        expect(said(dry.stdout, "would leave")).toEqual(said(real.stdout, "left"));
+        const [first, second, ...dirs] = said(real.stdout, "left");
+        expect([first, second]).toEqual([
+          "/etc/containerd/config.toml: edited after the install: only kata-install's block was removed, the rest kept as it is",
+          "/opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml: edited after the install: left in place",
+        ]);
+        // The shim's directory and those above it that kata-install made stay with the edited file.
+        expect(dirs[0]).toBe(
+          "/opt/kata/share/defaults/kata-containers/runtimes/qemu: a directory kata-install created, not empty: left in place",
+        );
+        for (const dir of dirs)
+          expect(dir).toMatch(/^\/opt\S*: a directory kata-install created, not empty: left in place$/);
+      } finally {
+        answer.close();
+      }
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+      fs.writeFileSync(main, savedMain);
+      fs.writeFileSync(shim, savedShim);
     }
   });
 

@@ -17,7 +17,11 @@ describe("previewUninstall", () => {
       installed: true,
       cutShort: false,
       changes: [],
+      restored: [],
+      removed: [],
+      leftEdited: [],
       kept: [],
+      leftDirs: [],
     });
     await store.save({
       ...emptyJournal(),

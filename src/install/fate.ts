@@ -1,0 +1,86 @@
+// What uninstall does with one journalled file, decided in one place for the uninstall and its
+// dry run: a file as kata-install left it gets the node's own back (or goes, if kata-install made
+// it); a file edited since keeps the edit, with only kata-install's parts taken out.
+import { parse } from "smol-toml";
+import { tomlErrorText } from "../detect/toml.js";
+import type { Host } from "../host/host.js";
+import { hash } from "../render/changeset.js";
+import { hasEditedKey, revertKeys } from "../render/key-edit.js";
+import { dropBlock, otherInstalls, removeImports } from "../render/toml-edit.js";
+import { readEntry } from "./fs-ops.js";
+import type { FileRecord } from "./journal.js";
+
+type Entry = NonNullable<Awaited<ReturnType<typeof readEntry>>>;
+
+export type Fate =
+  /** As kata-install left it (or gone): its original comes back, or it goes if it had none. */
+  | { kind: "back"; current: Entry | null }
+  /** Edited since: `text` is what it becomes (null: nothing of ours was in it), `what` says so. */
+  | { kind: "edited"; current: Entry; text: string | null; what: string };
+
+/** `created`: the files kata-install made, whose imports in the admin's file go with them. */
+export async function fateOf(
+  host: Host,
+  path: string,
+  record: FileRecord,
+  created: ReadonlySet<string>,
+): Promise<Fate> {
+  const current = await readEntry(host, path, record.link === true);
+  if (current === null || hash(current.bytes) === record.afterHash) return { kind: "back", current };
+  return { kind: "edited", current, ...givenBack(current.bytes.toString("utf8"), path, record, created) };
+}
+
+/** The files kata-install created, of a journal's records. */
+export function createdOf(files: Record<string, FileRecord>): Set<string> {
+  return new Set(
+    Object.entries(files)
+      .filter(([, r]) => r.original === "absent")
+      .map(([p]) => p),
+  );
+}
+
+/** The order uninstall takes them in: the runtime must stop pointing at Kata before Kata's files go. */
+export function uninstallOrder(files: Record<string, FileRecord>): Array<[string, FileRecord]> {
+  return Object.entries(files)
+    .reverse()
+    .sort(([, a], [, b]) => (a.role === b.role ? 0 : a.role === "runtime" ? -1 : 1));
+}
+
+/**
+ * A file someone edited since the install, with kata-install's parts taken out and the rest kept:
+ * from the admin's own file its block and the line it edited (handed to another install still
+ * there), from containerd's main file its imports of kata-install's drop-ins, which would keep
+ * containerd from starting once they are gone. Null text: nothing of kata-install's was in it.
+ */
+function givenBack(
+  text: string,
+  path: string,
+  record: FileRecord,
+  created: ReadonlySet<string>,
+): { text: string | null; what: string } {
+  let out = text;
+  let what = "edited after the install: left in place";
+  if (record.editedInPlace) {
+    const suffix = record.block ?? "";
+    const rest = dropBlock(text, path, suffix);
+    const heir = otherInstalls(rest, suffix)[0] ?? null;
+    out = revertKeys(rest, suffix, heir);
+    what = !hasEditedKey(text, suffix)
+      ? "edited after the install: only kata-install's block was removed, the rest kept as it is"
+      : heir === null
+        ? "edited after the install: only kata-install's block was removed and the line it edited given back, the rest kept as it is"
+        : `edited after the install: only kata-install's block was removed, and the line it edited left to the install still there (${heir === "" ? "the default one" : `MULTI_INSTALL_SUFFIX=${heir}`}), the rest kept as it is`;
+  } else if (record.role === "runtime" && record.original !== "absent") {
+    out = removeImports(text, (entry) => created.has(entry));
+    if (out !== text)
+      what = "edited after the install: only kata-install's imports were removed, the rest kept as it is";
+  }
+  // The admin's edit may have left the file unreadable: the runtime will not start on it either.
+  if (record.role === "runtime" && path.endsWith(".toml"))
+    try {
+      parse(out);
+    } catch (error) {
+      what += `; it is not valid TOML (${tomlErrorText(error)}): the runtime will not start on it until it is fixed`;
+    }
+  return { text: out === text ? null : out, what };
+}
