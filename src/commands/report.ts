@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { UserError } from "../errors.js";
 import { prepare } from "../inputs/prepare.js";
-import { renderOverrides, renderPoolOverrides, renderReport } from "../output/report.js";
+import { indented, renderOverrides, renderPoolOverrides, renderReport } from "../output/report.js";
 import { buildReport } from "../report/report.js";
 import type { Scanners } from "../report/scan-start.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
@@ -46,7 +46,7 @@ export async function runReport(
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = await prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
     loaded = await fromFactsDir(options.factsDir, prepared, process.env, scanners);
-    from = `facts in ${options.factsDir}`;
+    from = `facts in ${options.factsDir}${options.overrides !== undefined ? `, decided with the overrides in ${options.overrides}` : ""}`;
   } else {
     const { kubeApi } = await import("../kube/api.js");
     const api = await kubeApi(options.kubeconfig);
@@ -58,9 +58,9 @@ export async function runReport(
     throw new UserError(
       loaded.skipped.length === 0
         ? `${from}: no node to report on${options.factsDir !== undefined ? " (no <node>.json file there: save each node's `kata-install facts --json` as one)" : ""}`
-        : `${from}: no node's facts could be read:\n${loaded.skipped.map((s) => `  ${s.source}: ${s.reason}`).join("\n")}`,
+        : `${from}: no node's facts could be read:\n${loaded.skipped.map((s) => `  ${s.source}: ${indented(s.reason)}`).join("\n")}`,
     );
-  const report = buildReport(loaded.nodes, loaded.skipped);
+  const report = buildReport(loaded.nodes, loaded.skipped, loaded.partial);
   const written: string[] = [];
   if (options.emitOverrides !== undefined) {
     const file = options.emitOverrides;
@@ -83,7 +83,7 @@ export async function runReport(
   out(
     options.json
       ? `${JSON.stringify({ ...report, decisions: loaded.decisions, written }, null, 2)}\n`
-      : renderReport(report, written),
+      : renderReport(report, from, written),
   );
   // Files given to be read that could not be: the report is partial, and a script must know. A
   // node of a cluster without a summary yet is the cluster's news, not an input error.

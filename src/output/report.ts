@@ -42,18 +42,36 @@ function poolLines(pool: Pool, total: number): string[] {
   return lines;
 }
 
-export function renderReport(report: ClusterReport, written: string[] = []): string {
+/** A reason of several lines (a schema's problems), its later lines under the first's. */
+export function indented(reason: string, by = "    "): string {
+  return reason.split("\n").join(`\n${by}`);
+}
+
+/** Each file's line, up to LIST of them, then how many more (the JSON has them all). */
+function fileLines(list: ClusterReport["skipped"], verb: string): string[] {
+  const lines = list.slice(0, LIST).map((s) => `  ${verb} ${s.source}: ${indented(s.reason)}`);
+  if (list.length > LIST) lines.push(`  … and ${list.length - LIST} more`);
+  return lines;
+}
+
+/** `from`: where the nodes came from (and the overrides they were decided with), as the command says it. */
+export function renderReport(report: ClusterReport, from: string, written: string[] = []): string {
   const total = report.nodes.length;
   const lines = [
-    `${total} node(s)${report.skipped.length > 0 ? `, ${report.skipped.length} left out` : ""}.`,
+    `${total} node(s), from ${from}${report.skipped.length > 0 ? `; ${report.skipped.length} left out` : ""}${report.partial.length > 0 ? `; ${report.partial.length} read in part` : ""}.`,
+    ...fileLines(report.skipped, "left out"),
+    ...fileLines(report.partial, "read in part"),
   ];
-  for (const s of report.skipped.slice(0, LIST)) lines.push(`  left out ${s.source}: ${s.reason}`);
-  if (report.skipped.length > LIST) lines.push(`  … and ${report.skipped.length - LIST} more`);
   lines.push("", "Shims, by the nodes that can run them:");
-  const counts = Object.entries(report.shimCounts).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1));
+  const shims = [...new Set([...Object.keys(report.shimCounts), ...Object.keys(report.blockedShimCounts)])];
+  const counts = shims
+    .map((s): [string, number, number] => [s, report.shimCounts[s] ?? 0, report.blockedShimCounts[s] ?? 0])
+    .sort(([a, x, p], [b, y, q]) => y - x || q - p || (a < b ? -1 : 1));
   const width = Math.max(4, ...counts.map(([s]) => s.length));
-  for (const [shim, count] of counts)
-    lines.push(`  ${shim.padEnd(width)}  ${count === total ? "every node" : `${count} of ${total}`}`);
+  for (const [shim, count, later] of counts)
+    lines.push(
+      `  ${shim.padEnd(width)}  ${count === total ? "every node" : `${count} of ${total}`}${later > 0 ? ` (${later} more once their preflight errors are fixed)` : ""}`,
+    );
   if (counts.length === 0) lines.push("  (none)");
   lines.push("", "Pools (nodes that get the same plan: architecture, runtime, TEE, GPU, distribution qemu):");
   for (const pool of report.pools) lines.push(...poolLines(pool, total));

@@ -22,7 +22,7 @@ export interface PoolKey {
 
 export interface Requirement {
   key: string;
-  operator: "In" | "DoesNotExist";
+  operator: "In" | "NotIn" | "DoesNotExist";
   values?: string[];
 }
 
@@ -91,14 +91,22 @@ function checksOf(nodes: readonly NodeEntry[], kinds: readonly NodeKind[]): Pool
 
 /**
  * The term that selects one pool: its architecture always; each other dimension only where the
- * pools differ in it (a label In, or its absence).
+ * pools differ in it (a label In, or its absence). A pool whose facts name no architecture is
+ * selected by not being the others' (every node has kubernetes.io/arch); one with no runtime by
+ * having no runtime label (the feature file writes none).
  */
 function selectorOf(key: PoolKey, all: PoolKey[]): Requirement[] {
   const out: Requirement[] = [];
-  if (key.arch)
-    out.push({ key: "kubernetes.io/arch", operator: "In", values: [KUBE_ARCH[key.arch] ?? key.arch] });
-  if (new Set(all.map((k) => k.runtime)).size > 1 && key.runtime)
-    out.push({ key: `${NFD_PREFIX}runtime`, operator: "In", values: [key.runtime] });
+  const arch = (a: string) => KUBE_ARCH[a] ?? a;
+  const others = [...new Set(all.flatMap((k) => (k.arch === null ? [] : [arch(k.arch)])))].sort();
+  if (key.arch) out.push({ key: "kubernetes.io/arch", operator: "In", values: [arch(key.arch)] });
+  else if (others.length > 0) out.push({ key: "kubernetes.io/arch", operator: "NotIn", values: others });
+  if (new Set(all.map((k) => k.runtime)).size > 1)
+    out.push(
+      key.runtime
+        ? { key: `${NFD_PREFIX}runtime`, operator: "In", values: [key.runtime] }
+        : { key: `${NFD_PREFIX}runtime`, operator: "DoesNotExist" },
+    );
   const flag = (name: string, on: boolean): Requirement =>
     on
       ? { key: `${NFD_PREFIX}${name}`, operator: "In", values: ["true"] }

@@ -27,8 +27,12 @@ export interface Disagreement {
 export interface ClusterReport {
   nodes: Array<{ name: string; shims: string[]; defaultShim: string | null; failed: string[] }>;
   skipped: Array<{ source: string; reason: string }>;
-  /** Shim → how many nodes can run it. */
+  /** Files read, but with facts missing from them that were taken as unknown. */
+  partial: Array<{ source: string; reason: string }>;
+  /** Shim → how many nodes can run it: nodes whose preflight has errors run nothing (install refuses). */
   shimCounts: Record<string, number>;
+  /** Shim → how many more nodes could run it, once their preflight errors are fixed. */
+  blockedShimCounts: Record<string, number>;
   disagreements: Disagreement[];
   /** What every node shares: its shims and, if every pool agrees, the default; nothing else. */
   overrides: UniformOverrides;
@@ -130,11 +134,19 @@ function shared(nodes: NodeEntry[], kinds: NodeKind[], pools: Pool[]): UniformOv
   return all;
 }
 
-export function buildReport(nodes: NodeEntry[], skipped: ClusterReport["skipped"]): ClusterReport {
+/** A node whose preflight has an error: install refuses there until it is fixed (or ignored). */
+const blocked = (kind: NodeKind) => (kind.summary.checks ?? []).some((c) => c.severity === "error");
+
+export function buildReport(
+  nodes: NodeEntry[],
+  skipped: ClusterReport["skipped"],
+  partial: ClusterReport["partial"] = [],
+): ClusterReport {
   const sorted = [...nodes].sort((a, b) => byText(a.name, b.name));
   // Read once per kind of node, not once per node (kinds.ts).
   const kinds = kindsOf(sorted);
-  const shimCounts = countShims(kinds);
+  const shimCounts = countShims(kinds.filter((k) => !blocked(k)));
+  const blockedShimCounts = countShims(kinds.filter(blocked));
   const pools = poolsOf(sorted, kinds);
   return {
     nodes: sorted.map((n) => ({
@@ -144,7 +156,9 @@ export function buildReport(nodes: NodeEntry[], skipped: ClusterReport["skipped"
       failed: n.summary.failed,
     })),
     skipped,
+    partial,
     shimCounts,
+    blockedShimCounts,
     disagreements: disagreements(sorted, kinds),
     overrides: shared(sorted, kinds, pools),
     pools,

@@ -27,6 +27,8 @@ import { listFacts, type Scanners, startScanners, THREADS_VARIABLE, threadsFor }
 export interface Loaded {
   nodes: NodeEntry[];
   skipped: ClusterReport["skipped"];
+  /** Files read with a source missing, taken as unknown: the report says so beside the left-out ones. */
+  partial: ClusterReport["partial"];
   /** How many decisions were made (one per distinct set of decision facts). */
   decisions: number;
 }
@@ -74,6 +76,7 @@ export async function fromFactsDir(
   };
   const nodes: NodeEntry[] = [];
   const skipped: Loaded["skipped"] = [];
+  const partial: Loaded["partial"] = [];
   for (const s of scanned) {
     const { name, file: full } = s;
     let facts: Facts | null = null;
@@ -84,18 +87,24 @@ export async function fromFactsDir(
       else {
         // Brought to this schema before its fingerprint (a source an earlier kata-install did not
         // read is taken as unknown): only the first node of a kind is validated, every one is summarised.
-        facts = readFacts(full);
+        const read = readFacts(full);
+        facts = read.facts;
         key = fingerprint(facts, paths);
+        if (read.missing.length > 0)
+          partial.push({
+            source: full,
+            reason: `no ${read.missing.join(", ")} facts in it (saved by an earlier kata-install, or cut): taken as unknown`,
+          });
       }
     } catch (error) {
-      skipped.push({ source: full, reason: (error as Error).message });
+      skipped.push({ source: full, reason: reasonOf(error, full) });
       continue;
     }
     try {
       let decision = decided.get(key);
       if (decision === undefined) {
         // The first node of its kind is checked whole against the schema, then decided for all.
-        const checked = parseFacts(full, JSON.stringify(facts ?? readFacts(full)));
+        const checked = parseFacts(full, JSON.stringify(facts ?? readFacts(full).facts));
         decision = decideFor(prepared, checked).decision;
         decided.set(key, decision);
         const part = summaryFacts(checked, factPaths);
@@ -110,10 +119,18 @@ export async function fromFactsDir(
             : assembleSummary(summaryFacts(facts as Facts, factPaths), decidedPart(decision, sharedFs)),
       });
     } catch (error) {
-      skipped.push({ source: full, reason: (error as Error).message.split("\n").join(" ") });
+      skipped.push({ source: full, reason: reasonOf(error, full) });
     }
   }
-  return { nodes, skipped, decisions: decided.size };
+  // A file left out is not also said to be read in part.
+  const left = new Set(skipped.map((s) => s.source));
+  return { nodes, skipped, partial: partial.filter((p) => !left.has(p.source)), decisions: decided.size };
+}
+
+/** Why a file was left out, without its name (the report names it) and with each problem on its line. */
+function reasonOf(error: unknown, file: string): string {
+  const message = (error as Error).message;
+  return message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
 }
 
 /** What the scan looks for, under `rules`. */
@@ -130,8 +147,11 @@ export function scanContext(rules: RuleSet): ScanContext {
   };
 }
 
-/** A saved document, read and brought to this schema; throws with why it cannot be. */
-function readFacts(full: string): Facts {
+/**
+ * A saved document, read and brought to this schema, with the sources it lacked (taken as unknown);
+ * throws with why it cannot be.
+ */
+function readFacts(full: string): { facts: Facts; missing: string[] } {
   const read = readInputText(full, MAX_FACTS_BYTES);
   if (!read.ok) throw new Error(read.reason);
   let document: unknown;
@@ -141,9 +161,18 @@ function readFacts(full: string): Facts {
     throw new Error(`not JSON (${(error as Error).message}): not a saved \`facts --json\` document`);
   }
   const facts = upgradeFacts(document) as Facts;
-  if (facts?.schemaVersion !== SCHEMA_VERSION)
-    throw new Error(`not a facts document of schema version ${SCHEMA_VERSION}`);
-  return facts;
+  if (facts?.schemaVersion !== SCHEMA_VERSION) {
+    const version = (document as { schemaVersion?: unknown } | null)?.schemaVersion;
+    throw new Error(
+      version === undefined
+        ? "no schemaVersion: not a saved `facts --json` document"
+        : `schemaVersion ${JSON.stringify(version)}: not a facts document of schema version ${SCHEMA_VERSION}`,
+    );
+  }
+  const missing = SOURCES.map((source) => source.key).filter(
+    (key) => !(key in (document as Record<string, unknown>)),
+  );
+  return { facts, missing };
 }
 
 /** The summaries one install (its MULTI_INSTALL_SUFFIX, or none) published on the nodes. */
@@ -176,5 +205,5 @@ export async function fromCluster(api: KubeApi, suffix: string | null = null): P
         reason: `its annotation is not a summary this kata-install reads: ${parsed.error.issues[0]?.message}`,
       });
   }
-  return { nodes, skipped, decisions: 0 };
+  return { nodes, skipped, partial: [], decisions: 0 };
 }

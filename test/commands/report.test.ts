@@ -37,7 +37,39 @@ describe("kata-install report --facts-dir", async () => {
       "broken.json",
       "old.json",
     ]);
-    expect(doc.skipped[1].reason).toBe("not a facts document of schema version 1");
+    expect(doc.skipped[1].reason).toBe("schemaVersion 0: not a facts document of schema version 1");
+  });
+
+  it("says what it left out of a file, and why, once: each problem of a document on its own line", () => {
+    const bad = path.join(dir, "..", `${path.basename(dir)}-bad`);
+    made.push(bad);
+    fs.cpSync(dir, bad, { recursive: true });
+    editFacts(bad, "n0001", (d) => {
+      (d.cpu as Record<string, unknown>).vendor = 5;
+      d.kvm = "yes";
+    });
+    editFacts(bad, "n0002", (d) => {
+      delete d.kernel;
+    });
+    fs.writeFileSync(path.join(bad, "other.json"), JSON.stringify({ hello: 1 }));
+    const run = runCli(["report", "--facts-dir", bad]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^29 node\(s\), from facts in \S+-bad; 4 left out; 1 read in part\.\n/);
+    const file = path.join(bad, "n0001.json");
+    expect(run.stdout).toContain(
+      `  left out ${file}: not a valid facts document:\n      - cpu.vendor: Invalid input: expected string, received number\n      - kvm: Invalid input: expected object, received string\n`,
+    );
+    expect(run.stdout).not.toContain(`${file}: ${file}`);
+    expect(run.stdout).toContain(
+      `  left out ${path.join(bad, "other.json")}: no schemaVersion: not a saved \`facts --json\` document\n`,
+    );
+    // A document without a source is read, with what it lacks taken as unknown: said, not silent.
+    expect(run.stdout).toContain(
+      `  read in part ${path.join(bad, "n0002.json")}: no kernel facts in it (saved by an earlier kata-install, or cut): taken as unknown\n`,
+    );
+    expect(JSON.parse(runCli(["report", "--facts-dir", bad, "--json"]).stdout).partial).toEqual([
+      { source: path.join(bad, "n0002.json"), reason: expect.stringMatching(/^no kernel facts in it/) },
+    ]);
   });
 
   it("names the nodes that differ from the majority on what changes a decision, and nothing else", () => {
@@ -84,11 +116,17 @@ describe("kata-install report --facts-dir", async () => {
     expect([...shimSets]).toEqual(["clh,clh-runtime-rs,dragonball,qemu,qemu-runtime-rs"]);
     expect(after.overrides.config).toEqual({}); // nothing left that differs
     expect(after.disagreements.map((d: { field: string }) => d.field)).not.toContain("shims");
+    // The report says whose decisions these are: the nodes' facts with the file given.
+    expect(report("--overrides", file).stdout).toMatch(
+      new RegExp(
+        `^30 node\\(s\\), from facts in ${dir}, decided with the overrides in ${file}; 2 left out\\.\n`,
+      ),
+    );
   });
 
   it("prints a readable report", () => {
     const run = report();
-    expect(run.stdout).toContain("30 node(s), 2 left out.");
+    expect(run.stdout).toContain(`30 node(s), from facts in ${dir}; 2 left out.`);
     expect(run.stdout).toContain("  clh              every node\n");
     expect(run.stdout).toContain(
       "  kernel.modules.virtiofs.state: available on 28 node(s); but\n    missing on 2: n0003, n0017\n",
@@ -166,6 +204,10 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
       "n0013.json",
       "n0021.json",
     ]);
+    // The earlier kata-install's document is read, what it lacks said.
+    expect(doc.partial).toEqual([
+      { source: path.join(dir, "n0005.json"), reason: expect.stringMatching(/^no iommu facts in it/) },
+    ]);
     for (const threads of ["2", "3"]) expect(report(threads).stdout).toBe(one.stdout);
   });
 
@@ -213,6 +255,11 @@ describe("kata-install report --facts-dir, a mixed fleet", async () => {
     expect(run.stdout).toMatch(
       /x86_64-k3s-gpu-nvidia[\s\S]*?preflight: 1 error\(s\), 0 warning\(s\)\n {6}\[ERROR\] runtime-drop-in-dir on every node here: /,
     );
+    // A node whose preflight has an error runs nothing until it is fixed: not counted as able to.
+    expect(run.stdout).toMatch(
+      /\n {2}qemu-nvidia-gpu +0 of 12 \(3 more once their preflight errors are fixed\)\n/,
+    );
+    expect(run.stdout).toMatch(/\n {2}qemu +9 of 12 \(3 more once their preflight errors are fixed\)\n/);
     // Versions compared within their kind: containerd's, never with CRI-O's or k3s's.
     expect(run.stdout).toContain("  runtime.version (containerd): ");
     expect(run.stdout).not.toMatch(/^ {2}runtime\.version: /m);

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { nfdFeatureFile } from "../../src/kube/nfd-features.js";
 import type { NodeSummary } from "../../src/kube/summary.js";
 import { nodeFeatureRule } from "../../src/manifests/nfd.js";
+import type { Requirement } from "../../src/report/pools.js";
 import { buildReport } from "../../src/report/report.js";
 import { SUMMARY } from "../helpers/summary.js";
 
@@ -109,7 +110,54 @@ describe("a cluster's pools", () => {
     });
   });
 
+  it("a pool with no runtime, or no architecture, is selected by what its nodes lack: no other pool's node matches", () => {
+    const nodes = [
+      nodeWith("plain", {}),
+      nodeWith("crio", { runtime: { kind: "crio", version: "1.30.3" } }),
+      nodeWith("bare", { runtime: { kind: null, version: null } }),
+      nodeWith("arm", { arch: "aarch64" }),
+      nodeWith("odd", { arch: null }),
+    ];
+    const fleet = buildReport(nodes, []);
+    const terms = Object.fromEntries(fleet.pools.map((p) => [p.id, p.selector.matchExpressions]));
+    expect(terms["x86_64-no-runtime"]).toEqual([
+      { key: "kubernetes.io/arch", operator: "In", values: ["amd64"] },
+      { key: "kata.feature.node.kubernetes.io/runtime", operator: "DoesNotExist" },
+    ]);
+    // Every node has kubernetes.io/arch: the one whose facts name none is not any other pool's.
+    expect(terms["unknown-arch-containerd"]).toEqual([
+      { key: "kubernetes.io/arch", operator: "NotIn", values: ["amd64", "arm64"] },
+      { key: "kata.feature.node.kubernetes.io/runtime", operator: "In", values: ["containerd"] },
+    ]);
+    // A node's labels (its feature file's, and the kubelet's arch) match its own pool's term only.
+    const KUBE: Record<string, string> = { x86_64: "amd64", aarch64: "arm64" };
+    const labelsOf = (summary: NodeSummary) => {
+      const lines = nfdFeatureFile(summary, "test").split("\n");
+      const labels = new Map(
+        lines.filter((l) => l.includes("=")).map((l) => l.split("=") as [string, string]),
+      );
+      labels.set(
+        "kubernetes.io/arch",
+        summary.arch === null ? "riscv64" : (KUBE[summary.arch] ?? summary.arch),
+      );
+      return labels;
+    };
+    const selects = (term: Requirement[], labels: Map<string, string>) =>
+      term.every((r) =>
+        r.operator === "DoesNotExist"
+          ? !labels.has(r.key)
+          : (r.values ?? []).includes(labels.get(r.key) ?? "") === (r.operator === "In"),
+      );
+    for (const p of fleet.pools)
+      expect(
+        nodes.filter((n) => selects(p.selector.matchExpressions, labelsOf(n.summary))).map((n) => n.name),
+      ).toEqual(p.nodes);
+  });
+
   it("each pool's preflight errors and warnings, with what they say and on which nodes", () => {
+    // The GPU node's error stops its install: it runs no shim until it is fixed, and is counted so.
+    expect(report.shimCounts).toEqual({ clh: 3, qemu: 4, "qemu-runtime-rs": 4, "qemu-snp": 1 });
+    expect(report.blockedShimCounts).toEqual({ clh: 1, qemu: 1, "qemu-nvidia-gpu": 1, "qemu-runtime-rs": 1 });
     expect(pool("x86_64-containerd-gpu-nvidia")?.checks).toEqual([
       {
         id: "nvidia-driver",
