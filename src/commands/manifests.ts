@@ -39,7 +39,7 @@ export async function runManifests(
   const catalog = loadCatalog(dataPath("rules"));
   const loaded = loadValues(`${templates.dir}/k8s/values.toml`, options.values, options.set ?? [], catalog);
   const file = options.values ?? "values";
-  const { yaml, notes } = renderManifests(loaded.values, catalog, templates, file);
+  const { yaml, notes } = renderManifests(loaded.values, catalog, templates, file, loaded.origins);
   if (options.explainValues) {
     if (loaded.entries === null)
       throw new UserError("--explain-values: give a kata-deploy values file (-f values.yaml)");

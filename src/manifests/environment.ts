@@ -33,6 +33,8 @@ const FLAGS: Array<[string, string, string]> = [["erofs_dmverity", "EROFS_DMVERI
 export const OVERRIDES_DIR = "/etc/kata-install";
 export const OVERRIDES_FILE = `${OVERRIDES_DIR}/kata-install.toml`;
 /** The admin's containerd drop-in (containerd_user_drop_in), mounted beside the overrides. */
+/** Where the DaemonSet mounts the saved plans' ConfigMap (values plans.config_map). */
+export const PLANS_DIR = "/plans";
 export const USER_DROP_IN_FILE = `${OVERRIDES_DIR}/containerd-user-dropin.toml`;
 
 function text(value: unknown): string {
@@ -64,6 +66,8 @@ export function environment(
   if ((v.nfd as Values).feature_file) env.push(["NFD_FEATURE_FILE", "true"]);
   if (hasOverrides) env.push(["KATA_INSTALL_OVERRIDES", OVERRIDES_FILE]);
   if (hasUserDropIn) env.push(["CONTAINERD_USER_DROP_IN_SOURCE_FILE", USER_DROP_IN_FILE]);
+  // The kubelet expands $(NODE_NAME): the pod's env defines it first.
+  if (text((v.plans as Values).config_map)) env.push(["KATA_INSTALL_PLAN", `${PLANS_DIR}/$(NODE_NAME).json`]);
   return env.filter(([, value]) => value !== "").map(([name, value]) => ({ name, value }));
 }
 

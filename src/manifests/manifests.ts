@@ -11,13 +11,13 @@ import { InputError, type InputIssue } from "../decide/input-error.js";
 import { tomlErrorText } from "../detect/toml.js";
 import { parseStartupTaints } from "../kube/taints.js";
 import type { Templates } from "../render/templates.js";
-import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, suffixOf } from "./environment.js";
+import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, PLANS_DIR, suffixOf } from "./environment.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
 import { monitorDaemonSet } from "./monitor.js";
 import { nodeFeatureRule, withVirtualizationAffinity } from "./nfd.js";
 import { overridesFile } from "./overrides.js";
 import { defaultShim, runtimeClasses } from "./runtime-classes.js";
-import type { Values } from "./values.js";
+import type { Origins, Values } from "./values.js";
 
 export interface Manifests {
   yaml: string;
@@ -54,6 +54,73 @@ function checkObjectValues(v: Values, file: string, issues: InputIssue[]): void 
   };
   integer("health_port", 1, 65535);
   integer("termination_grace_period_seconds", 0, 2 ** 31 - 1);
+  // The kubelet's bounds for a probe (the API server refuses a period, timeout or threshold of 0).
+  for (const probe of ["startup", "liveness", "readiness"]) {
+    const p = (v.probes as Table)[probe] as Table;
+    for (const [key, least] of [
+      ["initial_delay_seconds", 0],
+      ["period_seconds", 1],
+      ["failure_threshold", 1],
+      ["timeout_seconds", 1],
+    ] as const) {
+      const value = p[key];
+      if (typeof value === "number" && (!Number.isInteger(value) || value < least || value > 2 ** 31 - 1))
+        issues.push({
+          file,
+          key: `probes.${probe}.${key}`,
+          message: `${value} is not an integer from ${least} to ${2 ** 31 - 1}`,
+        });
+    }
+  }
+  updateStrategyIssues(v.update_strategy as Table, file, issues);
+  const plans = (v.plans as Table).config_map;
+  if (typeof plans === "string" && plans !== "" && !DNS_SUBDOMAIN.test(plans))
+    issues.push({
+      file,
+      key: "plans.config_map",
+      message: `"${plans}" is no ConfigMap name: up to 253 lower-case letters, digits, "-" and ".", starting and ending with a letter or digit`,
+    });
+}
+
+/** A ConfigMap's name: a DNS subdomain. */
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A DaemonSet's updateStrategy, as the API server checks it: a type it knows, and its own fields only. */
+function updateStrategyIssues(strategy: Table, file: string, issues: InputIssue[]): void {
+  const issue = (key: string, message: string) =>
+    issues.push({ file, key: `update_strategy${key}`, message });
+  for (const key of Object.keys(strategy))
+    if (!["type", "rollingUpdate"].includes(key))
+      issue(`.${key}`, "unknown field (a DaemonSet's updateStrategy has type and rollingUpdate)");
+  const type = strategy.type ?? "RollingUpdate";
+  if (type !== "RollingUpdate" && type !== "OnDelete") {
+    issue(".type", `${JSON.stringify(type)}: expected "RollingUpdate" or "OnDelete"`);
+    return;
+  }
+  const rolling = strategy.rollingUpdate;
+  if (rolling === undefined) return;
+  if (type === "OnDelete") {
+    issue(".rollingUpdate", 'only with type "RollingUpdate" (OnDelete replaces a pod when you delete it)');
+    return;
+  }
+  if (rolling === null || typeof rolling !== "object" || Array.isArray(rolling)) {
+    issue(".rollingUpdate", "expected a table (maxUnavailable, maxSurge)");
+    return;
+  }
+  for (const [key, value] of Object.entries(rolling as Table)) {
+    if (key !== "maxUnavailable" && key !== "maxSurge") {
+      issue(`.rollingUpdate.${key}`, "unknown field (maxUnavailable, maxSurge)");
+      continue;
+    }
+    const ok =
+      (typeof value === "number" && Number.isInteger(value) && value >= 0) ||
+      (typeof value === "string" && /^\d+%$/.test(value) && Number.parseInt(value, 10) <= 100);
+    if (!ok)
+      issue(
+        `.rollingUpdate.${key}`,
+        `${JSON.stringify(value)}: expected a number of pods (0 or more) or a percentage ("10%")`,
+      );
+  }
 }
 
 function checkShimNames(v: Values, catalog: Catalog, file: string, issues: InputIssue[]): void {
@@ -142,11 +209,29 @@ function userDropInOf(
   return { text, checksum: createHash("sha256").update(text).digest("hex") };
 }
 
+/**
+ * `issue` at where its key was given (the values file's line, or --set), when the check that found
+ * it knew only the values as merged; a key no one gave stays the defaults'.
+ */
+function located(issue: InputIssue, file: string, origins: Origins): InputIssue {
+  const key = issue.key;
+  if (issue.file !== file || issue.line !== undefined || key === undefined) return issue;
+  let origin = origins.get(key);
+  for (let k = key; origin === undefined && k.includes("."); ) {
+    k = k.slice(0, k.lastIndexOf("."));
+    origin = origins.get(k);
+  }
+  origin ??= [...origins].find(([k]) => k.startsWith(`${key}.`))?.[1];
+  return origin === undefined ? issue : { ...issue, ...origin };
+}
+
+/** `file`: the values file, as issues name it; `origins`: where each value given was set (loadValues). */
 export function renderManifests(
   v: Values,
   catalog: Catalog,
   templates: Templates,
   file = "values",
+  origins: Origins = new Map(),
 ): Manifests {
   const issues: InputIssue[] = [];
   const notes: InputIssue[] = [];
@@ -160,7 +245,15 @@ export function renderManifests(
   notes.push(...checked.notes);
   const pod = verificationPod(v, file, issues);
   const classes = issues.length === 0 ? runtimeClasses(v, catalog, notes, issues, file) : [];
-  if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
+  if (issues.length > 0)
+    throw new InputError(
+      "the manifests' values are invalid",
+      // In the order they were given: the values file, then each --set.
+      issues
+        .map((i) => located(i, file, origins))
+        .sort((a, b) => Number(a.file === "--set") - Number(b.file === "--set")),
+    );
+  for (const [i, note] of notes.entries()) notes[i] = located(note, file, origins);
 
   const suffix = suffixOf(v);
   const nfd = v.nfd as Table;
@@ -189,6 +282,7 @@ export function renderManifests(
       overrides,
       user_drop_in: userDropIn,
       overrides_dir: OVERRIDES_DIR,
+      plans_dir: PLANS_DIR,
       runtime_classes: classes,
       node_feature_rule: nfd.node_feature_rules ? nodeFeatureRule(suffix) : null,
       monitor: monitorDaemonSet(v, { nodeSelector: v.node_selector, tolerations: v.tolerations }),

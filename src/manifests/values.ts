@@ -60,12 +60,16 @@ function isTable(value: unknown): value is Values {
  * `given` over `base`, key by key; a key the defaults do not have, or a value of another kind, is an
  * issue (reported through `at`, which knows the file and its lines).
  */
+/** Where each value the user gave was set, by its key ("probes.startup.period_seconds"). */
+export type Origins = Map<string, { file: string; line?: number }>;
+
 function mergeChecked(
   base: Values,
   given: Values,
   path: string[],
   at: (path: string[]) => { file: string; line?: number },
   issues: InputIssue[],
+  origins: Origins,
 ): Values {
   const out: Values = { ...base };
   for (const [key, value] of Object.entries(given)) {
@@ -85,19 +89,25 @@ function mergeChecked(
           message: `expected ${kindOf(current)}, got ${kindOf(value)}`,
         });
       // A table the user keys adds to what is there (a file's labels and a --set's); a list replaces.
-      else
+      else {
         out[key] =
           isTable(current) && isTable(value) && !REPLACED.has(name) ? { ...current, ...value } : value;
+        origins.set(name, at(keyPath));
+      }
       continue;
     }
-    if (isTable(current) && isTable(value)) out[key] = mergeChecked(current, value, keyPath, at, issues);
+    if (isTable(current) && isTable(value))
+      out[key] = mergeChecked(current, value, keyPath, at, issues, origins);
     else if (kindOf(current) !== kindOf(value))
       issues.push({
         ...at(keyPath),
         key: name,
         message: `expected ${kindOf(current)}, got ${kindOf(value)}`,
       });
-    else out[key] = value;
+    else {
+      out[key] = value;
+      origins.set(name, at(keyPath));
+    }
   }
   return out;
 }
@@ -129,6 +139,8 @@ export interface LoadedValues {
   notes: InputIssue[];
   /** What became of each key of a kata-deploy values file; null for a TOML one. */
   entries: Entry[] | null;
+  /** Where each value given was set (the file and its line, or --set): a later check names it. */
+  origins: Origins;
 }
 
 /**
@@ -170,6 +182,7 @@ export function loadValues(
   catalog: Catalog,
 ): LoadedValues {
   const issues: InputIssue[] = [];
+  const origins: Origins = new Map();
   let values = withShimDefaults(parse(fs.readFileSync(defaultsFile, "utf8")) as Values);
   let notes: InputIssue[] = [];
   let entries: Entry[] | null = null;
@@ -186,7 +199,7 @@ export function loadValues(
       const chart = readChartValues(valuesFile, text, CHART, issues);
       {
         const mapped = mapChartValues(chart, catalog, values, issues);
-        values = mergeChecked(values, mapped.overlay, [], () => ({ file: valuesFile }), issues);
+        values = mergeChecked(values, mapped.overlay, [], () => ({ file: valuesFile }), issues, origins);
         notes = mapped.notes;
         entries = mapped.entries;
       }
@@ -200,6 +213,7 @@ export function loadValues(
           [],
           (p) => ({ file: valuesFile, line: lines.lineOf(p) }),
           issues,
+          origins,
         );
       }
     }
@@ -216,8 +230,8 @@ export function loadValues(
     const raw = assignment.slice(assignment.indexOf("=") + 1);
     let nested: unknown = coerce(current, parsed.value, raw);
     for (const part of [...parsed.path].reverse()) nested = { [part]: nested };
-    values = mergeChecked(values, nested as Values, [], () => ({ file: "--set" }), issues);
+    values = mergeChecked(values, nested as Values, [], () => ({ file: "--set" }), issues, origins);
   }
   if (issues.length > 0) throw new InputError("the manifests' values are invalid", issues);
-  return { values, notes, entries };
+  return { values, notes, entries, origins };
 }

@@ -168,7 +168,7 @@ describe("kata-install manifests", () => {
     const other = runCli(["manifests", "--set", "k8s_distribution=openshift"]);
     expect(other.status).toBe(0);
     expect(other.stderr).toContain(
-      "manifests: values: k8s_distribution: K8S_DISTRIBUTION=openshift is not one of k8s, kubeadm, vanilla, k0s, k3s, rke2, microk8s: read as the default layout",
+      "manifests: --set: k8s_distribution: K8S_DISTRIBUTION=openshift is not one of k8s, kubeadm, vanilla, k0s, k3s, rke2, microk8s: read as the default layout",
     );
   });
 
@@ -566,6 +566,75 @@ describe("kata-install manifests", () => {
       "termination_grace_period_seconds: -5 is not an integer from 0 to 2147483647",
     ])
       expect(objects_.stderr).toContain(line);
+    // A probe or an update strategy the API server would refuse; each blamed where it was given.
+    const probes = valuesFile('name = "kata-deploy"\n\n[probes.liveness]\ntimeout_seconds = 0\n');
+    const refused = runCli([
+      "manifests",
+      "-f",
+      probes,
+      ...["--set", "probes.startup.period_seconds=-5", "--set", 'update_strategy={ type = "Bogus" }'],
+      ...["--set", "namespace=Bad_NS"],
+    ]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(
+      [
+        "kata-install: the manifests' values are invalid:",
+        `  ${probes}:4: probes.liveness.timeout_seconds: 0 is not an integer from 1 to 2147483647`,
+        '  --set: namespace: "Bad_NS" is no Kubernetes name: up to 63 lower-case letters, digits and "-", starting and ending with a letter or digit',
+        "  --set: probes.startup.period_seconds: -5 is not an integer from 1 to 2147483647",
+        '  --set: update_strategy.type: "Bogus": expected "RollingUpdate" or "OnDelete"',
+        "",
+      ].join("\n"),
+    );
+    const strategies = runCli([
+      "manifests",
+      "--set",
+      'update_strategy={ type = "OnDelete", rollingUpdate = { maxUnavailable = 1 } }',
+    ]);
+    expect(strategies.stderr).toContain(
+      'update_strategy.rollingUpdate: only with type "RollingUpdate" (OnDelete replaces a pod when you delete it)',
+    );
+    expect(
+      runCli([
+        "manifests",
+        "--set",
+        'update_strategy={ rollingUpdate = { maxUnavailable = "half", surge = 1 } }',
+      ]).stderr,
+    ).toMatch(
+      /update_strategy\.rollingUpdate\.maxUnavailable: "half": expected a number of pods \(0 or more\) or a percentage \("10%"\)\n.*update_strategy\.rollingUpdate\.surge: unknown field/,
+    );
+    // Each one the API server takes is taken.
+    for (const strategy of [
+      '{ type = "OnDelete" }',
+      '{ rollingUpdate = { maxUnavailable = "25%", maxSurge = 0 } }',
+    ]) {
+      const ok = runCli(["manifests", "--set", `update_strategy=${strategy}`]);
+      expect(ok.status, ok.stderr).toBe(0);
+      validateAll(objects(ok.stdout));
+    }
+  });
+
+  it("saved plans for every node: the admin's ConfigMap mounted at /plans, each node applying its own", () => {
+    const out = objects(runCli(["manifests", "--set", "plans.config_map=node-plans"]).stdout);
+    validateAll(out);
+    const { ds, env, container } = daemonSetOf(out);
+    // The kubelet expands $(NODE_NAME) only from a variable defined before it.
+    expect(env.KATA_INSTALL_PLAN).toBe("/plans/$(NODE_NAME).json");
+    const names = (container.env as Array<{ name: string }>).map((e) => e.name);
+    expect(names.indexOf("NODE_NAME")).toBeLessThan(names.indexOf("KATA_INSTALL_PLAN"));
+    expect(container.volumeMounts).toContainEqual({ name: "plans", mountPath: "/plans", readOnly: true });
+    expect(ds.spec.template.spec.volumes).toContainEqual({
+      name: "plans",
+      configMap: { name: "node-plans", optional: true },
+    });
+    // The ConfigMap is the admin's: kata-install makes none.
+    expect(out.filter((d) => d.kind === "ConfigMap")).toEqual([]);
+    // Without it, no plan is asked for.
+    expect(daemonSetOf(docs).env.KATA_INSTALL_PLAN).toBeUndefined();
+    const bad = runCli(["manifests", "--set", "plans.config_map=Node_Plans"]);
+    expect(bad.stderr).toContain(
+      '--set: plans.config_map: "Node_Plans" is no ConfigMap name: up to 253 lower-case letters, digits, "-" and ".", starting and ending with a letter or digit',
+    );
   });
 
   it("what the nodes would refuse is refused here: an unknown shim, a bad mapping, a suffix that collides", () => {
