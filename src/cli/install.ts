@@ -62,7 +62,10 @@ export function installCommand(program: Command, out: Out): void {
       ),
     "with --dry-run only: plan from a saved facts document (facts --json); an install reads the node itself",
   )
-    .option("--dry-run", "show the plan and stop: the same output as `plan`")
+    .option(
+      "--dry-run",
+      "show the plan and stop: the same output as `plan`; with --plan, the saved plan checked as install would check it",
+    )
     .option("--detailed-exitcode", "with --dry-run: exit 2 when changes are pending")
     .option(
       "--plan <file>",
@@ -87,7 +90,8 @@ With --plan FILE (saved by plan --out), install plans again with the options the
 (overrides, shims, artifacts: giving another is refused) and the environment as it is, and applies
 only if everything is as it was: the facts, kata-install's data, the overrides file, the variables
 read, every file the plan changes, and the plan itself. Otherwise it refuses (exit 1), naming each
-thing that changed, and writes nothing.
+thing that changed, and writes nothing. With --dry-run too, it checks the same and says whether the
+plan would be applied, taking no lock and changing nothing.
 
 kata-deploy's environment (SHIMS_<ARCH>, DEBUG, INSTALLATION_PREFIX, MULTI_INSTALL_SUFFIX, ...: see
 plan --help) is read here too; uninstall needs the same INSTALLATION_PREFIX and MULTI_INSTALL_SUFFIX.
@@ -98,6 +102,7 @@ Examples:
   kata-install install --artifacts oci-layout:/srv/kata-oci
   kata-install install --artifacts dir:/srv/kata-artifacts
   kata-install plan --artifacts oci-layout:/srv/kata-oci --out node-1.plan.json   (review it, then)
+  kata-install install --plan node-1.plan.json --dry-run   (still the same plan?)
   kata-install install --plan node-1.plan.json`,
     )
     .action(async (options) => {

@@ -13,8 +13,7 @@ import { prepare } from "../inputs/prepare.js";
 import { recover } from "../install/apply.js";
 import { writeAtomically } from "../install/fs-ops.js";
 import { install } from "../install/install.js";
-import type { JournalStore } from "../install/journal.js";
-import { journalFor } from "../install/journal.js";
+import { type JournalStore, journalFor, wasCutShort } from "../install/journal.js";
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
 import { parseArtifactSpecifier } from "../install/open-source.js";
 import { previewUninstall } from "../install/preview.js";
@@ -59,11 +58,9 @@ export async function runInstall(
   out: (text: string) => void,
   hooks: InstallHooks = {},
 ): Promise<number> {
-  if (given.dryRun && given.plan !== undefined)
-    throw new UserError(
-      `--dry-run with --plan: the saved plan is what install --plan ${given.plan} would do; make it again with plan --out to see it against the node now`,
-    );
-  if (given.dryRun) return runPlan(given, out);
+  if (given.dryRun && given.plan === undefined) return runPlan(given, out);
+  // With --plan: the saved plan checked against the node as install checks it, and nothing applied.
+  const dryRun = given.dryRun === true;
   if (given.facts !== undefined)
     throw new UserError(
       "--facts: install reads the node itself (a saved facts file is for plan and preflight)",
@@ -76,12 +73,14 @@ export async function runInstall(
   parseArtifactSpecifier(options.artifacts); // checked before the lock is taken
   const timeout = timeoutOf(options.runtimeTimeout);
   const host = await openHost(options.hostRoot, options.hostExec);
-  const lock = await acquireLock(host);
-  if (lock.tookOver) process.stderr.write(`kata-install: took over ${LOCK_PATH}: ${lock.tookOver.why}\n`);
+  // A dry run changes nothing: no lock, no rollback of a run cut short (said instead).
+  const lock = dryRun ? null : await acquireLock(host);
+  if (lock?.tookOver) process.stderr.write(`kata-install: took over ${LOCK_PATH}: ${lock.tookOver.why}\n`);
   try {
     const prefix = installDirFromEnv(env);
     const store = journalFor(host, prefix);
-    const recovered = await recover(store);
+    const cutShort = dryRun && (await store.load().then((j) => j !== null && wasCutShort(j)));
+    const recovered = dryRun ? false : await recover(store);
     const probes = await ProbeCache.load(host, prefix);
     const planned = await planPipeline(options, env, { prepared, host, probes });
     const source = await withArtifactSource(planned, store);
@@ -91,6 +90,7 @@ export async function runInstall(
           env,
           source,
           installedVersion: (await store.load())?.artifacts.version ?? null,
+          dryRun,
         })
       : null;
     const blockers = blocking(planned.decision);
@@ -98,6 +98,17 @@ export async function runInstall(
       throw new UserError(
         `preflight errors: ${blockers.map((c) => `${c.id} (${c.message})`).join("; ")}. Nothing was installed; ${refusalHint(blockers.map((c) => c.id)).replace("the errors above", "them")}`,
       );
+    }
+    if (saved && dryRun) {
+      out(renderPlan(asSaved === "as-made" ? saved.plan : planDocument(planned.decision, planned.changeset)));
+      out(
+        `${cutShort ? "An install was cut short: install would roll it back first, and check the plan again then.\n" : ""}${
+          asSaved === "as-made"
+            ? `The saved plan ${given.plan} would be applied: made again now, it is the same plan. Nothing was changed.`
+            : `The saved plan ${given.plan} is applied already: install --plan would change nothing.`
+        }\n`,
+      );
+      return 0;
     }
     // A saved plan applied already is shown as the plan made now: nothing to do, not its changes.
     if (hooks.showPlan)
@@ -160,7 +171,7 @@ export async function runInstall(
     hooks.installed?.(planned);
     return 0;
   } finally {
-    await lock.release();
+    await lock?.release();
   }
 }
 

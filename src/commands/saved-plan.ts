@@ -5,7 +5,7 @@ import { itemAt } from "../at.js";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import { StalePlanError } from "../install/apply.js";
-import { type ArtifactSource, versionId } from "../install/artifacts.js";
+import { type ArtifactSource, versionIdOf } from "../install/artifacts.js";
 import { readEntry } from "../install/fs-ops.js";
 import {
   dataHashes,
@@ -15,7 +15,15 @@ import {
   kataInstallVersion,
   overridesInput,
 } from "../install/plan-inputs.js";
-import { differences, SAVED_PLAN_VERSION, type SavedPlan, writeSavedPlan } from "../install/saved-plan.js";
+import { identitiesOf } from "../install/reuse.js";
+import {
+  differences,
+  OPTION_FLAGS,
+  planAgainCommand,
+  SAVED_PLAN_VERSION,
+  type SavedPlan,
+  writeSavedPlan,
+} from "../install/saved-plan.js";
 import { planDocument } from "../output/plan.js";
 import type { Planned } from "../pipeline.js";
 import { PlanJson } from "../plan-schema.js";
@@ -42,22 +50,13 @@ function absoluteSource(spec: string): string {
   return local ? `${local[1]}:${path.resolve(itemAt(local, 2, "the path"))}` : spec;
 }
 
-const FLAGS: Array<[keyof Shaping, string]> = [
-  ["overrides", "--overrides"],
-  ["shims", "--shims"],
-  ["defaultShim", "--default-shim"],
-  ["ignorePreflightErrors", "--ignore-preflight-errors"],
-  ["artifacts", "--artifacts"],
-  ["artifactsTag", "--artifacts-tag"],
-];
-
 /**
  * The options to plan again with: the saved plan's own. One given that would make another plan is
  * refused, by name; one given as the plan has it is harmless.
  */
 export function optionsOfSavedPlan<T extends PlanOptions>(file: string, saved: SavedPlan, given: T): T {
   const shaped = shapingOptions(given);
-  for (const [key, flag] of FLAGS) {
+  for (const [key, flag] of OPTION_FLAGS) {
     if (given[key] === undefined || shaped[key] === saved.options[key]) continue;
     const was = saved.options[key];
     throw new UserError(
@@ -90,6 +89,8 @@ export async function savedPlanOf(planned: Planned, made: Making): Promise<Saved
   const { facts, decision, changeset } = planned;
   const pulls = changeset.actions.some((a) => a.kind === "pull-artifact");
   const bundled = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
+  // What would be pulled, named by the source's digests: a new release there is another plan.
+  const ids = pulls && made.source !== null ? await identitiesOf(made.source, bundled) : null;
   return {
     schemaVersion: SAVED_PLAN_VERSION,
     options: made.options,
@@ -99,8 +100,8 @@ export async function savedPlanOf(planned: Planned, made: Making): Promise<Saved
       data: dataHashes(),
       overrides: overridesInput(made.options.overrides, planned.prepared.overrides),
       environment: envHashes(made.envNames, made.env),
-      // What would be pulled, named by the source's digests: a new release there is another plan.
-      artifacts: pulls && made.source !== null ? await versionId(made.source, bundled) : null,
+      artifacts: ids === null ? null : versionIdOf(ids),
+      ...(ids === null ? {} : { artifactIds: ids }),
     },
     plan: PlanJson.parse(planDocument(decision, changeset)),
   };
@@ -121,7 +122,9 @@ export async function savePlan(
     hostRoot: options.hostRoot,
   });
   writeSavedPlan(file, saved);
-  return `Saved the plan to ${file}. To apply exactly this plan: kata-install install --plan ${file}\n`;
+  // Made under another root, it applies there or on the node itself: its paths are the node's.
+  const root = options.hostRoot === "/" ? "" : ` --host-root ${options.hostRoot}`;
+  return `Saved the plan to ${file}. To see it checked against the node again: kata-install install${root} --plan ${file} --dry-run. To apply exactly this plan: kata-install install${root} --plan ${file}${root ? " (or, on the node itself, without --host-root)" : ""}\n`;
 }
 
 /**
@@ -133,7 +136,7 @@ export async function refuseIfMoved(
   file: string,
   saved: SavedPlan,
   planned: Planned,
-  made: Pick<Making, "hostRoot" | "env" | "source"> & { installedVersion: string | null },
+  made: Pick<Making, "hostRoot" | "env" | "source"> & { installedVersion: string | null; dryRun?: boolean },
 ): Promise<"as-made" | "applied"> {
   const now = await savedPlanOf(planned, {
     ...made,
@@ -149,7 +152,7 @@ export async function refuseIfMoved(
   if (found.length === 0) return "as-made";
   if (appliedAlready(saved, planned, current, made.installedVersion)) return "applied";
   throw new StalePlanError(
-    `the plan in ${file} was not applied: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\nNothing of it was applied. Make the plan again (plan --out ${file}), review it, and apply that.`,
+    `the plan in ${file} ${made.dryRun ? "would not be applied" : "was not applied"}: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\n${made.dryRun ? "Nothing of it would be applied" : "Nothing of it was applied"}. Make the plan again (${planAgainCommand(file, saved.options, made.hostRoot)}), review it, and apply that.`,
   );
 }
 

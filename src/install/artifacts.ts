@@ -250,9 +250,13 @@ async function reuseArtifact(
 
 /** The version id of a set of artifacts: a digest of what identifies each in the source. */
 export async function versionId(source: ArtifactSource, artifacts: string[]): Promise<string> {
+  return versionIdOf(await identitiesOf(source, artifacts));
+}
+
+/** The version id of artifacts by their identities (identitiesOf): the same id versionId gives. */
+export function versionIdOf(identities: Record<string, string>): string {
   const digest = createHash("sha256");
-  for (const [artifact, id] of Object.entries(await identitiesOf(source, artifacts)))
-    digest.update(`${artifact}\0${id}\n`);
+  for (const [artifact, id] of Object.entries(identities)) digest.update(`${artifact}\0${id}\n`);
   return digest.digest("hex").slice(0, 16);
 }
 

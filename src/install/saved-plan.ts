@@ -31,6 +31,8 @@ export const SavedPlan = z.strictObject({
     overrides: z.strictObject({ path: z.string(), sha256: z.nullable(Sha256) }),
     environment: z.record(z.string(), z.nullable(Sha256)),
     artifacts: z.nullable(z.string()),
+    /** What identifies each artifact pulled in the source (its digest): a change is named by artifact. */
+    artifactIds: z.optional(z.record(z.string(), z.string())),
   }),
   plan: PlanJson,
 });
@@ -111,7 +113,52 @@ export function differences(
   // diffs, the checks, the reasons) must be what it is now too, or the file was edited.
   return (Object.keys(PlanJson.shape) as Array<keyof PlanJson>)
     .filter((key) => JSON.stringify(saved.plan[key]) !== JSON.stringify(now.plan[key]))
-    .map((key) => `the saved plan's "${key}" is not what the plan made again shows (was the file edited?)`);
+    .flatMap((key) => reviewedDifferences(key, saved.plan[key], now.plan[key]));
+}
+
+const EDITED = "is not what the plan made again shows (was the file edited?)";
+
+/** What names an entry of a plan's list: a change's path, a check's id, a shim's name, an action. */
+function entryName(entry: unknown, index: number): string {
+  const e = (entry ?? {}) as Record<string, unknown>;
+  for (const key of ["path", "id", "name"]) if (typeof e[key] === "string") return e[key] as string;
+  if (typeof e.kind === "string" && typeof e.target === "string") return `${e.kind} ${e.target}`;
+  return `#${index + 1}`;
+}
+
+/** The fields of two records whose values differ. */
+function differingFields(was: unknown, is: unknown): string[] {
+  const a = (was ?? {}) as Record<string, unknown>;
+  const b = (is ?? {}) as Record<string, unknown>;
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(
+    (k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]),
+  );
+}
+
+/** A part of what was reviewed that is not so now, by the entry and the fields that differ. */
+function reviewedDifferences(key: string, was: unknown, is: unknown): string[] {
+  if (!Array.isArray(was) || !Array.isArray(is)) {
+    const fields = was !== null && typeof was === "object" ? differingFields(was, is) : [];
+    return [`the saved plan's "${key}"${fields.length > 0 ? ` (${fields.join(", ")})` : ""} ${EDITED}`];
+  }
+  const named = (list: unknown[]) => new Map(list.map((entry, i) => [entryName(entry, i), entry]));
+  const saved = named(was);
+  const again = named(is);
+  const out: string[] = [];
+  for (const name of new Set([...saved.keys(), ...again.keys()])) {
+    const a = saved.get(name);
+    const b = again.get(name);
+    if (JSON.stringify(a) === JSON.stringify(b)) continue;
+    out.push(
+      a === undefined
+        ? `the plan made again has a "${key}" entry ${name} that the saved plan does not (was the file edited?)`
+        : b === undefined
+          ? `the saved plan's "${key}" entry ${name} is not in the plan made again (was the file edited?)`
+          : `the saved plan's "${key}" entry ${name} (${differingFields(a, b).join(", ")}) ${EDITED}`,
+    );
+  }
+  // The same entries in another order (or two of one name): said of the list.
+  return out.length > 0 ? out : [`the saved plan's "${key}" ${EDITED}`];
 }
 
 function inputDifferences(was: SavedPlan["inputs"], is: SavedPlan["inputs"]): string[] {
@@ -133,12 +180,64 @@ function inputDifferences(was: SavedPlan["inputs"], is: SavedPlan["inputs"]): st
         outermost(changedKeys(was.facts.paths, is.facts.paths)).map((key) => `facts: ${key} changed`),
       ),
     );
-  if (was.artifacts !== is.artifacts)
+  if (was.facts.sha256 !== is.facts.sha256 && changedKeys(was.facts.paths, is.facts.paths).length === 0)
     out.push(
-      `artifacts: the plan pulls version ${was.artifacts ?? "none"}; made again, it pulls ${is.artifacts ?? "none"}`,
+      "facts: the saved plan's facts.sha256 is not the hash of the facts it lists (was the file edited?)",
     );
+  if (was.artifacts !== is.artifacts) {
+    const named = artifactDifferences(was.artifactIds, is.artifactIds);
+    out.push(
+      `artifacts: the plan pulls version ${was.artifacts ?? "none"}; made again, it pulls ${is.artifacts ?? "none"}${named.length > 0 ? `: ${named.join("; ")}` : ""}`,
+    );
+  }
   return out;
 }
+
+/** Which artifacts are not the ones the plan pulls: another image in the source, or pulled or not now. */
+function artifactDifferences(
+  was: Record<string, string> | undefined,
+  is: Record<string, string> | undefined,
+): string[] {
+  if (was === undefined || is === undefined) return [];
+  return changedKeys(was, is).map((name) =>
+    was[name] === undefined
+      ? `${name} is pulled now`
+      : is[name] === undefined
+        ? `${name} is no longer pulled`
+        : `${name} is another image in the source (${shortId(was[name])} → ${shortId(is[name])})`,
+  );
+}
+
+const shortId = (id: string) => id.replace(/^(sha256:)?([0-9a-f]{12})[0-9a-f]{52}$/, "$1$2…");
+
+/**
+ * The command that makes the plan again as this one was made: its options, and the root it was
+ * made under when that was not the node's own.
+ */
+export function planAgainCommand(file: string, options: SavedPlan["options"], hostRoot: string): string {
+  // Quoted as a shell reads it back, where a word needs it.
+  const word = (text: string) =>
+    /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+  const words = ["kata-install", "plan"];
+  if (hostRoot !== "/") words.push("--host-root", word(hostRoot));
+  for (const [key, flag] of OPTION_FLAGS) {
+    const value = options[key];
+    // The tag a plan is made with when none is given says nothing.
+    if (value !== null && !(key === "artifactsTag" && value === "latest")) words.push(flag, word(value));
+  }
+  words.push("--out", word(file));
+  return words.join(" ");
+}
+
+/** The options that shape a plan, by the flag that gives each. */
+export const OPTION_FLAGS: ReadonlyArray<[keyof SavedPlan["options"], string]> = [
+  ["overrides", "--overrides"],
+  ["shims", "--shims"],
+  ["defaultShim", "--default-shim"],
+  ["ignorePreflightErrors", "--ignore-preflight-errors"],
+  ["artifacts", "--artifacts"],
+  ["artifactsTag", "--artifacts-tag"],
+];
 
 /** The files the plan changes that are not on the node as they were when it was made. */
 function movedFiles(saved: SavedPlan, current: Record<string, string | null>) {

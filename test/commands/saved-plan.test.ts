@@ -50,7 +50,7 @@ describe("plan --out FILE, then install --plan FILE", () => {
     expect(run.status).toBe(0);
     const plain = runCli(["plan", "--host-root", host.root, ...source]);
     expect(run.stdout).toBe(
-      `${plain.stdout}\nSaved the plan to ${file}. To apply exactly this plan: kata-install install --plan ${file}\n`,
+      `${plain.stdout}\nSaved the plan to ${file}. To see it checked against the node again: kata-install install --host-root ${host.root} --plan ${file} --dry-run. To apply exactly this plan: kata-install install --host-root ${host.root} --plan ${file} (or, on the node itself, without --host-root)\n`,
     );
     const saved = JSON.parse(fs.readFileSync(file, "utf8"));
     const json = JSON.parse(runCli(["plan", "--host-root", host.root, ...source, "--json"]).stdout);
@@ -118,7 +118,17 @@ describe("plan --out FILE, then install --plan FILE", () => {
     expect(error).toMatch(
       /^kata-install: the plan in .* was not applied: the node or the inputs changed since it was made:\n {2}- \/etc\/containerd\/config\.toml changed since the plan \(sha256 [0-9a-f]{16}… → [0-9a-f]{16}…\)\n/m,
     );
-    expect(error).toContain(`Nothing of it was applied. Make the plan again (plan --out ${file})`);
+    // The command to make it again is the one it was made with: the root, the source, the file.
+    expect(error).toContain(
+      `Nothing of it was applied. Make the plan again (kata-install plan --host-root ${host.root} --artifacts dir:${artifacts} --out ${file}), review it, and apply that.`,
+    );
+    // A dry run says the same, as what would be, and changes nothing either.
+    const before = snapshot(host.root);
+    const dry = runCli(["install", "--host-root", host.root, "--plan", file, "--dry-run"]);
+    expect(dry.status).toBe(1);
+    expect(dry.stderr).toContain(`the plan in ${file} would not be applied: the node or the inputs changed`);
+    expect(dry.stderr).toContain("Nothing of it would be applied. Make the plan again (");
+    expect(snapshot(host.root)).toEqual(before);
   });
 
   it("is refused after the node's facts changed, naming the facts", async () => {
@@ -141,6 +151,30 @@ describe("plan --out FILE, then install --plan FILE", () => {
     );
     expect(refused(host.root, file)).toMatch(
       / {2}- overrides file \/etc\/kata-containers\/kata-install\.toml changed since the plan \(sha256 absent → [0-9a-f]{16}…\)\n/,
+    );
+  });
+
+  it("install --plan --dry-run: the saved plan checked against the node as install checks it, nothing applied", async () => {
+    const host = await answeringHost();
+    const file = savePlan(host.root);
+    const before = snapshot(host.root);
+    const dry = runCli(["install", "--host-root", host.root, "--plan", file, "--dry-run"]);
+    expect(dry.stderr).not.toMatch(/kata-install:/);
+    expect(dry.status).toBe(0);
+    // The plan as it was saved (and reviewed), then what install --plan would do with it.
+    const shown = runCli(["plan", "--host-root", host.root, ...source]).stdout;
+    expect(dry.stdout).toBe(
+      `${shown}The saved plan ${file} would be applied: made again now, it is the same plan. Nothing was changed.\n`,
+    );
+    expect(snapshot(host.root)).toEqual(before);
+    // No lock was taken: a dry run runs beside an install.
+    expect(fs.existsSync(path.join(host.root, "run/lock/kata-install.lock"))).toBe(false);
+    const applied = runCli(["install", "--host-root", host.root, "--plan", file]);
+    expect(applied.status, applied.stderr).toBe(0);
+    const after = runCli(["install", "--host-root", host.root, "--plan", file, "--dry-run"]);
+    expect(after.status).toBe(0);
+    expect(after.stdout).toMatch(
+      new RegExp(`\nThe saved plan ${file} is applied already: install --plan would change nothing.\n$`),
     );
   });
 
@@ -179,7 +213,6 @@ describe("plan --out FILE, then install --plan FILE", () => {
       `--artifacts dir:/elsewhere: the plan in ${file} was made with --artifacts dir:${artifacts}`,
     );
     expect(refused(host.root, file, ["--default-shim", "qemu"])).toContain("was made without --default-shim");
-    expect(refused(host.root, file, ["--dry-run"])).toMatch(/--dry-run with --plan/);
     const broken = path.join(plans, "broken.json");
     fs.writeFileSync(broken, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), options: {} }));
     expect(refused(host.root, broken)).toMatch(

@@ -3,7 +3,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { differences, parseSavedPlan, SavedPlan, SavedPlanError } from "../../src/install/saved-plan.js";
+import {
+  differences,
+  parseSavedPlan,
+  planAgainCommand,
+  SavedPlan,
+  SavedPlanError,
+} from "../../src/install/saved-plan.js";
 import { readmeFields, schemaFields } from "../helpers/schema-fields.js";
 
 const h = (digit: string) => digit.repeat(64);
@@ -157,7 +163,18 @@ describe("differences", () => {
     (edited.plan.changes[0] as { diff: string }).diff = "+ a harmless line\n";
     (edited.plan.checks[0] as { message: string }).message = "all is well";
     expect(differences(edited, sample(), asOnNode)).toEqual([
-      'the saved plan\'s "checks" is not what the plan made again shows (was the file edited?)',
+      'the saved plan\'s "checks" entry kvm (message) is not what the plan made again shows (was the file edited?)',
+      `the saved plan's "changes" entry ${CONFIG} (diff) is not what the plan made again shows (was the file edited?)`,
+    ]);
+    // An entry gone or added is said so; the same entries in another order, of the list.
+    const dropped = sample();
+    dropped.plan.shims = [];
+    expect(differences(dropped, sample(), asOnNode)).toEqual([
+      'the plan made again has a "shims" entry qemu that the saved plan does not (was the file edited?)',
+    ]);
+    const reordered = sample();
+    reordered.plan.changes.reverse();
+    expect(differences(reordered, sample(), asOnNode)).toEqual([
       'the saved plan\'s "changes" is not what the plan made again shows (was the file edited?)',
     ]);
     // Said only when nothing else is: a changed input explains a changed plan.
@@ -165,6 +182,33 @@ describe("differences", () => {
     now.inputs.version = "0.2.0";
     expect(differences(edited, now, asOnNode)).toEqual([
       "kata-install 0.1.0 made the plan; this is kata-install 0.2.0",
+    ]);
+  });
+
+  it("names the artifacts that are other images in the source, or pulled or not now", () => {
+    const saved = sample();
+    saved.inputs.artifactIds = {
+      base: `sha256:${h("1")}`,
+      qemu: `sha256:${h("2")}`,
+      kernel: `sha256:${h("3")}`,
+    };
+    const now = sample();
+    now.inputs.artifacts = "fedcba9876543210";
+    now.inputs.artifactIds = {
+      base: `sha256:${h("1")}`,
+      qemu: `sha256:${h("4")}`,
+      image: `sha256:${h("5")}`,
+    };
+    expect(differences(saved, now, asOnNode)).toEqual([
+      `artifacts: the plan pulls version 0123456789abcdef; made again, it pulls fedcba9876543210: image is pulled now; kernel is no longer pulled; qemu is another image in the source (sha256:${"2".repeat(12)}… → sha256:${"4".repeat(12)}…)`,
+    ]);
+  });
+
+  it("a facts hash that is not its facts' is said, though no fact moved (an edited file)", () => {
+    const edited = sample();
+    edited.inputs.facts.sha256 = h("f");
+    expect(differences(edited, sample(), asOnNode)).toEqual([
+      "facts: the saved plan's facts.sha256 is not the hash of the facts it lists (was the file edited?)",
     ]);
   });
 
@@ -177,5 +221,17 @@ describe("differences", () => {
     const found = differences(saved, now, asOnNode);
     expect(found).toHaveLength(11);
     expect(found.at(-1)).toBe("… and 2 more");
+  });
+});
+
+describe("planAgainCommand", () => {
+  it("makes the plan again as it was made: its options and its root, each word as a shell reads it", () => {
+    expect(planAgainCommand("p.json", sample().options, "/")).toBe(
+      "kata-install plan --shims qemu --artifacts dir:/srv/kata --out p.json",
+    );
+    const options = { ...sample().options, overrides: "/etc/my pins.toml", artifactsTag: "4.1.0" };
+    expect(planAgainCommand("/tmp/node 1.json", options, "/mnt/node")).toBe(
+      "kata-install plan --host-root /mnt/node --overrides '/etc/my pins.toml' --shims qemu --artifacts dir:/srv/kata --artifacts-tag 4.1.0 --out '/tmp/node 1.json'",
+    );
   });
 });
