@@ -160,7 +160,16 @@ export async function runEntrypoint(
         overrides: settings.overrides,
       },
       out,
-      { showPlan: true, installed: (p) => (planned = p) },
+      {
+        showPlan: true,
+        installed: (p) => (planned = p),
+        // The pod's /host is the node's /, and its plan file comes from where the admin put it.
+        remake: {
+          hostRoot: "/",
+          where: " on the node",
+          then: "review it, put it where this pod reads it (the plans ConfigMap), and delete the pod to apply it",
+        },
+      },
     );
     if (status !== 0 || planned === null) {
       health.setReady(false, "install failed");

@@ -51,6 +51,11 @@ export interface InstallHooks {
   showPlan?: boolean;
   /** Called with what was planned, once the install succeeded. */
   installed?(planned: Planned): void;
+  /**
+   * How a refused saved plan is made again, where that is not where it is applied: the root it is
+   * made under, and what to do with it then (the entrypoint's: on the node, into the ConfigMap).
+   */
+  remake?: { hostRoot: string; where: string; then: string };
 }
 
 export async function runInstall(
@@ -91,6 +96,7 @@ export async function runInstall(
           source,
           installedVersion: (await store.load())?.artifacts.version ?? null,
           dryRun,
+          remake: hooks.remake,
         })
       : null;
     const blockers = blocking(planned.decision);

@@ -136,7 +136,11 @@ export async function refuseIfMoved(
   file: string,
   saved: SavedPlan,
   planned: Planned,
-  made: Pick<Making, "hostRoot" | "env" | "source"> & { installedVersion: string | null; dryRun?: boolean },
+  made: Pick<Making, "hostRoot" | "env" | "source"> & {
+    installedVersion: string | null;
+    dryRun?: boolean;
+    remake?: { hostRoot: string; where: string; then: string };
+  },
 ): Promise<"as-made" | "applied"> {
   const now = await savedPlanOf(planned, {
     ...made,
@@ -152,7 +156,7 @@ export async function refuseIfMoved(
   if (found.length === 0) return "as-made";
   if (appliedAlready(saved, planned, current, made.installedVersion)) return "applied";
   throw new StalePlanError(
-    `the plan in ${file} ${made.dryRun ? "would not be applied" : "was not applied"}: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\n${made.dryRun ? "Nothing of it would be applied" : "Nothing of it was applied"}. Make the plan again (${planAgainCommand(file, saved.options, made.hostRoot)}), review it, and apply that.`,
+    `the plan in ${file} ${made.dryRun ? "would not be applied" : "was not applied"}: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\n${made.dryRun ? "Nothing of it would be applied" : "Nothing of it was applied"}. Make the plan again${made.remake?.where ?? ""} (${planAgainCommand(file, saved.options, made.remake?.hostRoot ?? made.hostRoot)}), ${made.remake?.then ?? "review it, and apply that"}.`,
   );
 }
 

@@ -316,6 +316,10 @@ describe("entrypoint install with KATA_INSTALL_PLAN", () => {
     const run = await entrypoint(host.root, file);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("  - /etc/containerd/config.toml changed since the plan (sha256 ");
+    // Made again on the node (the pod's HOST_ROOT is its /), then handed to the pod as before.
+    expect(run.stderr).toContain(
+      `Make the plan again on the node (kata-install plan --artifacts dir:${artifacts} --out ${file}), review it, put it where this pod reads it (the plans ConfigMap), and delete the pod to apply it.`,
+    );
     expect(snapshot(host.root)).toEqual(before);
   });
 });
