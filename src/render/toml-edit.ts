@@ -138,7 +138,8 @@ export function findBlock(
 /** Replace the marked block, or append it (after a blank line) when there is none. */
 export function putBlock(text: string, body: string, file?: string, suffix = ""): string {
   const { begin, end } = blockMarkers(suffix);
-  const block = `${begin}\n${body.trimEnd()}\n${end}\n`;
+  // At most one blank line under the marker, however many the templates begin with.
+  const block = `${begin}\n${body.replace(/^\n{2,}/, "\n").trimEnd()}\n${end}\n`;
   const found = findBlock(text, file, suffix);
   if (found) return text.slice(0, found.begin) + block + text.slice(found.end);
   const base = text === "" || text.endsWith("\n") ? text : `${text}\n`;

@@ -27,6 +27,10 @@ describe("minimal TOML edits", () => {
     const after = putBlock(ADMIN, "[k]\na = 1");
     expect(after.startsWith(ADMIN)).toBe(true);
     expect(after.slice(ADMIN.length)).toBe(`\n${BLOCK_BEGIN}\n[k]\na = 1\n${BLOCK_END}\n`);
+    // The blank lines a template begins with are one under the marker.
+    expect(putBlock(ADMIN, "\n\n\n[k]\na = 1").slice(ADMIN.length)).toBe(
+      `\n${BLOCK_BEGIN}\n\n[k]\na = 1\n${BLOCK_END}\n`,
+    );
     // Replacing it changes only the block; removing it gives the file back byte for byte.
     const again = putBlock(after, "[k]\na = 2");
     expect(again.startsWith(ADMIN)).toBe(true);
