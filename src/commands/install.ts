@@ -243,8 +243,16 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   try {
     const runtime = (await store.load())?.runtime ?? null;
     const result = await uninstallFiles(store);
+    // A rollback of a run cut short changed the node: said, even when nothing is left to uninstall.
+    const rolledBack = result.recovered
+      ? "An earlier install had been cut short: it was rolled back first."
+      : null;
     if (result.nothingInstalled) {
-      out(await nothingToUninstall(host, store.file, env));
+      out(
+        rolledBack === null
+          ? await nothingToUninstall(host, store.file, env)
+          : `${rolledBack} Nothing of kata-install's is left installed.\n`,
+      );
       return 0;
     }
     const restart = result.runtimeChanged || result.restartOwed;
@@ -256,7 +264,14 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
           `${restored.slice(0, -1)}; but ${error.message}: restart ${runtime.action.target} yourself, so that it runs without Kata's handlers`,
         );
       });
-    const lines = [restored];
+    // After a rollback that left nothing installed, "restored 0, removed 0" would say nothing.
+    const none = result.restored.length + result.removed.length === 0;
+    const lines =
+      rolledBack === null
+        ? [restored]
+        : none
+          ? [`${rolledBack} Nothing else was installed.`]
+          : [rolledBack, restored];
     for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
     if (restart && runtime)
       lines.push(

@@ -690,6 +690,62 @@ describe("killed right after the runtime restarted on the new files, before they
   });
 });
 
+describe("uninstall after a first install was cut short", () => {
+  it("says it rolled the install back, and pays the restart the cut left owed", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+    spec.files = { ...spec.files, "/var/log/.keep": "" };
+    const host = await answeringHost(spec);
+    try {
+      const original = withoutLog(snapshot(host.root));
+      const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
+        env: { KATA_INSTALL_CRASH_AT: "restart:after" },
+      });
+      expect(cut.status).toBeNull(); // killed, after containerd restarted on Kata's handlers
+      const calls = () => fs.readFileSync(path.join(host.root, "var/log/systemctl.calls"), "utf8");
+      expect(calls()).toBe("restart containerd\n");
+      expect(runCli(["uninstall", "--dry-run", "--host-root", host.root]).stdout).toMatch(
+        /^An install was cut short: uninstall would roll it back first\.\n/,
+      );
+      const run = runCli(["uninstall", "--host-root", host.root]);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toBe(
+        "An earlier install had been cut short: it was rolled back first. Nothing else was installed.\nRuntime: restarted containerd, and it answers.\n",
+      );
+      // containerd may hold the handlers it loaded: it is restarted on the node's own files again.
+      expect(calls()).toBe("restart containerd\nrestart containerd\n");
+      // But for /run/lock, which every node has and this bare tree lacked: the killed run made it,
+      // and no later run can know it was not the node's.
+      const { "run/lock": made, ...after } = withoutLog(snapshot(host.root));
+      expect(made).toBe("dir 755 0:0");
+      expect(after).toEqual(original);
+    } finally {
+      host.close();
+    }
+  });
+});
+
+describe("uninstall after a first install was cut short before it wrote anything", () => {
+  it("says it rolled it back, and that nothing of kata-install's is left", async () => {
+    const host = await answering();
+    try {
+      const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
+        env: { KATA_INSTALL_CRASH_AT: "stage:begin" },
+      });
+      expect(cut.status).toBeNull();
+      const run = runCli(["uninstall", "--host-root", host.root]);
+      expect(run.status, run.stderr).toBe(0);
+      // Not "nothing to uninstall": the rollback took the staged artifacts away.
+      expect(run.stdout).toBe(
+        "An earlier install had been cut short: it was rolled back first. Nothing of kata-install's is left installed.\n",
+      );
+      expect(fs.existsSync(path.join(host.root, "opt/kata/.install/journal.json"))).toBe(false);
+    } finally {
+      host.close();
+    }
+  });
+});
+
 describe("two installs at once", () => {
   it("one waits for nothing: it fails clearly on the lock, or finds the work done; the node is one install's", async () => {
     const spec = intelContainerd16();
