@@ -68,6 +68,64 @@ script.runInThisContext()(module_.exports, require, module_, file, require("node
 );
 spawnSync(process.execPath, [loader, ...(commands.plan as string[])], { stdio: "ignore" });
 
+// The floors under each command that no change of kata-install's can go below. (1) The host
+// commands it must start on that host: logged from one run (a preload that wraps spawn), then
+// started by a bare script as src/host/command.ts starts them (all at once, in their own process
+// group, output read from pipes) and waited for. (2) Node started from a user-land snapshot that
+// holds nothing: what the blob's start costs before any of kata-install is in it.
+const spawnLog = path.join(work, "spawns.jsonl");
+const preload = path.join(work, "log-spawns.cjs");
+fs.writeFileSync(
+  preload,
+  `const cp = require("node:child_process");
+const fs = require("node:fs");
+const spawn = cp.spawn;
+cp.spawn = function (file, args) {
+  fs.appendFileSync(${JSON.stringify(spawnLog)}, JSON.stringify([file, args]) + "\\n");
+  return spawn.apply(this, arguments);
+};
+require("node:module").syncBuiltinESMExports();
+`,
+);
+/** The commands `args` starts, as [file, args] (a run of the plain bundle with the preload). */
+function commandsStarted(args: string[]): [string, string[]][] {
+  fs.rmSync(spawnLog, { force: true });
+  const run = spawnSync(process.execPath, ["--require", preload, cli, ...args], {
+    stdio: "ignore",
+    env: benchEnv(),
+  });
+  if (run.status !== 0)
+    throw new Error(`${args.join(" ")} exited ${run.status} while its commands were logged`);
+  if (!fs.existsSync(spawnLog)) return [];
+  return fs
+    .readFileSync(spawnLog, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
+/** A bare script that starts `started` as kata-install does, and exits when every one has closed. */
+const startsAlone = (started: [string, string[]][]) =>
+  `const { spawn } = require("node:child_process");
+const commands = ${JSON.stringify(started)};
+let open = commands.length;
+for (const [file, args] of commands) {
+  const child = spawn(file, args, { detached: true, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.on("data", () => {});
+  child.stderr.on("data", () => {});
+  child.on("close", () => { if (--open === 0) process.exit(0); });
+}
+if (open === 0) process.exit(0);
+`;
+const emptyBlob = path.join(work, "empty.blob");
+const emptyEntry = path.join(work, "empty-snapshot.cjs");
+fs.writeFileSync(emptyEntry, 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n');
+const built = spawnSync(process.execPath, ["--snapshot-blob", emptyBlob, "--build-snapshot", emptyEntry], {
+  stdio: "ignore",
+  env: {},
+});
+if (built.status !== 0) throw new Error("the empty snapshot was not built");
+const targets: Record<string, number> = { facts: 1.8, plan: 2.5, install: 2.5 };
+
 interface Variant {
   name: string;
   command: string;
@@ -85,7 +143,22 @@ if (process.env.NODE_EXTRA_CA_CERTS)
     args: ["-e", "0"],
     env: process.env,
   });
+variants.push({
+  name: "empty snapshot",
+  command: process.execPath,
+  args: ["--snapshot-blob", emptyBlob, emptyEntry],
+});
+const alone = new Map<string, number>();
 for (const [what, args] of Object.entries(commands)) {
+  const started = what in targets ? commandsStarted(args) : [];
+  if (started.length > 0) {
+    alone.set(what, started.length);
+    variants.push({
+      name: `${what}: its commands alone`,
+      command: process.execPath,
+      args: ["-e", startsAlone(started)],
+    });
+  }
   variants.push({ name: `${what}: dist/cli.js`, command: process.execPath, args: [cli, ...args] });
   variants.push({
     name: `${what}: snapshot`,
@@ -132,6 +205,21 @@ for (const v of variants) {
   const cell = (ms: number, of: number) => `${ms.toFixed(1).padStart(6)} ${(ms / of).toFixed(2)}x`;
   console.log(
     `${v.name.padEnd(28)} ${cell(median(xs), median(base))}  ${cell(Math.min(...xs), Math.min(...base))}  ${cell(c, baseCpu)}`,
+  );
+}
+// What each target leaves for kata-install's own work once Node has started and the host commands
+// that command must start have run (the median of the bare script that only starts them).
+console.log("");
+for (const [what, target] of Object.entries(targets)) {
+  const count = alone.get(what);
+  const floor =
+    count === undefined ? 1 : median(wall.get(`${what}: its commands alone`) as number[]) / median(base);
+  const left = (target - floor) * median(base);
+  console.log(
+    `${what}: target ${target}x; Node and its ${count ?? 0} host command(s) alone ${floor.toFixed(2)}x: ` +
+      (left > 0
+        ? `${left.toFixed(1)} ms left for loading and running kata-install`
+        : "the target is under that floor"),
   );
 }
 removeTestHosts();

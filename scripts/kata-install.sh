@@ -1,13 +1,29 @@
 #!/bin/sh
 # kata-install's start (dist/kata-install: the package's bin, the image's entrypoint). Node starts
-# from the start-up snapshot dist/kata-install.blob (scripts/build.mjs) when the Node here made it
-# (the very file the build ran, or else one of its version, on this machine's architecture) and
-# NODE_OPTIONS is unset (V8 options other than the build's make Node refuse the blob, exit 14);
-# else from the plain bundle dist/cli.js. Both take the same arguments and print the same; exec,
-# so that signals go to Node itself.
+# from the start-up snapshot dist/kata-install.blob (scripts/build.mjs) for the commands that run
+# the node-side pipeline, when the Node here made it (the very file the build ran, or else one of
+# its version, on this machine's architecture) and NODE_OPTIONS is unset (V8 options other than the
+# build's make Node refuse the blob, exit 14); else from the plain bundle dist/cli.js. Both take the
+# same arguments and print the same; exec, so that signals go to Node itself.
 self=$0
 [ -L "$self" ] && self=$(readlink -f "$self")
 dist=${self%/*}
+# The blob pays for itself only where the pipeline runs: deserialising it costs a start more than
+# Node's own snapshot (an empty one alone ~0.5x of `node -e 0`), which plan and install win back
+# and --version, --help, facts, report, manifests and artifacts do not (bench/startup-snapshot.ts).
+# The command is the first argument but --debug; `kata-install --dry-run …` is an install.
+pipeline=false
+for arg in "$@"; do
+  [ "$arg" = --debug ] && continue
+  case $arg in
+  preflight | explain | shims | plan | install | uninstall | entrypoint) pipeline=true ;;
+  -*)
+    for each in "$@"; do [ "$each" = --dry-run ] && pipeline=true; done
+    ;;
+  esac
+  break
+done
+[ "$pipeline" = true ] || exec node "$dist/cli.js" "$@"
 # The machine's architecture read by the shell itself where the kernel says it (Linux 5.x and
 # later): one process fewer to start than uname -m.
 arch=

@@ -14,6 +14,8 @@ import { buildHost, removeTestHosts } from "./helpers/test-host.js";
 const LAUNCHER = path.resolve("dist/kata-install");
 const BLOB = path.resolve("dist/kata-install.blob");
 const { NODE_OPTIONS: _, ...plainEnv } = process.env;
+/** A command the launcher starts from the blob (one that runs the node-side pipeline). */
+const BLOB_ARGS = ["preflight", "--help"];
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = plainEnv) {
   const r = spawnSync(command, args, { encoding: "utf8", env, input: "", timeout: 60_000 });
@@ -56,6 +58,35 @@ function factsDirOf(root: string): string {
   const facts = run(process.execPath, [CLI, "facts", "--json", "--host-root", root]).stdout;
   for (let i = 0; i < 6; i++) fs.writeFileSync(path.join(dir, `n${i}.json`), facts);
   return dir;
+}
+
+/**
+ * A copy of dist/ whose launcher finds, first on PATH, a node that logs how it is asked and then is
+ * the real one; the build's record says that node made the blob.
+ */
+function loggedLauncher() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
+  copies.push(dir);
+  fs.cpSync(path.resolve("dist"), path.join(dir, "dist"), { recursive: true });
+  for (const entry of ["rules", "templates", "artifacts", "package.json"])
+    fs.symlinkSync(path.resolve(entry), path.join(dir, entry));
+  const bin = path.join(dir, "bin");
+  fs.mkdirSync(bin);
+  const log = path.join(dir, "node.log");
+  fs.writeFileSync(path.join(bin, "node"), `#!/bin/sh\necho "$*" >>${log}\nexec ${process.execPath} "$@"\n`, {
+    mode: 0o755,
+  });
+  const record = path.join(dir, "dist/kata-install.node-path");
+  fs.writeFileSync(record, `${path.join(bin, "node")}\n`);
+  spawnSync("touch", ["-r", path.join(bin, "node"), record]);
+  return {
+    dir,
+    bin,
+    log,
+    env: { ...plainEnv, PATH: `${bin}:${plainEnv.PATH}` },
+    launcher: path.join(dir, "dist/kata-install"),
+    asked: () => fs.readFileSync(log, "utf8").trim().split("\n"),
+  };
 }
 
 describe("the start-up snapshot", () => {
@@ -182,38 +213,51 @@ describe("the start-up snapshot", () => {
   });
 
   it("dist/kata-install asks no node its version when the one on PATH is the file the build ran", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-launcher-"));
-    copies.push(dir);
-    fs.cpSync(path.resolve("dist"), path.join(dir, "dist"), { recursive: true });
-    for (const entry of ["rules", "templates", "artifacts", "package.json"])
-      fs.symlinkSync(path.resolve(entry), path.join(dir, entry));
-    // A node on PATH that logs how it is asked, then is the real one.
-    const bin = path.join(dir, "bin");
-    fs.mkdirSync(bin);
-    const log = path.join(dir, "node.log");
-    fs.writeFileSync(
-      path.join(bin, "node"),
-      `#!/bin/sh\necho "$*" >>${log}\nexec ${process.execPath} "$@"\n`,
-      { mode: 0o755 },
-    );
-    // The build's record, as if it had been made by that node.
-    const record = path.join(dir, "dist/kata-install.node-path");
-    fs.writeFileSync(record, `${path.join(bin, "node")}\n`);
-    spawnSync("touch", ["-r", path.join(bin, "node"), record]);
-    const env = { ...plainEnv, PATH: `${bin}:${plainEnv.PATH}` };
-    const launcher = path.join(dir, "dist/kata-install");
-    const expected = plain(["--help"]).stdout;
-    const asked = () => fs.readFileSync(log, "utf8").trim().split("\n");
-    expect(run(launcher, ["--help"], env)).toMatchObject({ status: 0, stdout: expected });
+    const { dir, bin, log, env, launcher, asked } = loggedLauncher();
+    const expected = plain(BLOB_ARGS).stdout;
+    expect(run(launcher, BLOB_ARGS, env)).toMatchObject({ status: 0, stdout: expected });
     expect(asked()).toEqual([
-      `--snapshot-blob ${path.join(dir, "dist/kata-install.blob")} ${path.join(dir, "dist/cli.js")} --help`,
+      `--snapshot-blob ${path.join(dir, "dist/kata-install.blob")} ${path.join(dir, "dist/cli.js")} ${BLOB_ARGS.join(" ")}`,
     ]);
     // Replaced since (another mtime): asked its version first, as any other node.
     fs.rmSync(log);
     fs.utimesSync(path.join(bin, "node"), new Date(), new Date(Date.now() + 5000));
-    expect(run(launcher, ["--help"], env)).toMatchObject({ status: 0, stdout: expected });
+    expect(run(launcher, BLOB_ARGS, env)).toMatchObject({ status: 0, stdout: expected });
     expect(asked()[0]).toBe("--version");
     expect(asked()).toHaveLength(2);
+  });
+
+  it("dist/kata-install starts the pipeline's commands from the blob, every other from the plain bundle", () => {
+    const { dir, log, env, launcher, asked } = loggedLauncher();
+    const blob = `--snapshot-blob ${path.join(dir, "dist/kata-install.blob")} ${path.join(dir, "dist/cli.js")}`;
+    const cases: [string[], "blob" | "plain"][] = [
+      [["--version"], "plain"],
+      [["--help"], "plain"],
+      [["help", "plan"], "plain"],
+      [["facts", "--help"], "plain"],
+      [["report", "--help"], "plain"],
+      [["manifests", "--help"], "plain"],
+      [["artifacts", "--help"], "plain"],
+      [["nosuch"], "plain"],
+      [["preflight", "--help"], "blob"],
+      [["explain", "--help"], "blob"],
+      [["shims", "--help"], "blob"],
+      [["plan", "--help"], "blob"],
+      [["install", "--help"], "blob"],
+      [["uninstall", "--help"], "blob"],
+      [["entrypoint", "--help"], "blob"],
+      // --debug is no command; `kata-install --dry-run …` is an install.
+      [["--debug", "plan", "--help"], "blob"],
+      [["--dry-run", "--help"], "blob"],
+    ];
+    for (const [args, start] of cases) {
+      fs.rmSync(log, { force: true });
+      const expected = plain(args);
+      expect(run(launcher, args, env), args.join(" ")).toEqual(expected);
+      expect(asked(), args.join(" ")).toEqual([
+        start === "blob" ? `${blob} ${args.join(" ")}` : `${path.join(dir, "dist/cli.js")} ${args.join(" ")}`,
+      ]);
+    }
   });
 
   it("dist/kata-install takes the plain bundle when the blob is not this Node's or this machine's, or NODE_OPTIONS is set", () => {
@@ -227,20 +271,20 @@ describe("the start-up snapshot", () => {
     fs.writeFileSync(path.join(dir, "dist/kata-install.blob"), "not a snapshot");
     fs.rmSync(path.join(dir, "dist/kata-install.node-path"));
     const launcher = path.join(dir, "dist/kata-install");
-    const expected = plain(["--help"]).stdout;
+    const expected = plain(BLOB_ARGS).stdout;
     fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `v0.0.0 ${os.machine()}\n`);
-    expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    expect(run(launcher, BLOB_ARGS)).toMatchObject({ status: 0, stdout: expected });
     // This Node, another machine's architecture (the launcher reads this one's from the kernel).
     fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `${process.version} riscv128\n`);
-    expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    expect(run(launcher, BLOB_ARGS)).toMatchObject({ status: 0, stdout: expected });
     fs.writeFileSync(path.join(dir, "dist/kata-install.node"), `${process.version} ${os.machine()}\n`);
-    const withOptions = run(launcher, ["--help"], { ...plainEnv, NODE_OPTIONS: "--max-old-space-size=512" });
+    const withOptions = run(launcher, BLOB_ARGS, { ...plainEnv, NODE_OPTIONS: "--max-old-space-size=512" });
     expect(withOptions).toMatchObject({ status: 0, stdout: expected });
     fs.rmSync(path.join(dir, "dist/kata-install.blob"));
-    expect(run(launcher, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    expect(run(launcher, BLOB_ARGS)).toMatchObject({ status: 0, stdout: expected });
     // Through a link, as npm installs a bin.
     const link = path.join(dir, "bin-link");
     fs.symlinkSync(launcher, link);
-    expect(run(link, ["--help"])).toMatchObject({ status: 0, stdout: expected });
+    expect(run(link, BLOB_ARGS)).toMatchObject({ status: 0, stdout: expected });
   });
 });
