@@ -167,7 +167,7 @@ export async function runEntrypoint(
         remake: {
           hostRoot: "/",
           where: " on the node",
-          then: "review it, put it where this pod reads it (the plans ConfigMap), and delete the pod to apply it",
+          next: "review it, put it where this pod reads it (the plans ConfigMap), and delete the pod to apply it",
         },
       },
     );

@@ -55,7 +55,7 @@ export interface InstallHooks {
    * How a refused saved plan is made again, where that is not where it is applied: the root it is
    * made under, and what to do with it then (the entrypoint's: on the node, into the ConfigMap).
    */
-  remake?: { hostRoot: string; where: string; then: string };
+  remake?: { hostRoot: string; where: string; next: string };
 }
 
 export async function runInstall(

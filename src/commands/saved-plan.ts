@@ -139,7 +139,7 @@ export async function refuseIfMoved(
   made: Pick<Making, "hostRoot" | "env" | "source"> & {
     installedVersion: string | null;
     dryRun?: boolean;
-    remake?: { hostRoot: string; where: string; then: string };
+    remake?: { hostRoot: string; where: string; next: string };
   },
 ): Promise<"as-made" | "applied"> {
   const now = await savedPlanOf(planned, {
@@ -156,7 +156,7 @@ export async function refuseIfMoved(
   if (found.length === 0) return "as-made";
   if (appliedAlready(saved, planned, current, made.installedVersion)) return "applied";
   throw new StalePlanError(
-    `the plan in ${file} ${made.dryRun ? "would not be applied" : "was not applied"}: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\n${made.dryRun ? "Nothing of it would be applied" : "Nothing of it was applied"}. Make the plan again${made.remake?.where ?? ""} (${planAgainCommand(file, saved.options, made.remake?.hostRoot ?? made.hostRoot)}), ${made.remake?.then ?? "review it, and apply that"}.`,
+    `the plan in ${file} ${made.dryRun ? "would not be applied" : "was not applied"}: the node or the inputs changed since it was made:\n${found.map((d) => `  - ${d}`).join("\n")}\n${made.dryRun ? "Nothing of it would be applied" : "Nothing of it was applied"}. Make the plan again${made.remake?.where ?? ""} (${planAgainCommand(file, saved.options, made.remake?.hostRoot ?? made.hostRoot)}), ${made.remake?.next ?? "review it, and apply that"}.`,
   );
 }
 
