@@ -164,7 +164,11 @@ export function configValueCheck(
   const { catalog } = input;
   const release = catalog.release;
   if (release === null || !release.shims.has(shim)) return null;
-  const admin = !(source.kind === "rule" || source.kind === "default");
+  // A value derived from another (the host's binary, from the rule or override that chose it) is
+  // the admin's when that one is.
+  let origin = source;
+  while (origin.kind === "derived") origin = origin.from;
+  const admin = !(origin.kind === "rule" || origin.kind === "default");
   const fail = (id: "config-key" | "config-value", message: string, hint: string) => ({
     check: {
       id,
@@ -172,7 +176,7 @@ export function configValueCheck(
       status: "fail" as const,
       message: admin ? message : `${message}; it is not set`,
       hint,
-      rule: source.kind === "rule" ? source.name : "decide",
+      rule: origin.kind === "rule" ? origin.name : "decide",
     },
     keep: admin,
   });

@@ -91,7 +91,8 @@ export function shimConfig(
     if (part === undefined || chosen?.value !== "distro" || binary?.origin !== "distro") continue;
     const from: Source = { kind: "derived", name: `the host's ${name}`, from: chosen.source };
     for (const key of part.path_keys) offer(`${hv}.${key}`, binary.path, from);
-    for (const key of part.list_keys) offer(`${hv}.${key}`, [binary.path], from);
+    // An allowlist the shim's configuration does not have (the Rust runtime's) restricts nothing.
+    for (const key of part.list_keys) offer(`${hv}.${key}`, [binary.path], from, true);
   }
 
   // What kata-deploy wrote for this shim, on a takeover: the decisions it was.

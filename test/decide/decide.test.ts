@@ -133,6 +133,29 @@ describe("a distro qemu", () => {
     });
   });
 
+  it("a distro virtiofsd on a node whose shims include the Rust runtime's: its allowlist only where the release has one, nothing refused", async () => {
+    const spec = intelContainerd16();
+    spec.kernel.filesystems = [...spec.kernel.filesystems, "virtiofs"];
+    spec.commands = { ...spec.commands, "/usr/libexec/virtiofsd": 'echo "virtiofsd backend 1.10.1"' };
+    const decision = await decideOn(spec);
+    expect(decision.artifacts.find((a) => a.name === "virtiofsd")).toMatchObject({ from: "distro" });
+    expect(shimNames(decision)).toContain("clh-runtime-rs");
+    // No check of kata-install's own making fails the default install (the Rust runtime's
+    // configuration has no valid_virtio_fs_daemon_paths: an allowlist it does not have allows all).
+    expect(
+      decision.checks.filter((c) => c.status === "fail" && (c.id === "config-key" || c.severity === "error")),
+    ).toEqual([]);
+    expect(decision.config.clh?.["hypervisor.clh.valid_virtio_fs_daemon_paths"]).toMatchObject({
+      value: ["/usr/libexec/virtiofsd"],
+    });
+    expect(
+      decision.config["clh-runtime-rs"]?.["hypervisor.clh.valid_virtio_fs_daemon_paths"],
+    ).toBeUndefined();
+    expect(decision.config["clh-runtime-rs"]?.["hypervisor.clh.virtio_fs_daemon"]).toMatchObject({
+      value: "/usr/libexec/virtiofsd",
+    });
+  });
+
   it("lacking a device the configuration uses (virtio-scsi): Kata's bundled qemu, and preflight says why", async () => {
     const spec = intelContainerd16();
     spec.commands = {
