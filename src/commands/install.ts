@@ -63,6 +63,14 @@ export async function runInstall(
   out: (text: string) => void,
   hooks: InstallHooks = {},
 ): Promise<number> {
+  // Checked alike with --dry-run or without: a dry run that takes what the install refuses shows
+  // nothing of what the install would do.
+  timeoutOf(given.runtimeTimeout);
+  // A script that asks for plan's exit codes must never install by leaving out --dry-run.
+  if (given.detailedExitcode && !given.dryRun)
+    throw new UserError(
+      "--detailed-exitcode goes with --dry-run (or plan): without it this command installs. Nothing was installed",
+    );
   if (given.dryRun && given.plan === undefined) return runPlan(given, out);
   // With --plan: the saved plan checked against the node as install checks it, and nothing applied.
   const dryRun = given.dryRun === true;

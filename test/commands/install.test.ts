@@ -426,6 +426,26 @@ describe("install refuses, and writes nothing", () => {
     );
   });
 
+  it("--detailed-exitcode without --dry-run (a script that meant a plan); a --runtime-timeout the install would refuse, with --dry-run too", () => {
+    const host = buildHost(intelContainerd16());
+    const before = snapshot(host.root);
+    const source = ["--host-root", host.root, "--artifacts", `dir:${artifacts}`];
+    const run = runCli(["install", "--detailed-exitcode", ...source]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /^kata-install: --detailed-exitcode goes with --dry-run .*Nothing was installed/m,
+    );
+    expect(snapshot(host.root)).toEqual(before);
+    // With --dry-run it is plan's exit code: changes pending.
+    expect(runCli(["install", "--dry-run", "--detailed-exitcode", ...source]).status).toBe(2);
+    for (const bad of ["abc", "0", "-1", " "]) {
+      const dry = runCli(["install", "--dry-run", "--runtime-timeout", bad, ...source]);
+      expect(dry.status, bad).toBe(1);
+      expect(dry.stderr).toContain(`--runtime-timeout ${bad}: expected a number of seconds`);
+    }
+    expect(snapshot(host.root)).toEqual(before);
+  });
+
   it("a node whose runtime cannot be restarted (no systemctl): said by preflight and plan; not to be ignored, and nothing written", async () => {
     const host = await answeringHost({ ...intelContainerd16(), systemctl: false });
     const before = snapshot(host.root);
