@@ -3,12 +3,13 @@
 // `plan`, `install --dry-run` and `install`.
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import type { Check } from "../decide/decision.js";
-import type { ArtifactSource } from "../install/artifacts.js";
+import { type ArtifactSource, foreignInVersion } from "../install/artifacts.js";
 import { installChecks } from "../install/install-checks.js";
 import type { JournalStore } from "../install/journal.js";
 import { reusableArtifacts } from "../install/reuse.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { NOTHING_REUSED, verifyPlanned } from "../install/verify.js";
+import { reachedAs } from "../install/version-files.js";
 import type { Planned } from "../pipeline.js";
 import { installDir } from "../render/layout.js";
 import { nodeDropIns, replacedCheck } from "./node-drop-ins.js";
@@ -50,6 +51,22 @@ export async function withArtifactSource(
       reused,
       planned.facts.kata.installed ? planned.facts.kata.version : null,
     );
+  // A new version switched in retires the installed one: what someone else put in it stays there,
+  // and is no longer reached through the prefix's links. Said before the install does it.
+  const retiring = installed?.version ?? null;
+  if (retiring !== null && planned.changeset.actions.some((a) => a.kind === "pull-artifact")) {
+    const prefix = installDir(planned.decision);
+    const foreign = await foreignInVersion(planned.host, prefix, retiring);
+    if (foreign.length > 0)
+      planned.decision.checks.push({
+        id: "kept-in-version",
+        severity: "warning",
+        status: "fail",
+        message: `not kata-install's, in the installed version this install replaces: ${foreign.map((f) => `${reachedAs(f, prefix)} (${f})`).join(", ")}: kept where it is, and no longer reached through ${prefix}`,
+        hint: `move what you need of it out of ${prefix} (kata-install installs and removes Kata there), and point at it there`,
+        rule: "install",
+      });
+  }
   // Pulls without a source: install would refuse, so the plan says it first.
   const pulls = planned.changeset.actions.filter((a) => a.kind === "pull-artifact").map((a) => a.target);
   const where =

@@ -20,6 +20,7 @@ import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
+import { reachedAs } from "../install/version-files.js";
 import { planDocument, refusalHint, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
@@ -166,6 +167,10 @@ export async function runInstall(
       lines.push(
         `Artifacts: version ${report.artifacts.staged?.id} (${report.artifacts.staged?.files} files, ${report.artifacts.staged?.bytes} bytes) switched in.`,
       );
+    for (const entry of report.kept)
+      lines.push(
+        `  kept ${entry}: not kata-install's (it was ${reachedAs(entry, prefixOf(store))}): left in the version switched from`,
+      );
     if (report.artifacts.repaired > 0)
       lines.push(
         `Artifacts: ${report.artifacts.repaired} file(s) of version ${report.artifacts.staged?.id} were not as installed: put back.`,
@@ -231,18 +236,29 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   const store = journalFor(host, installDirFromEnv(env));
   if (options.dryRun) {
     const preview = await previewUninstall(store);
-    if (!preview.installed) out(await nothingToUninstall(host, store.file, env));
+    if (options.json) {
+      const message = preview.installed
+        ? undefined
+        : (await nothingToUninstall(host, store.file, env)).trim();
+      out(`${JSON.stringify({ dryRun: true, ...preview, ...(message ? { message } : {}) }, null, 2)}\n`);
+    } else if (!preview.installed) out(await nothingToUninstall(host, store.file, env));
     else {
       if (preview.cutShort) out("An install was cut short: uninstall would roll it back first.\n");
       for (const c of preview.changes) out(`# ${c.action} ${c.path}\n${unifiedDiff(c)}`);
       out(
-        `Uninstall would restore ${preview.restored.length} file(s), remove ${preview.removed.length}, and the artifacts under ${prefixOf(store)}.\n`,
+        preview.artifactsVersion === null
+          ? `Uninstall would restore ${preview.restored.length} file(s) and remove ${preview.removed.length}.\n`
+          : `Uninstall would restore ${preview.restored.length} file(s), remove ${preview.removed.length}, and the artifacts under ${prefixOf(store)}.\n`,
       );
       for (const left of preview.leftEdited) out(`  would leave ${left.path}: ${left.what}\n`);
       // What is not kata-install's in a directory it made stays, and the directory with it.
       for (const entry of preview.kept) out(`  would leave ${entry}: not kata-install's\n`);
       for (const dir of preview.leftDirs)
         out(`  would leave ${dir}: a directory kata-install created, not empty: left in place\n`);
+      if (preview.restart !== null)
+        out(
+          `Runtime: would ${preview.restart.kind} ${preview.restart.target}${preview.restart.owed ? " (a restart an earlier run left owed)" : ""}, and wait until it answers.\n`,
+        );
     }
     return 0;
   }
@@ -256,11 +272,11 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       ? "An earlier install had been cut short: it was rolled back first."
       : null;
     if (result.nothingInstalled) {
-      out(
+      const message =
         rolledBack === null
           ? await nothingToUninstall(host, store.file, env)
-          : `${rolledBack} Nothing of kata-install's is left installed.\n`,
-      );
+          : `${rolledBack} Nothing of kata-install's is left installed.\n`;
+      out(options.json ? `${JSON.stringify({ ...result, message: message.trim() }, null, 2)}\n` : message);
       return 0;
     }
     const restart = result.runtimeChanged || result.restartOwed;

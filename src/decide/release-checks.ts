@@ -169,16 +169,16 @@ export function configValueCheck(
   let origin = source;
   while (origin.kind === "derived") origin = origin.from;
   const admin = !(origin.kind === "rule" || origin.kind === "default");
-  const fail = (id: "config-key" | "config-value", message: string, hint: string) => ({
+  const fail = (id: "config-key" | "config-value", message: string, hint: string, keep = admin) => ({
     check: {
       id,
       severity: admin ? ("error" as const) : ("warning" as const),
       status: "fail" as const,
-      message: admin ? message : `${message}; it is not set`,
+      message: keep ? message : `${message}; it is not set`,
       hint,
       rule: origin.kind === "rule" ? origin.name : "decide",
     },
-    keep: admin,
+    keep,
   });
   const info = catalog.keyInfo(shim, key);
   const base = baseName(release, shim);
@@ -188,11 +188,14 @@ export function configValueCheck(
       `${describeSource(source)} sets ${key} for ${shim}, but ${base} has no such key (renamed or misspelt?)`,
       `see ${base} for the keys it has (kata-install explain ${shim} lists them)`,
     );
+  // Never written, even when the check is ignored: Kata fails to load a file whose value is of
+  // another type than its own, and with it every pod of the handler.
   if (!fitsType(info.type, value))
     return fail(
       "config-key",
-      `${describeSource(source)} sets ${key} = ${show(value)} for ${shim}, but ${base} has it as ${article(info.type)}`,
+      `${describeSource(source)} sets ${key} = ${show(value)} for ${shim}, but ${base} has it as ${article(info.type)} (Kata could not load the file with it)`,
       `give ${article(info.type)}`,
+      false,
     );
   const problem = catalog.valueProblem(shim, key, value);
   if (problem !== null)

@@ -22,6 +22,13 @@ import type { ListedEntry } from "./listing.js";
 import { mkdirOwn, ownPath, removeOwnTree } from "./own-place.js";
 import { identitiesOf } from "./reuse.js";
 import { StagingDir } from "./staging.js";
+import {
+  foreignEntries,
+  removeVersionKeeping,
+  VERSION_FILES,
+  versionFiles,
+  writeVersionFiles,
+} from "./version-files.js";
 
 /** Null when a link target (relative to the link's directory) stays inside the prefix; else why not. */
 export function linkInside(file: string, target: string): string | null {
@@ -306,6 +313,8 @@ export async function stageVersion(
   if (options.rename === false)
     return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true, reused };
   try {
+    // The list of what is ours in it, renamed in with it (src/install/version-files.ts).
+    writeVersionFiles(partial, into.entries());
     const target = await ownPath(host, prefix, dir, "dir");
     fault("rename", dir);
     fs.renameSync(partial, target);
@@ -323,8 +332,8 @@ export async function existingVersion(host: Host, prefix: string, id: string): P
   if (!fs.existsSync(full)) return null;
   let files = 0;
   let bytes = 0;
-  for (const { full: file, dirent } of fileTree(full)) {
-    if (dirent.isDirectory()) continue;
+  for (const { full: file, dirent, path: rel } of fileTree(full)) {
+    if (dirent.isDirectory() || rel === VERSION_FILES) continue;
     files++;
     if (dirent.isFile()) bytes += fs.lstatSync(file).size;
   }
@@ -409,13 +418,32 @@ export function linkTarget(link: string): string {
  * Remove the version directories named (kata-install's own, as the journal records them) — never
  * anything else under versions/: what kata-install did not make there is not its to delete.
  */
+/**
+ * Remove versions of ours: what each holds of kata-install's; what is someone else's in one stays,
+ * with the directories that hold it. Returns the host paths that stayed.
+ */
 export async function removeVersions(host: Host, prefix: string, ids: Iterable<string>): Promise<string[]> {
-  const removed: string[] = [];
+  const kept: string[] = [];
   for (const id of ids) {
     if (id === "" || id.includes("/") || id === "." || id === "..") continue;
     const dir = `${prefix}/versions/${id}`;
-    removeOwnTree(await ownPath(host, prefix, dir, "dir"), dir);
-    removed.push(id);
+    const real = await ownPath(host, prefix, dir, "dir");
+    const st = fs.lstatSync(real, { throwIfNoEntry: false });
+    if (st === undefined) continue;
+    if (!st.isDirectory()) removeOwnTree(real, dir); // refused, naming what is there
+    try {
+      for (const entry of removeVersionKeeping(real)) kept.push(`${dir}/${entry}`);
+    } catch (error) {
+      throw hostError(`cannot remove ${dir}`, error);
+    }
   }
-  return removed;
+  return kept;
+}
+
+/** What is someone else's in the installed version `id` (host paths); [] when it has no list. */
+export async function foreignInVersion(host: Host, prefix: string, id: string): Promise<string[]> {
+  const dir = `${prefix}/versions/${id}`;
+  const real = await ownPath(host, prefix, dir, "dir");
+  const listed = versionFiles(real);
+  return listed === null ? [] : foreignEntries(real, listed).map((entry) => `${dir}/${entry}`);
 }

@@ -6,9 +6,16 @@ import { tomlErrorText } from "../detect/toml.js";
 import type { Host } from "../host/host.js";
 import { hash } from "../render/changeset.js";
 import { hasEditedKey, revertKeys } from "../render/key-edit.js";
-import { dropBlock, otherInstalls, removeImports } from "../render/toml-edit.js";
+import {
+  DamagedBlockError,
+  dropBlock,
+  findBlock,
+  otherInstalls,
+  removeImports,
+  strayHandlers,
+} from "../render/toml-edit.js";
 import { readEntry } from "./fs-ops.js";
-import type { FileRecord } from "./journal.js";
+import type { FileRecord, JournalStore } from "./journal.js";
 
 type Entry = NonNullable<Awaited<ReturnType<typeof readEntry>>>;
 
@@ -18,16 +25,55 @@ export type Fate =
   /** Edited since: `text` is what it becomes (null: nothing of ours was in it), `what` says so. */
   | { kind: "edited"; current: Entry; text: string | null; what: string };
 
-/** `created`: the files kata-install made, whose imports in the admin's file go with them. */
+/** The admin's file as it was before kata-install (its saved copy), for a record edited in place. */
+export type OriginalOf = (record: FileRecord) => Promise<string | null>;
+
+/**
+ * `created`: the files kata-install made, whose imports in the admin's file go with them;
+ * `originalOf`: the saved copy of an admin's file, to tell its tables from those an install wrote.
+ */
 export async function fateOf(
   host: Host,
   path: string,
   record: FileRecord,
   created: ReadonlySet<string>,
+  originalOf: OriginalOf,
 ): Promise<Fate> {
   const current = await readEntry(host, path, record.link === true);
   if (current === null || hash(current.bytes) === record.afterHash) return { kind: "back", current };
-  return { kind: "edited", current, ...givenBack(current.bytes.toString("utf8"), path, record, created) };
+  const text = current.bytes.toString("utf8");
+  const missing = record.editedInPlace ? await blockMissing(text, path, record, originalOf) : false;
+  return { kind: "edited", current, ...givenBack(text, path, record, created, missing) };
+}
+
+/**
+ * Whether the admin's file no longer holds kata-install's block at all (true), or holds it whole
+ * (false). Refused (DamagedBlockError), naming the file and lines: markers damaged, or gone while
+ * the handler tables they held are still there — taking out "the block" would then take out
+ * nothing, and Kata's files must not go while the runtime's configuration still names them.
+ */
+export async function blockMissing(
+  text: string,
+  path: string,
+  record: FileRecord,
+  originalOf: OriginalOf,
+): Promise<boolean> {
+  if (findBlock(text, path, record.block ?? "") !== null) return false;
+  const stray = strayHandlers(text, await originalOf(record));
+  if (stray.length > 0)
+    throw new DamagedBlockError(
+      `${path}: kata-install's block markers are gone, but the runtime handlers it wrote are still there (${stray.map((h) => `${h.name} at line ${h.line}`).join(", ")}): put its markers back around them (the lines "# >>> kata-install: …" before and "# <<< kata-install" after), or remove them by hand; nothing in the file is touched until then`,
+    );
+  return true;
+}
+
+/** The saved copies of the admin's files, read from the journal's store. */
+export function originalReader(store: JournalStore): OriginalOf {
+  return async (record) => {
+    const original = record.original;
+    if (original === "absent" || "link" in original) return null;
+    return (await store.bytesOf(original.backup)).toString("utf8");
+  };
 }
 
 /** The files kata-install created, of a journal's records. */
@@ -57,10 +103,14 @@ function givenBack(
   path: string,
   record: FileRecord,
   created: ReadonlySet<string>,
+  blockGone: boolean,
 ): { text: string | null; what: string } {
   let out = text;
   let what = "edited after the install: left in place";
-  if (record.editedInPlace) {
+  if (record.editedInPlace && blockGone) {
+    what =
+      "edited after the install, kata-install's block already taken out of it: nothing of kata-install's left to remove, the rest kept as it is";
+  } else if (record.editedInPlace) {
     const suffix = record.block ?? "";
     const rest = dropBlock(text, path, suffix);
     const heir = otherInstalls(rest, suffix)[0] ?? null;

@@ -40,6 +40,8 @@ export interface InstallReport {
   pulled: Transfer | null;
   files: ApplyResult;
   restarted: PlanAction | null;
+  /** What was not kata-install's in the version switched from: left where it is (host paths). */
+  kept: string[];
 }
 
 export async function install(
@@ -159,12 +161,14 @@ export async function install(
       throw new UserError(`${(said as Error).message}; ${owed}`);
     }
   }
-  if (artifacts.switched) await commitSwitch(store, prefix);
+  // What someone else put in the version switched from stays there (src/install/version-files.ts).
+  let kept: string[] = [];
+  if (artifacts.switched) kept = await commitSwitch(store, prefix);
   else {
     // An earlier run committed its switch and was cut short before removing the version it
     // switched from (or the tree it took over): the journal holds them as retired, ours to remove.
     const journal = await store.load();
-    if (journal !== null) await removeRetired(store, prefix, journal);
+    if (journal !== null) kept = await removeRetired(store, prefix, journal);
   }
   // A restart that an earlier run left undone (it failed, or was cut short), with nothing to
   // change now: done, and the journal no longer says it is owed.
@@ -183,7 +187,7 @@ export async function install(
       version: previousVersion,
       artifacts: new Set(artifacts.staged?.reused ?? []),
     });
-  return { artifacts, pulled, files, restarted };
+  return { artifacts, pulled, files, restarted, kept };
 }
 
 /**

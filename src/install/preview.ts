@@ -1,11 +1,13 @@
 // What an uninstall would do, without doing it: for each journalled file, its current bytes and
 // the bytes it would get back, as the same kind of change a plan shows.
 import { change, type FileChange } from "../render/changeset.js";
-import { createdOf, fateOf, uninstallOrder } from "./fate.js";
+import { foreignInVersion } from "./artifacts.js";
+import { createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
 import { tempOf } from "./fs-ops.js";
 import { type Journal, type JournalStore, wasCutShort } from "./journal.js";
 import { recordedVersions } from "./prefix.js";
 import { prefixOf } from "./switch.js";
+import { keptWhat } from "./uninstall.js";
 
 export interface UninstallPreview {
   installed: boolean;
@@ -19,6 +21,13 @@ export interface UninstallPreview {
   kept: string[];
   /** The directories kata-install made that would not be empty, deepest first as uninstall finds them. */
   leftDirs: string[];
+  /**
+   * The runtime restarted (or reloaded) afterwards, as the uninstall does: its files change, or an
+   * earlier run left a restart owed. Null: none.
+   */
+  restart: { kind: "restart" | "reload"; target: string; owed: boolean } | null;
+  /** The artifacts' version the uninstall would remove; null: none is installed. */
+  artifactsVersion: string | null;
 }
 
 export async function previewUninstall(store: JournalStore): Promise<UninstallPreview> {
@@ -32,11 +41,22 @@ export async function previewUninstall(store: JournalStore): Promise<UninstallPr
     leftEdited: [],
     kept: [],
     leftDirs: [],
+    restart: null,
+    artifactsVersion: journal?.artifacts.version ?? null,
   };
   if (journal === null) return preview;
+  // As uninstallFiles decides it: any runtime file of the journal's, or a restart owed.
+  const owed = journal.pendingRestart !== null;
+  const runtimeFiles = Object.values(journal.files).some((record) => record.role === "runtime");
+  if (journal.runtime !== null && (runtimeFiles || owed))
+    preview.restart = {
+      kind: journal.runtime.action.kind === "reload-runtime" ? "reload" : "restart",
+      target: journal.runtime.action.target,
+      owed,
+    };
   const created = createdOf(journal.files);
   for (const [path, record] of uninstallOrder(journal.files)) {
-    const fate = await fateOf(store.host, path, record, created);
+    const fate = await fateOf(store.host, path, record, created, originalReader(store));
     const text = fate.current?.bytes.toString("utf8") ?? null;
     const original = record.original;
     let after: string | null;
@@ -65,6 +85,11 @@ export async function previewUninstall(store: JournalStore): Promise<UninstallPr
     if (c) preview.changes.push(record.link ? { ...c, link: true } : c);
   }
   preview.kept = await keptEntries(store, journal);
+  // What someone else put in a version of ours stays too (the uninstall says it as it goes).
+  const prefix = prefixOf(store);
+  for (const id of recordedVersions(journal))
+    for (const entry of await foreignInVersion(store.host, prefix, id))
+      preview.leftEdited.push({ path: entry, what: keptWhat(entry, prefix) });
   const staying = [...preview.kept, ...preview.leftEdited.map((l) => l.path)];
   preview.leftDirs = [...journal.dirs]
     .sort((a, b) => b.length - a.length)

@@ -132,6 +132,11 @@ export class StagingDir {
   has(file: string): "file" | "link" | undefined {
     return this.written.get(file);
   }
+
+  /** Every relative path written (files and links): what the version holds of kata-install's. */
+  entries(): string[] {
+    return [...this.written.keys()];
+  }
 }
 
 /** A hard link, or false where the file system will not make one (another device, too many links). */

@@ -110,15 +110,15 @@ export async function installArtifacts(
  * they stop). applyChanges() commits a pending switch with its files; this does it when no file
  * changed, and removes the old version in both cases.
  */
-export async function commitSwitch(store: JournalStore, prefix: string): Promise<void> {
+export async function commitSwitch(store: JournalStore, prefix: string): Promise<string[]> {
   const journal = await store.load();
-  if (journal === null) return;
+  if (journal === null) return [];
   if (journal.pendingSwitch !== null) {
     retire(journal);
     await store.save(journal);
   }
   crashPoint("switch:committed");
-  await removeRetired(store, prefix, journal);
+  return removeRetired(store, prefix, journal);
 }
 
 /** At the commit of a switch: the version switched away from (or a taken-over tree) is ours to remove. */
@@ -171,13 +171,21 @@ async function moveBack(
   removeOwnTree(aside, where);
 }
 
-/** Remove the retired versions (only those: nothing else under versions/ is touched). */
-export async function removeRetired(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
+/**
+ * Remove the retired versions (only those: nothing else under versions/ is touched). Returns what
+ * someone else put in them, which stays (host paths).
+ */
+export async function removeRetired(
+  store: JournalStore,
+  prefix: string,
+  journal: Journal,
+): Promise<string[]> {
   const retired = journal.artifacts.retired ?? [];
-  if (retired.length === 0) return;
-  await removeVersions(store.host, prefix, retired);
+  if (retired.length === 0) return [];
+  const kept = await removeVersions(store.host, prefix, retired);
   journal.artifacts.retired = [];
   await store.save(journal);
+  return kept;
 }
 
 /**
@@ -326,7 +334,11 @@ export async function recoverSwitch(store: JournalStore, prefix: string, journal
 }
 
 /** Uninstall's part: links, `current` and every version go. */
-export async function removeArtifacts(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
+export async function removeArtifacts(
+  store: JournalStore,
+  prefix: string,
+  journal: Journal,
+): Promise<string[]> {
   for (const link of journal.artifacts.links) await removeOwnLink(store, link);
   const versions = recordedVersions(journal);
   // `current` goes only if it is our link; versions only those the journal records.
@@ -336,8 +348,8 @@ export async function removeArtifacts(store: JournalStore, prefix: string, journ
     : null;
   if (target?.startsWith("versions/") && versions.has(target.slice("versions/".length)))
     await switchCurrent(store.host, prefix, null);
-  await removeVersions(store.host, prefix, versions);
   // versions/ itself goes with the journal's directories, if it made it and it is empty.
+  return removeVersions(store.host, prefix, versions);
 }
 
 /** A link of ours (Kata's usual paths into `current`): removed if it is still a link, else left. */

@@ -3,13 +3,18 @@
 // not clobbered: from the admin's own file only kata-install's block is taken out (and a line it
 // edited there given back), and a file of ours that was edited stays; both are reported.
 import { hash } from "../render/changeset.js";
-import { findBlock } from "../render/toml-edit.js";
 import { recover, restore } from "./apply.js";
-import { createdOf, fateOf, uninstallOrder } from "./fate.js";
+import { blockMissing, createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
 import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 import { reloadSystemd, stopUnits, unitsToStop } from "./services.js";
 import { prefixOf, removeArtifacts } from "./switch.js";
+import { reachedAs } from "./version-files.js";
+
+/** What uninstall says of an entry of someone else's in a version of kata-install's. */
+export function keptWhat(entry: string, prefix: string): string {
+  return `not kata-install's (reached as ${reachedAs(entry, prefix)} while Kata was installed): left in place`;
+}
 
 export interface UninstallResult {
   /** Nothing was installed: there was no journal. */
@@ -40,11 +45,12 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   // A file of the admin's whose block markers were damaged stops the uninstall before anything
   // changes: where our block ends cannot be guessed, and Kata's files must not go while the
   // runtime's configuration still names them.
+  const originalOf = originalReader(store);
   for (const [path, record] of Object.entries(journal.files)) {
     if (!record.editedInPlace) continue;
     const current = await readEntry(store.host, path, false);
     if (current !== null && hash(current.bytes) !== record.afterHash)
-      findBlock(current.bytes.toString("utf8"), path);
+      await blockMissing(current.bytes.toString("utf8"), path, record, originalOf);
   }
   // The units kata-install runs (nydus's) stop before their files go; systemd forgets them after.
   const units = unitsToStop(journal.files);
@@ -53,7 +59,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   // The files kata-install created: an import of one of them in the admin's file goes with it.
   const created = createdOf(journal.files);
   for (const [path, record] of uninstallOrder(journal.files)) {
-    const fate = await fateOf(store.host, path, record, created);
+    const fate = await fateOf(store.host, path, record, created, originalOf);
     if (fate.kind === "back") {
       await restore(store, path, record.original);
       (record.original === "absent" ? result.removed : result.restored).push(path);
@@ -64,7 +70,10 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     if (record.role === "runtime") result.runtimeChanged = true;
   }
   if (units.length > 0) await reloadSystemd(store.host);
-  await removeArtifacts(store, prefixOf(store), journal);
+  // What someone else put in a version of ours stays, with the directories that hold it.
+  const prefix = prefixOf(store);
+  for (const entry of await removeArtifacts(store, prefix, journal))
+    result.leftEdited.push({ path: entry, what: keptWhat(entry, prefix) });
   // The journal goes last: until here, a crash leaves an uninstall that can be run again.
   await store.discard();
   const leftDirs = await removeEmptyDirs(store.host, journal.dirs);

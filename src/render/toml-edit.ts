@@ -85,6 +85,23 @@ export function adminTableSpans(text: string): Span[] {
   return tableSpans(text).filter((s) => !inside.some(([from, to]) => s.start > from && s.start < to));
 }
 
+/**
+ * Runtime handler tables named kata-… that stand outside every install's block and were not in
+ * `original`, with their lines: what an install wrote, left behind when its markers were taken
+ * away (a configuration tool that rewrote the file, say).
+ */
+export function strayHandlers(text: string, original: string | null): Array<{ name: string; line: number }> {
+  const handler = (path: string[]) => {
+    const at = path.indexOf("runtimes");
+    return at >= 0 && at === path.length - 2 && (path[at + 1] ?? "").startsWith("kata-");
+  };
+  const key = (path: string[]) => path.join("\0");
+  const before = new Set(original === null ? [] : adminTableSpans(original).map((s) => key(s.path)));
+  return adminTableSpans(text)
+    .filter((s) => handler(s.path) && !before.has(key(s.path)))
+    .map((s) => ({ name: s.path.at(-1) ?? "", line: text.slice(0, s.start).split("\n").length }));
+}
+
 /** Remove the tables (and their sub-tables) whose path `isOurs` claims. */
 export function removeTables(text: string, isOurs: (path: string[]) => boolean): string {
   const spans = tableSpans(text).filter((span) => isOurs(span.path));

@@ -104,8 +104,18 @@ describe("install, again, and uninstall", () => {
     );
     // Counted as the uninstall below counts what it did.
     expect(run.stdout).toMatch(
-      /\nUninstall would restore 1 file\(s\), remove 10, and the artifacts under \/opt\/kata\.\n$/,
+      /\nUninstall would restore 1 file\(s\), remove 10, and the artifacts under \/opt\/kata\.\nRuntime: would restart containerd, and wait until it answers\.\n$/,
     );
+    // --json: the same, as one document.
+    const json = cli("uninstall", "--dry-run", "--json");
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      dryRun: true,
+      installed: true,
+      restored: ["/etc/containerd/config.toml"],
+      restart: { kind: "restart", target: "containerd", owed: false },
+    });
+    expect(JSON.parse(json.stdout).removed).toHaveLength(10);
     expect(snapshot(host.root)).toEqual(before);
     // An admin's file in a directory kata-install made: uninstall leaves it, and says so first.
     const mine = path.join(host.root, "opt/kata/share/defaults/kata-containers/runtimes/qemu/notes.txt");
@@ -193,6 +203,21 @@ describe("install, again, and uninstall", () => {
         /^Nothing to uninstall: no kata-install journal at \/opt\/kata\/\.install\/journal\.json \(looked where INSTALLATION_PREFIX=\(unset\), MULTI_INSTALL_SUFFIX=\(unset\) put Kata/,
       ),
     });
+    // --json, with or without --dry-run: one document that says so.
+    for (const args of [
+      ["uninstall", "--json"],
+      ["uninstall", "--dry-run", "--json"],
+    ]) {
+      const json = cli(...args);
+      expect(json.status, args.join(" ")).toBe(0);
+      const doc = JSON.parse(json.stdout);
+      expect(doc.message).toMatch(
+        /^Nothing to uninstall: no kata-install journal at \/opt\/kata\/\.install\/journal\.json/,
+      );
+      expect(args.includes("--dry-run") ? doc.installed : doc.nothingInstalled, args.join(" ")).toBe(
+        !args.includes("--dry-run"),
+      );
+    }
   });
 });
 
@@ -320,6 +345,79 @@ describe("an upgrade that changes one artifact", () => {
       expect(fs.existsSync(path.join(host.root, "opt/kata/versions"))).toBe(false);
     } finally {
       server.close();
+      fs.rmSync(rebuilt, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("an admin's files in Kata's places (/opt/kata/bin, share/kata-containers: links into the version)", () => {
+  it("an upgrade says and keeps them in the version it switches from; uninstall keeps them too, byte for byte", async () => {
+    const host = await answeringHost();
+    const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
+    const rebuilt = artifactDir();
+    fs.writeFileSync(path.join(rebuilt, "base/opt/kata/bin/containerd-shim-kata-v2"), "a rebuilt shim\n");
+    try {
+      expect(cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(0);
+      const version = fs.readlinkSync(path.join(host.root, "opt/kata/current")).replace("versions/", "");
+      const tool = path.join(host.root, "opt/kata/bin/my-tool");
+      const image = path.join(host.root, "opt/kata/share/kata-containers/custom.img");
+      fs.writeFileSync(tool, "#!/bin/sh\necho mine\n", { mode: 0o755 });
+      fs.writeFileSync(image, "IMG");
+      const kept = (dir: string) => [
+        `/opt/kata/versions/${dir}/bin/my-tool`,
+        `/opt/kata/versions/${dir}/share/kata-containers/custom.img`,
+      ];
+      // Nothing to switch: the plan has nothing to say of them.
+      expect(cli("plan", "--json", "--artifacts", `dir:${artifacts}`).stdout).not.toContain(
+        "kept-in-version",
+      );
+      const plan = cli("plan", "--json", "--artifacts", `dir:${rebuilt}`);
+      expect(JSON.parse(plan.stdout).checks).toContainEqual(
+        expect.objectContaining({
+          id: "kept-in-version",
+          severity: "warning",
+          message: `not kata-install's, in the installed version this install replaces: /opt/kata/bin/my-tool (${kept(version)[0]}), /opt/kata/share/kata-containers/custom.img (${kept(version)[1]}): kept where it is, and no longer reached through /opt/kata`,
+        }),
+      );
+      const upgrade = cli("install", "--artifacts", `dir:${rebuilt}`);
+      expect(upgrade.status, upgrade.stderr).toBe(0);
+      expect(upgrade.stdout).toContain(
+        `  kept ${kept(version)[0]}: not kata-install's (it was /opt/kata/bin/my-tool): left in the version switched from\n`,
+      );
+      // Kept with their bytes and mode; nothing else of the old version is left.
+      const at = (entry: string) => path.join(host.root, entry);
+      expect(fs.readFileSync(at(kept(version)[0] as string), "utf8")).toBe("#!/bin/sh\necho mine\n");
+      expect(fs.statSync(at(kept(version)[0] as string)).mode & 0o777).toBe(0o755);
+      expect(fs.readFileSync(at(kept(version)[1] as string), "utf8")).toBe("IMG");
+      const left = fs
+        .readdirSync(at(`/opt/kata/versions/${version}`), { recursive: true })
+        .map(String)
+        .sort();
+      expect(left).toEqual([
+        "bin",
+        "bin/my-tool",
+        "share",
+        "share/kata-containers",
+        "share/kata-containers/custom.img",
+      ]);
+      // The admin puts one in the new version too: uninstall (and its dry run) keep both.
+      const next = fs.readlinkSync(path.join(host.root, "opt/kata/current")).replace("versions/", "");
+      fs.writeFileSync(path.join(host.root, "opt/kata/bin/other-tool"), "x");
+      const dry = cli("uninstall", "--dry-run");
+      expect(dry.stdout).toContain(
+        `  would leave /opt/kata/versions/${next}/bin/other-tool: not kata-install's (reached as /opt/kata/bin/other-tool while Kata was installed): left in place\n`,
+      );
+      const uninstall = cli("uninstall");
+      expect(uninstall.status, uninstall.stderr).toBe(0);
+      expect(uninstall.stdout).toContain(
+        `  left /opt/kata/versions/${next}/bin/other-tool: not kata-install's (reached as /opt/kata/bin/other-tool while Kata was installed): left in place\n`,
+      );
+      expect(fs.readFileSync(at(`/opt/kata/versions/${next}/bin/other-tool`), "utf8")).toBe("x");
+      expect(fs.readFileSync(at(kept(version)[0] as string), "utf8")).toBe("#!/bin/sh\necho mine\n");
+      expect(fs.existsSync(at("/opt/kata/current"))).toBe(false);
+      expect(fs.existsSync(at("/opt/kata/bin"))).toBe(false);
+    } finally {
+      host.close();
       fs.rmSync(rebuilt, { recursive: true, force: true });
     }
   });

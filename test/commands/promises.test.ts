@@ -51,6 +51,50 @@ describe("kata-install's end marker removed and an admin table appended after it
   });
 });
 
+describe("kata-install's two markers taken out of config.toml (a tool rewrote it), its handlers left", async () => {
+  const host = await node();
+
+  it("uninstall and its dry run refuse, naming the handler tables' lines, and change nothing; with them gone too, uninstall says so", () => {
+    expect(host.cli("install", "--artifacts", `dir:${artifacts}`).status).toBe(0);
+    const installed = fs.readFileSync(host.config, "utf8");
+    const unmarked = installed
+      .split("\n")
+      .filter((line) => !line.startsWith("# >>> kata-install") && !line.startsWith("# <<< kata-install"))
+      .join("\n");
+    fs.writeFileSync(host.config, unmarked);
+    const before = snapshot(host.root);
+    const handlerLine = unmarked.split("\n").findIndex((line) => /runtimes\.kata-qemu\]/.test(line)) + 1;
+    expect(handlerLine).toBeGreaterThan(0);
+    for (const args of [["uninstall", "--dry-run"], ["uninstall"]]) {
+      const run = host.cli(...args);
+      expect(run.status, args.join(" ")).toBe(1);
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^kata-install: /etc/containerd/config\\.toml: kata-install's block markers are gone, but the runtime handlers it wrote are still there \\(.*kata-qemu at line ${handlerLine}[,)]`,
+          "m",
+        ),
+      );
+      expect(snapshot(host.root)).toEqual(before);
+    }
+    // The admin takes the handlers out by hand too: nothing of kata-install's is left in the file,
+    // and uninstall says that, rather than that it removed a block.
+    const original = unmarked
+      .split("\n")
+      .filter((_, i, lines) => !lines.slice(0, i + 1).some((l) => /runtimes\.kata-/.test(l)))
+      .join("\n");
+    fs.writeFileSync(host.config, `${original.trimEnd()}\n`);
+    const dry = host.cli("uninstall", "--dry-run");
+    expect(dry.status).toBe(0);
+    expect(dry.stdout).toContain("kata-install's block already taken out of it");
+    const uninstall = host.cli("uninstall");
+    expect(uninstall.status).toBe(0);
+    expect(uninstall.stdout).toMatch(
+      /left \/etc\/containerd\/config\.toml: edited after the install, kata-install's block already taken out of it: nothing of kata-install's left to remove/,
+    );
+    expect(fs.readFileSync(host.config, "utf8")).toBe(`${original.trimEnd()}\n`);
+  });
+});
+
 describe("garbage in config.toml", async () => {
   const host = await node();
 

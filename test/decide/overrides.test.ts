@@ -140,12 +140,14 @@ ignore = ["nested-virtualization", "no-such-check"]
     expect(errors.map((c) => `${c.id}: ${c.message}`)).toEqual(
       expect.arrayContaining([
         `unknown-shim: ${FILE}:1: shims names the shim kemu, but Kata 4.1.0 ships no configuration for it, and no rule of kata-install's knows it (it ships: ${[...releaseFor("x86_64").shims.keys()].sort().join(", ")})`,
-        `config-key: overrides ${FILE}:4 config.qemu."hypervisor.qemu.default_memory" sets hypervisor.qemu.default_memory = "lots" for qemu, but Kata 4.1.0's configuration-qemu.toml has it as an integer`,
+        `config-key: overrides ${FILE}:4 config.qemu."hypervisor.qemu.default_memory" sets hypervisor.qemu.default_memory = "lots" for qemu, but Kata 4.1.0's configuration-qemu.toml has it as an integer (Kata could not load the file with it); it is not set`,
         `config-key: overrides ${FILE}:5 config.qemu."hypervisor.qemu.no_such_key" sets hypervisor.qemu.no_such_key for qemu, but Kata 4.1.0's configuration-qemu.toml has no such key (renamed or misspelt?)`,
         `config-key: overrides ${FILE}:8 config.clh."hypervisor.qemu.path" sets hypervisor.qemu.path for clh, but Kata 4.1.0's configuration-clh.toml has no such key (renamed or misspelt?)`,
       ]),
     );
     expect(errors).toHaveLength(4);
+    // A value of another type than the release's is never written, even with the check ignored.
+    expect(decision.config.qemu?.["hypervisor.qemu.default_memory"]).toBeUndefined();
     // A value for every shim is for those whose configuration has the key: qemu's, not clh's.
     expect(decision.config.qemu?.["hypervisor.qemu.default_vcpus"]?.value).toBe(2);
     expect(decision.config.clh?.["hypervisor.qemu.default_vcpus"]).toBeUndefined();

@@ -22,6 +22,8 @@ describe("previewUninstall", () => {
       leftEdited: [],
       kept: [],
       leftDirs: [],
+      restart: null,
+      artifactsVersion: null,
     });
     await store.save({
       ...emptyJournal(),

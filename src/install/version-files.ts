@@ -1,0 +1,135 @@
+// What a version directory (versions/<id>) holds of kata-install's: the entries its artifacts put
+// there, listed in it (.kata-install-files) before it is renamed into place, so that the list and
+// the version come and go together. Anything else in it is someone else's — an admin's tool put in
+// /opt/kata/bin, a guest image in /opt/kata/share/kata-containers, both links into the current
+// version — and removing the version (an upgrade's switch, uninstall) keeps it.
+import fs from "node:fs";
+import path from "node:path";
+import { readNoFollow } from "./own-place.js";
+
+/** The list's name, at the version directory's top, beside bin/, share/, … (never reached through a link of the prefix). */
+export const VERSION_FILES = ".kata-install-files";
+
+/**
+ * Where `entry`, a host path in a version directory under `prefix`, was reached while that version
+ * was current: through the prefix's links (bin/, share/kata-containers/, …), as `prefix/<rest>`.
+ */
+export function reachedAs(entry: string, prefix: string): string {
+  const versions = `${prefix}/versions/`;
+  if (!entry.startsWith(versions)) return entry;
+  const rest = entry.slice(versions.length);
+  const slash = rest.indexOf("/");
+  return slash < 0 ? entry : `${prefix}/${rest.slice(slash + 1)}`;
+}
+
+/** Far more than any release's list: a larger file is not one of ours. */
+const MAX_LIST_BYTES = 16 * 1024 * 1024;
+
+export function writeVersionFiles(dir: string, entries: Iterable<string>): void {
+  const text = `${JSON.stringify({ entries: [...entries].sort() }, null, 1)}\n`;
+  fs.writeFileSync(path.join(dir, VERSION_FILES), text, { mode: 0o644 });
+}
+
+/**
+ * The entries listed in the version at `dir` (its real path); null when it has none: a version
+ * installed before the lists were kept, or kata-deploy's tree taken over, all of which is ours.
+ */
+export function versionFiles(dir: string): Set<string> | null {
+  let bytes: Buffer | null;
+  try {
+    bytes = readNoFollow(path.join(dir, VERSION_FILES), VERSION_FILES, MAX_LIST_BYTES);
+  } catch {
+    return null;
+  }
+  if (bytes === null) return null;
+  try {
+    const doc = JSON.parse(bytes.toString("utf8")) as { entries?: unknown };
+    const { entries } = doc;
+    if (Array.isArray(entries) && entries.every((e) => typeof e === "string")) return new Set(entries);
+  } catch {
+    // not a list of ours: as if there were none
+  }
+  return null;
+}
+
+/**
+ * What in the version at `dir` is not in `listed`, as paths relative to it, sorted: a file or link
+ * of someone else's, or a directory that holds nothing listed (named once, not each entry in it).
+ */
+export function foreignEntries(dir: string, listed: ReadonlySet<string>): string[] {
+  const ancestors = new Set<string>();
+  for (const entry of listed)
+    for (let at = path.posix.dirname(entry); at !== "."; at = path.posix.dirname(at)) ancestors.add(at);
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    let dirents: fs.Dirent[];
+    try {
+      dirents = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const dirent of dirents) {
+      const entry = rel === "" ? dirent.name : `${rel}/${dirent.name}`;
+      if (entry === VERSION_FILES) continue;
+      if (dirent.isDirectory()) {
+        if (ancestors.has(entry)) walk(entry);
+        else out.push(entry);
+      } else if (!listed.has(entry)) out.push(entry);
+    }
+  };
+  walk("");
+  return out.sort();
+}
+
+/**
+ * Remove the version at `dir` (its real path): whole when nothing in it is someone else's (or it
+ * has no list); else only what is listed, never through a link that replaced one of its
+ * directories, then the directories left empty. Returns what stayed, relative to `dir`.
+ */
+export function removeVersionKeeping(dir: string): string[] {
+  const listed = versionFiles(dir);
+  const foreign = listed === null ? [] : foreignEntries(dir, listed);
+  if (listed === null || foreign.length === 0) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return [];
+  }
+  for (const entry of [...listed, VERSION_FILES]) {
+    const at = path.join(dir, entry);
+    const parent = path.dirname(at);
+    try {
+      if (fs.realpathSync.native(parent) !== parent) continue;
+      const st = fs.lstatSync(at, { throwIfNoEntry: false });
+      // A directory where a file of ours was is someone else's now: it stays.
+      if (st !== undefined && !st.isDirectory()) fs.rmSync(at, { force: true });
+    } catch {
+      // its directory is gone or unreadable: nothing of ours to remove there
+    }
+  }
+  removeEmptyDirsBelow(dir);
+  return foreign;
+}
+
+/** Remove every empty directory below `dir` (not `dir` itself unless empty), deepest first; links are not followed. */
+function removeEmptyDirsBelow(dir: string): void {
+  const prune = (at: string): boolean => {
+    let dirents: fs.Dirent[];
+    try {
+      dirents = fs.readdirSync(at, { withFileTypes: true });
+    } catch {
+      return false;
+    }
+    let empty = true;
+    for (const dirent of dirents) {
+      if (dirent.isDirectory() && prune(path.join(at, dirent.name))) continue;
+      empty = false;
+    }
+    if (!empty) return false;
+    try {
+      fs.rmdirSync(at);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  prune(dir);
+}
