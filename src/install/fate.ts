@@ -1,6 +1,7 @@
 // What uninstall does with one journalled file, decided in one place for the uninstall and its
 // dry run: a file as kata-install left it gets the node's own back (or goes, if kata-install made
 // it); a file edited since keeps the edit, with only kata-install's parts taken out.
+import { posix } from "node:path";
 import { parse } from "smol-toml";
 import { tomlErrorText } from "../detect/toml.js";
 import type { Host } from "../host/host.js";
@@ -22,8 +23,12 @@ type Entry = NonNullable<Awaited<ReturnType<typeof readEntry>>>;
 export type Fate =
   /** As kata-install left it (or gone): its original comes back, or it goes if it had none. */
   | { kind: "back"; current: Entry | null }
-  /** Edited since: `text` is what it becomes (null: nothing of ours was in it), `what` says so. */
-  | { kind: "edited"; current: Entry; text: string | null; what: string };
+  /**
+   * Edited since: `text` is what it becomes (null: nothing of ours was in it), `what` says so;
+   * `aside`: where it is moved instead, out of the runtime's reach (a runtime file kata-install
+   * made: it names what uninstall removes).
+   */
+  | { kind: "edited"; current: Entry; text: string | null; what: string; aside?: string };
 
 /** The admin's file as it was before kata-install (its saved copy), for a record edited in place. */
 export type OriginalOf = (record: FileRecord) => Promise<string | null>;
@@ -41,9 +46,35 @@ export async function fateOf(
 ): Promise<Fate> {
   const current = await readEntry(host, path, record.link === true);
   if (current === null || hash(current.bytes) === record.afterHash) return { kind: "back", current };
+  if (record.original === "absent" && record.role === "runtime" && record.link !== true) {
+    const aside = await asidePath(host, path);
+    return {
+      kind: "edited",
+      current,
+      text: null,
+      what: `edited after the install: moved to ${aside}, with the edit in it, out of the runtime's reach (it names Kata's files, which uninstall removes)`,
+      aside,
+    };
+  }
   const text = current.bytes.toString("utf8");
   const missing = record.editedInPlace ? await blockMissing(text, path, record, originalOf) : false;
   return { kind: "edited", current, ...givenBack(text, path, record, created, missing) };
+}
+
+/**
+ * Where an edited runtime file of kata-install's goes at uninstall: beside it under a name no
+ * runtime reads (`<name>.kata-install-edited`), and out of a drop-in directory (conf.d/,
+ * crio.conf.d/, config.toml.d/: some runtimes read every file there) into the one above it; a
+ * name already taken gets a number.
+ */
+async function asidePath(host: Host, file: string): Promise<string> {
+  const dir = posix.dirname(file);
+  const into = dir.endsWith(".d") ? posix.dirname(dir) : dir;
+  const base = `${into}/${posix.basename(file)}.kata-install-edited`;
+  let aside = base;
+  for (let n = 1; (await host.lookStat(aside)).ok || (await host.readlink(aside)) !== null; n++)
+    aside = `${base}.${n}`;
+  return aside;
 }
 
 /**

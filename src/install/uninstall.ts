@@ -2,6 +2,8 @@
 // bytes, mode and owner back (or goes, if kata-install created it); a file someone edited since is
 // not clobbered: from the admin's own file only kata-install's block is taken out (and a line it
 // edited there given back), and a file of ours that was edited stays; both are reported.
+import fs from "node:fs";
+import { hostError } from "../errors.js";
 import { hash } from "../render/changeset.js";
 import { recover, restore } from "./apply.js";
 import { blockMissing, createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
@@ -64,7 +66,8 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       await restore(store, path, record.original);
       (record.original === "absent" ? result.removed : result.restored).push(path);
     } else {
-      if (fate.text !== null) await atomicWrite(store.host, path, fate.text, fate.current.meta);
+      if (fate.aside !== undefined) await moveAside(store, path, fate.aside);
+      else if (fate.text !== null) await atomicWrite(store.host, path, fate.text, fate.current.meta);
       result.leftEdited.push({ path, what: fate.what });
     }
     if (record.role === "runtime") result.runtimeChanged = true;
@@ -80,4 +83,16 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   for (const dir of leftDirs)
     result.leftEdited.push({ path: dir, what: "a directory kata-install created, not empty: left in place" });
   return result;
+}
+
+/** An edited file of ours moved to `aside`, never over something there (a hard link, then the old name goes). */
+async function moveAside(store: JournalStore, file: string, aside: string): Promise<void> {
+  const from = await store.host.resolveLink(file);
+  const to = await store.host.resolveLink(aside);
+  try {
+    fs.linkSync(from, to);
+    fs.unlinkSync(from);
+  } catch (error) {
+    throw hostError(`cannot move ${file} to ${aside}`, error);
+  }
 }

@@ -163,6 +163,35 @@ describe("containerd 2.0, its main file given an import of kata-install's drop-i
   });
 });
 
+describe("containerd 2.0 importing conf.d/*.toml: kata-install's drop-in edited by the admin", () => {
+  it("uninstall moves it out of containerd's reach, the edit kept byte for byte; the next install writes its own again and its uninstall removes it", async () => {
+    const node = await nodeOf(arm64Containerd20(), arm);
+    const dropIn = path.join(node.host.root, "etc/containerd/conf.d/50-kata-install.toml");
+    const aside = path.join(node.host.root, "etc/containerd/50-kata-install.toml.kata-install-edited");
+    node.install("qemu");
+    fs.appendFileSync(dropIn, "# admin tweak\n");
+    const edited = fs.readFileSync(dropIn, "utf8");
+    const said =
+      "/etc/containerd/conf.d/50-kata-install.toml: edited after the install: moved to /etc/containerd/50-kata-install.toml.kata-install-edited, with the edit in it, out of the runtime's reach (it names Kata's files, which uninstall removes)";
+    const dry = node.cli(["uninstall", "--dry-run"]);
+    expect(dry.stdout).toContain(`# delete /etc/containerd/conf.d/50-kata-install.toml`);
+    expect(dry.stdout).toContain(`  would leave ${said}\n`);
+    expect(fs.readFileSync(dropIn, "utf8")).toBe(edited);
+    const uninstall = node.cli(["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain(`  left ${said}\n`);
+    // containerd's conf.d/*.toml no longer holds handlers of a Kata that is gone.
+    expect(fs.existsSync(dropIn)).toBe(false);
+    expect(fs.readFileSync(aside, "utf8")).toBe(edited);
+    // Installed and uninstalled again: the drop-in is kata-install's own, not taken for the admin's.
+    node.install("qemu");
+    expect(fs.readFileSync(dropIn, "utf8")).not.toContain("# admin tweak");
+    expect(node.cli(["uninstall"]).status).toBe(0);
+    expect(fs.existsSync(dropIn)).toBe(false);
+    expect(fs.readFileSync(aside, "utf8")).toBe(edited);
+  });
+});
+
 describe("a Kata configuration kata-install wrote, edited on the node", () => {
   it("the next plan says the edit is replaced, and where an admin's values go; an unedited one it does not", async () => {
     const { host, cli, install } = await nodeOf(intelContainerd17(), x86);
