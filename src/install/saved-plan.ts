@@ -149,6 +149,10 @@ function reviewedDifferences(key: string, was: unknown, is: unknown): string[] {
     const a = saved.get(name);
     const b = again.get(name);
     if (JSON.stringify(a) === JSON.stringify(b)) continue;
+    if (key === "checks") {
+      out.push(checkDifference(name, a, b));
+      continue;
+    }
     out.push(
       a === undefined
         ? `the plan made again has a "${key}" entry ${name} that the saved plan does not (was the file edited?)`
@@ -159,6 +163,24 @@ function reviewedDifferences(key: string, was: unknown, is: unknown): string[] {
   }
   // The same entries in another order (or two of one name): said of the list.
   return out.length > 0 ? out : [`the saved plan's "${key}" ${EDITED}`];
+}
+
+/**
+ * A check that is not what it was: what it says now, since the node may have changed where the
+ * plan's hashes do not look (an admin's drop-in, a file a configuration names) as well as the file.
+ */
+function checkDifference(name: string, was: unknown, is: unknown): string {
+  const said = (check: unknown) => {
+    const c = (check ?? {}) as { status?: unknown; severity?: unknown; message?: unknown };
+    return `${String(c.status)} (${String(c.severity)}): ${String(c.message)}`;
+  };
+  const why =
+    "the node changed where the plan's hashes do not look (an admin's drop-in, a file a configuration names), or the plan file was edited";
+  if (was === undefined)
+    return `the check ${name}, not in the saved plan, is raised now: ${said(is)} — ${why}`;
+  if (is === undefined)
+    return `the saved plan's check ${name} is not raised now (it was ${said(was)}) — ${why}`;
+  return `the check ${name} is not as it was when the plan was made: now ${said(is)} (it was ${said(was)}) — ${why}`;
 }
 
 function inputDifferences(was: SavedPlan["inputs"], is: SavedPlan["inputs"]): string[] {

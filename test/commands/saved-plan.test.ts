@@ -131,6 +131,25 @@ describe("plan --out FILE, then install --plan FILE", () => {
     expect(snapshot(host.root)).toEqual(before);
   });
 
+  it("is refused after an admin's drop-in changed what a check finds, saying what the check says now", async () => {
+    const host = await answeringHost();
+    // Installed with qemu; the plan adds clh, so it has changes to apply.
+    expect(runCli(["install", "--host-root", host.root, ...source, "--shims", "qemu"]).status).toBe(0);
+    const dropIn = path.join(
+      host.root,
+      "opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d/90-admin.toml",
+    );
+    fs.mkdirSync(path.dirname(dropIn), { recursive: true });
+    fs.writeFileSync(dropIn, "[hypervisor.qemu]\ndefault_memory = 4096\n");
+    const file = savePlan(host.root, "--shims", "qemu,clh");
+    fs.writeFileSync(dropIn, '[hypervisor.qemu]\npath = "/nonexistent/qemu"\n');
+    const error = refused(host.root, file, ["--shims", "qemu,clh"]);
+    expect(error).toMatch(
+      /^ {2}- the check artifact-paths is not as it was when the plan was made: now fail \(error\): .*\/nonexistent\/qemu.* \(it was pass \(error\): .*\) — the node changed where the plan's hashes do not look/m,
+    );
+    expect(error).not.toContain('"checks" entry');
+  });
+
   it("is refused after the node's facts changed, naming the facts", async () => {
     const host = await answeringHost();
     const file = savePlan(host.root);
