@@ -107,6 +107,16 @@ export function emptyOverrides(): Overrides {
   };
 }
 
+/** The value at `path` in a parsed TOML table, or undefined. */
+function valueIn(table: unknown, path: ReadonlyArray<string | number>): unknown {
+  let at: unknown = table;
+  for (const part of path) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<string | number, unknown>)[part];
+  }
+  return at;
+}
+
 /** "; did you mean "artifacts"?" for a mistyped key near one of `known`, else nothing. */
 function didYouMean(key: string, known: readonly string[]): string {
   const near = closest(key, known);
@@ -135,10 +145,13 @@ export function parseOverrides(
           issues.push({ ...at([...path, key]), message: `unknown key "${key}"${didYouMean(key, known)}` });
         continue;
       }
+      const given = valueIn(table, path);
       const message =
         issue.code === "invalid_type" && issue.message.endsWith("received undefined")
           ? `missing: a ${issue.expected} is needed here`
-          : issue.message;
+          : issue.code === "invalid_value" && typeof given === "string"
+            ? `${issue.message}${didYouMean(given, issue.values.map(String))}`
+            : issue.message;
       issues.push({ ...at(path), message });
     }
   }
@@ -194,7 +207,7 @@ export function parseOverrides(
     for (const [key, value] of Object.entries(values)) {
       const problem =
         value !== null && typeof value === "object" && !Array.isArray(value)
-          ? "expected a value, not a table"
+          ? notATable(key, value)
           : checkConfigValue(catalog, target, key, value);
       if (problem !== null)
         issues.push({ ...at(["config", target, key]), key: `config.${target}."${key}"`, message: problem });
@@ -219,7 +232,7 @@ export function parseOverrides(
     for (const [key, value] of Object.entries(spec.config ?? {})) {
       const problem =
         value !== null && typeof value === "object" && !Array.isArray(value)
-          ? "expected a value, not a table"
+          ? notATable(key, value)
           : checkConfigValue(catalog, spec.base, key, value);
       if (problem !== null)
         issues.push({
@@ -289,6 +302,24 @@ export function parseOverrides(
     ignore: (data.preflight?.ignore ?? []).map((id) => id.toLowerCase()),
     lineOf: (path) => lines.lineOf(path),
   };
+}
+
+/**
+ * A configuration key given a table: most often a dotted key left unquoted, which TOML reads as
+ * tables (`hypervisor.qemu.default_memory = 1024` under [config.qemu]); said with the quoted form.
+ */
+function notATable(key: string, value: object): string {
+  let dotted = key;
+  let at: unknown = value;
+  while (at !== null && typeof at === "object" && !Array.isArray(at)) {
+    const [first] = Object.keys(at);
+    if (first === undefined) break;
+    dotted = `${dotted}.${first}`;
+    at = (at as Record<string, unknown>)[first];
+  }
+  return dotted === key
+    ? "expected a value, not a table"
+    : `expected a value, not a table: a key of Kata's configuration is one quoted string here ("${dotted}" = …), else TOML reads its dots as tables`;
 }
 
 export function unknownCheck(id: string, checkIds: ReadonlySet<string>): string {

@@ -182,12 +182,14 @@ export function configValueCheck(
   });
   const info = catalog.keyInfo(shim, key);
   const base = baseName(release, shim);
-  if (info === undefined)
+  if (info === undefined) {
+    const near = closest(key, release.shims.get(shim)?.config.keys.keys() ?? []);
     return fail(
       "config-key",
       `${describeSource(source)} sets ${key} for ${shim}, but ${base} has no such key (renamed or misspelt?)`,
-      `see ${base} for the keys it has (kata-install explain ${shim} lists them)`,
+      withSuggestion(`see ${base} for the keys it has (kata-install explain ${shim} lists them)`, near),
     );
+  }
   // Never written, even when the check is ignored: Kata fails to load a file whose value is of
   // another type than its own, and with it every pod of the handler.
   if (!fitsType(info.type, value))

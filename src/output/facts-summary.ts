@@ -109,7 +109,7 @@ const ROWS: { [Key in SourceKey]: (value: Facts[Key], facts: Facts) => Row[] } =
     [
       "kata",
       kt.installed
-        ? `${kt.version ?? "version unknown"} at ${kt.prefix} (${kt.managedBy === "kata-install" ? "kata-install" : "not ours"})`
+        ? `${kt.version ?? "version unknown"} at ${kt.prefix} (${kt.managedBy === "kata-install" || kt.managedBy === "kata-deploy" ? `${kt.managedBy}'s` : "not kata-install's"})`
         : "not installed",
     ],
   ],

@@ -45,7 +45,10 @@ function row(spec: ShimSpec, decision: Decision): ShimRow {
         ? { status: "opt-in", reason: `installed only when asked for: ${spec.description}` }
         : !spec.arches.includes(decision.arch ?? "")
           ? { status: "other-arch", reason: `built for ${spec.arches.join(", ")}` }
-          : { status: "opt-in", reason: "installed only when asked for (overrides file or SHIMS)" };
+          : {
+              status: "opt-in",
+              reason: "installed only when asked for (--shims, the overrides file or SHIMS)",
+            };
   return {
     name: spec.name,
     description: spec.description,

@@ -94,6 +94,24 @@ snapshoter = "nydus"
     ]);
   });
 
+  it("a mistyped value of a closed set, or key of the release: the one it is near", async () => {
+    expect(problems('[artifacts.qemu]\nsource = "bundeled"\n')[0]).toMatch(
+      /^.*:2: artifacts\.qemu\.source: .*; did you mean "bundled"\?$/,
+    );
+    const decision = decideFacts(await factsOf(intelContainerd16()), {
+      overrides: '[config.qemu]\n"hypervisor.qemu.default_memroy" = 1024\n',
+    });
+    expect(decision.checks.find((c) => c.id === "config-key")?.hint).toMatch(
+      /^did you mean hypervisor\.qemu\.default_memory\? else see /,
+    );
+  });
+
+  it("a dotted key left unquoted (read by TOML as tables): said with the quoted form", () => {
+    expect(problems("[config.qemu]\nhypervisor.qemu.default_memory = 1024\n")).toEqual([
+      `${FILE}:2: config.qemu."hypervisor": expected a value, not a table: a key of Kata's configuration is one quoted string here ("hypervisor.qemu.default_memory" = …), else TOML reads its dots as tables`,
+    ]);
+  });
+
   it("once the shape is right, every semantic problem is listed together", () => {
     expect(
       problems(`shims = ["qemu", "Kemu"]

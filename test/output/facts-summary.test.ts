@@ -27,6 +27,21 @@ describe("the facts summary", () => {
     expect(shown.filter((label) => order.includes(label))).toEqual(order);
   });
 
+  it("says whose an installed Kata is: kata-install's, kata-deploy's, or neither", async () => {
+    const facts = await detectFacts(buildHost(intelContainerd16()).host);
+    const shown = (managedBy: Facts["kata"]["managedBy"]) =>
+      rowsOf(
+        {
+          ...facts,
+          kata: { ...facts.kata, installed: true, version: "3.9.0", prefix: "/opt/kata", managedBy },
+        },
+        "kata",
+      )[0]?.[1];
+    expect(shown("kata-install")).toBe("3.9.0 at /opt/kata (kata-install's)");
+    expect(shown("kata-deploy")).toBe("3.9.0 at /opt/kata (kata-deploy's)");
+    expect(shown("other")).toBe("3.9.0 at /opt/kata (not kata-install's)");
+  });
+
   it("shows a node of which nothing is known as unknown or none, with why", () => {
     const facts = {
       schemaVersion: SCHEMA_VERSION,
