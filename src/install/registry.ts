@@ -157,7 +157,13 @@ export function registrySource(
         throw new ArtifactError(
           wait < limits.idleMs ? overdue(at, by) : `${at}: no answer within ${limits.idleMs} ms`,
         );
-      throw new ArtifactError(`${at}: ${(e.cause as Error)?.message ?? e.message}`);
+      const why = (e.cause as Error)?.message ?? e.message;
+      // Node's fetch keeps the Fetch standard's list of blocked ports (6000, 6665–6669, …).
+      throw new ArtifactError(
+        why === "bad port"
+          ? `${at}: bad port: Node's fetch refuses to connect to port ${new URL(url).port} (one the Fetch standard blocks): serve the registry on another port`
+          : `${at}: ${why}`,
+      );
     } finally {
       clearTimeout(timer);
     }

@@ -88,4 +88,15 @@ describe("artifacts from a registry", () => {
       /qemu:9\.9\.9: http:\/\/127\.0\.0\.1:\d+\/v2\/kata-containers\/qemu\/manifests\/9\.9\.9: not found/,
     );
   });
+
+  it("a port Node's fetch will not connect to is said so (it refuses before any connection)", async () => {
+    const source = registrySource(
+      parseRegistry("127.0.0.1:6000/kata-containers", "3.9.0"),
+      catalogue,
+      "x86_64",
+    );
+    await expect(collectFiles(source, ["qemu"])).rejects.toThrow(
+      /bad port: Node's fetch refuses to connect to port 6000 \(one the Fetch standard blocks\): serve the registry on another port/,
+    );
+  });
 });
