@@ -244,10 +244,11 @@ async function reuseArtifact(
   const listing = await source.list(artifact);
   // Only files the version holds under its own directories: none reached through a link that
   // replaced one of them (a version of ours is never read through a link).
-  const direct = (entry: ListedEntry) => {
-    const parent = path.dirname(path.join(from, entry.path));
-    return fs.realpathSync.native(parent) === parent;
-  };
+  // Real path to real path: the prefix may itself be reached through a link (/opt -> /var/opt).
+  const realFrom = fs.realpathSync.native(from);
+  const direct = (entry: ListedEntry) =>
+    fs.realpathSync.native(path.dirname(path.join(from, entry.path))) ===
+    path.dirname(path.join(realFrom, entry.path));
   if (!listing.every((entry) => holds(from, entry) && direct(entry))) return false;
   for (const entry of listing)
     if (entry.type === "link") into.link(entry.path, entry.target);

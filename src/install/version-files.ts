@@ -93,11 +93,14 @@ export function removeVersionKeeping(dir: string): string[] {
     fs.rmSync(dir, { recursive: true, force: true });
     return [];
   }
+  // Compared real path to real path: the prefix itself may be reached through a link (/opt ->
+  // /var/opt), which is the admin's choice; a link inside the version is not.
+  const realDir = fs.realpathSync.native(dir);
   for (const entry of [...listed, VERSION_FILES]) {
     const at = path.join(dir, entry);
     const parent = path.dirname(at);
     try {
-      if (fs.realpathSync.native(parent) !== parent) continue;
+      if (fs.realpathSync.native(parent) !== path.dirname(path.join(realDir, entry))) continue;
       const st = fs.lstatSync(at, { throwIfNoEntry: false });
       // A directory where a file of ours was is someone else's now: it stays.
       if (st !== undefined && !st.isDirectory()) fs.rmSync(at, { force: true });
