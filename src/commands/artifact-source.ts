@@ -62,8 +62,8 @@ export async function withArtifactSource(
         id: "kept-in-version",
         severity: "warning",
         status: "fail",
-        message: `not kata-install's, in the installed version this install replaces: ${foreign.map((f) => `${reachedAs(f, prefix)} (${f})`).join(", ")}: kept where it is, and no longer reached through ${prefix}`,
-        hint: `move what you need of it out of ${prefix} (kata-install installs and removes Kata there), and point at it there`,
+        message: `not kata-install's, in the installed version this install replaces: ${foreign.map((f) => `${reachedAs(f, prefix)} (kept as ${f})`).join(", ")}: kept, and no longer reached through ${prefix}'s links once the version is replaced`,
+        hint: `move what you need of it out of ${prefix} (kata-install installs and removes Kata there), and point at it there; what is kept stays until you remove it`,
         rule: "install",
       });
   }

@@ -169,7 +169,7 @@ export async function runInstall(
       );
     for (const entry of report.kept)
       lines.push(
-        `  kept ${entry}: not kata-install's (it was ${reachedAs(entry, prefixOf(store))}): left in the version switched from`,
+        `  kept ${entry}: not kata-install's (it was ${reachedAs(entry, prefixOf(store))}); the version it was in is gone`,
       );
     if (report.artifacts.repaired > 0)
       lines.push(
@@ -301,7 +301,13 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       lines.push(
         `Runtime: ${runtime.action.kind === "reload-runtime" ? "reloaded" : "restarted"} ${runtime.action.target}, and it answers.`,
       );
-    out(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${lines.join("\n")}\n`);
+    // The JSON says what the text says: the rollback first, the restart done.
+    const restarted = restart && runtime ? runtime.action : null;
+    out(
+      options.json
+        ? `${JSON.stringify({ ...result, restarted, message: lines.join("\n") }, null, 2)}\n`
+        : `${lines.join("\n")}\n`,
+    );
     return 0;
   } finally {
     await lock.release();

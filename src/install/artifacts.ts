@@ -420,8 +420,9 @@ export function linkTarget(link: string): string {
  * anything else under versions/: what kata-install did not make there is not its to delete.
  */
 /**
- * Remove versions of ours: what each holds of kata-install's; what is someone else's in one stays,
- * with the directories that hold it. Returns the host paths that stayed.
+ * Remove versions of ours: what each holds of kata-install's. What is someone else's in one stays,
+ * in the version's directory renamed to versions/<id>.kept (keptDir): out of the way of a version
+ * of that id installed again, and never taken for one. Returns the host paths kept.
  */
 export async function removeVersions(host: Host, prefix: string, ids: Iterable<string>): Promise<string[]> {
   const kept: string[] = [];
@@ -433,7 +434,11 @@ export async function removeVersions(host: Host, prefix: string, ids: Iterable<s
     if (st === undefined) continue;
     if (!st.isDirectory()) removeOwnTree(real, dir); // refused, naming what is there
     try {
-      for (const entry of removeVersionKeeping(real)) kept.push(`${dir}/${entry}`);
+      const stayed = removeVersionKeeping(real);
+      if (stayed.length === 0) continue;
+      const to = await keptDir(host, prefix, id);
+      fs.renameSync(real, await ownPath(host, prefix, to, "dir"));
+      for (const entry of stayed) kept.push(`${to}/${entry}`);
     } catch (error) {
       throw hostError(`cannot remove ${dir}`, error);
     }
@@ -441,10 +446,28 @@ export async function removeVersions(host: Host, prefix: string, ids: Iterable<s
   return kept;
 }
 
-/** What is someone else's in the installed version `id` (host paths); [] when it has no list. */
+/** A directory of versions/ that holds what was kept of a version (keptDir's names). */
+export const KEPT_NAME = /^[0-9a-z-]+\.kept(\.[0-9]+)?$/;
+
+/** Where what is someone else's in version `id` is kept: versions/<id>.kept, or .kept.<n> if taken. */
+export async function keptDir(host: Host, prefix: string, id: string): Promise<string> {
+  let name = `${id}.kept`;
+  const taken = async (at: string) => (await host.lookStat(at)).ok || (await host.readlink(at)) !== null;
+  for (let n = 1; await taken(`${prefix}/versions/${name}`); n++) name = `${id}.kept.${n}`;
+  return `${prefix}/versions/${name}`;
+}
+
+/**
+ * What is someone else's in the installed version `id` (host paths, in the directory it would be
+ * kept in once the version goes); [] when it has no list.
+ */
 export async function foreignInVersion(host: Host, prefix: string, id: string): Promise<string[]> {
   const dir = `${prefix}/versions/${id}`;
   const real = await ownPath(host, prefix, dir, "dir");
   const listed = versionFiles(real);
-  return listed === null ? [] : foreignEntries(real, listed).map((entry) => `${dir}/${entry}`);
+  if (listed === null) return [];
+  const foreign = foreignEntries(real, listed);
+  if (foreign.length === 0) return [];
+  const kept = await keptDir(host, prefix, id);
+  return foreign.map((entry) => `${kept}/${entry}`);
 }

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import type { Check } from "../decide/decision.js";
 import { JOURNAL_DIR, KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
 import type { Host } from "../host/host.js";
-import { LINKS, linkTarget } from "./artifacts.js";
+import { KEPT_NAME, LINKS, linkTarget } from "./artifacts.js";
 import type { Journal } from "./journal.js";
 
 export const CHECK_ID = "install-prefix";
@@ -96,6 +96,8 @@ export async function foreignContent(
   if (versionsDir.ok)
     for (const name of versionsDir.entries) {
       if (versions.has(name)) continue;
+      // What a removed version of ours kept of someone else's (src/install/version-files.ts).
+      if (KEPT_NAME.test(name) && (await lstat(`${prefix}/versions/${name}`))?.isDirectory()) continue;
       // A staging directory of ours is a directory; anything else of that name is not ours.
       const partial = name.endsWith(".partial") && (await lstat(`${prefix}/versions/${name}`))?.isDirectory();
       if (!partial) found.push(`${prefix}/versions/${name} is not a version kata-install made`);

@@ -15,7 +15,7 @@ import { reachedAs } from "./version-files.js";
 
 /** What uninstall says of an entry of someone else's in a version of kata-install's. */
 export function keptWhat(entry: string, prefix: string): string {
-  return `not kata-install's (reached as ${reachedAs(entry, prefix)} while Kata was installed): left in place`;
+  return `not kata-install's (reached as ${reachedAs(entry, prefix)} while Kata was installed): kept there`;
 }
 
 export interface UninstallResult {

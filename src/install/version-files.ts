@@ -84,7 +84,8 @@ export function foreignEntries(dir: string, listed: ReadonlySet<string>): string
 /**
  * Remove the version at `dir` (its real path): whole when nothing in it is someone else's (or it
  * has no list); else only what is listed, never through a link that replaced one of its
- * directories, then the directories left empty. Returns what stayed, relative to `dir`.
+ * directories, then the directories of its own left empty (never one of someone else's, empty or
+ * not). Returns what stayed, relative to `dir`.
  */
 export function removeVersionKeeping(dir: string): string[] {
   const listed = versionFiles(dir);
@@ -108,31 +109,21 @@ export function removeVersionKeeping(dir: string): string[] {
       // its directory is gone or unreadable: nothing of ours to remove there
     }
   }
-  removeEmptyDirsBelow(dir);
+  removeOwnEmptyDirs(dir, listed);
   return foreign;
 }
 
-/** Remove every empty directory below `dir` (not `dir` itself unless empty), deepest first; links are not followed. */
-function removeEmptyDirsBelow(dir: string): void {
-  const prune = (at: string): boolean => {
-    let dirents: fs.Dirent[];
+/** The directories that hold listed entries, deepest first, removed where empty; links not followed. */
+function removeOwnEmptyDirs(dir: string, listed: ReadonlySet<string>): void {
+  const ours = new Set<string>();
+  for (const entry of listed)
+    for (let at = path.posix.dirname(entry); at !== "."; at = path.posix.dirname(at)) ours.add(at);
+  for (const rel of [...ours].sort((a, b) => b.length - a.length)) {
+    const at = path.join(dir, rel);
     try {
-      dirents = fs.readdirSync(at, { withFileTypes: true });
+      if (fs.lstatSync(at).isDirectory()) fs.rmdirSync(at);
     } catch {
-      return false;
+      // not empty (something of someone else's in it), or gone: it stays as it is
     }
-    let empty = true;
-    for (const dirent of dirents) {
-      if (dirent.isDirectory() && prune(path.join(at, dirent.name))) continue;
-      empty = false;
-    }
-    if (!empty) return false;
-    try {
-      fs.rmdirSync(at);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  prune(dir);
+  }
 }

@@ -91,15 +91,22 @@ export function adminTableSpans(text: string): Span[] {
  * away (a configuration tool that rewrote the file, say).
  */
 export function strayHandlers(text: string, original: string | null): Array<{ name: string; line: number }> {
+  // A handler's table or any of its sub-tables ([….runtimes.kata-qemu.options] alone still
+  // defines kata-qemu): named once, at its first line.
   const handler = (path: string[]) => {
     const at = path.indexOf("runtimes");
-    return at >= 0 && at === path.length - 2 && (path[at + 1] ?? "").startsWith("kata-");
+    const name = at >= 0 ? (path[at + 1] ?? "") : "";
+    return name.startsWith("kata-") ? name : null;
   };
   const key = (path: string[]) => path.join("\0");
   const before = new Set(original === null ? [] : adminTableSpans(original).map((s) => key(s.path)));
-  return adminTableSpans(text)
-    .filter((s) => handler(s.path) && !before.has(key(s.path)))
-    .map((s) => ({ name: s.path.at(-1) ?? "", line: text.slice(0, s.start).split("\n").length }));
+  const found = new Map<string, number>();
+  for (const span of adminTableSpans(text)) {
+    const name = handler(span.path);
+    if (name === null || before.has(key(span.path)) || found.has(name)) continue;
+    found.set(name, text.slice(0, span.start).split("\n").length);
+  }
+  return [...found].map(([name, line]) => ({ name, line }));
 }
 
 /** Remove the tables (and their sub-tables) whose path `isOurs` claims. */

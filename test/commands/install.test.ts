@@ -351,7 +351,7 @@ describe("an upgrade that changes one artifact", () => {
 });
 
 describe("an admin's files in Kata's places (/opt/kata/bin, share/kata-containers: links into the version)", () => {
-  it("an upgrade says and keeps them in the version it switches from; uninstall keeps them too, byte for byte", async () => {
+  it("an upgrade says and keeps them (versions/<id>.kept); installs go on beside them; uninstall keeps them too, byte for byte", async () => {
     const host = await answeringHost();
     const cli = (...args: string[]) => runCli([...args, "--host-root", host.root]);
     const rebuilt = artifactDir();
@@ -363,9 +363,11 @@ describe("an admin's files in Kata's places (/opt/kata/bin, share/kata-container
       const image = path.join(host.root, "opt/kata/share/kata-containers/custom.img");
       fs.writeFileSync(tool, "#!/bin/sh\necho mine\n", { mode: 0o755 });
       fs.writeFileSync(image, "IMG");
-      const kept = (dir: string) => [
-        `/opt/kata/versions/${dir}/bin/my-tool`,
-        `/opt/kata/versions/${dir}/share/kata-containers/custom.img`,
+      fs.mkdirSync(path.join(host.root, "opt/kata/bin/empty-of-mine"));
+      const kept = [
+        `/opt/kata/versions/${version}.kept/bin/empty-of-mine`,
+        `/opt/kata/versions/${version}.kept/bin/my-tool`,
+        `/opt/kata/versions/${version}.kept/share/kata-containers/custom.img`,
       ];
       // Nothing to switch: the plan has nothing to say of them.
       expect(cli("plan", "--json", "--artifacts", `dir:${artifacts}`).stdout).not.toContain(
@@ -376,46 +378,49 @@ describe("an admin's files in Kata's places (/opt/kata/bin, share/kata-container
         expect.objectContaining({
           id: "kept-in-version",
           severity: "warning",
-          message: `not kata-install's, in the installed version this install replaces: /opt/kata/bin/my-tool (${kept(version)[0]}), /opt/kata/share/kata-containers/custom.img (${kept(version)[1]}): kept where it is, and no longer reached through /opt/kata`,
+          message: `not kata-install's, in the installed version this install replaces: /opt/kata/bin/empty-of-mine (kept as ${kept[0]}), /opt/kata/bin/my-tool (kept as ${kept[1]}), /opt/kata/share/kata-containers/custom.img (kept as ${kept[2]}): kept, and no longer reached through /opt/kata's links once the version is replaced`,
         }),
       );
       const upgrade = cli("install", "--artifacts", `dir:${rebuilt}`);
       expect(upgrade.status, upgrade.stderr).toBe(0);
       expect(upgrade.stdout).toContain(
-        `  kept ${kept(version)[0]}: not kata-install's (it was /opt/kata/bin/my-tool): left in the version switched from\n`,
+        `  kept ${kept[1]}: not kata-install's (it was /opt/kata/bin/my-tool); the version it was in is gone\n`,
       );
-      // Kept with their bytes and mode; nothing else of the old version is left.
+      // Kept with their bytes and mode, the admin's empty directory too; nothing else of the old version.
       const at = (entry: string) => path.join(host.root, entry);
-      expect(fs.readFileSync(at(kept(version)[0] as string), "utf8")).toBe("#!/bin/sh\necho mine\n");
-      expect(fs.statSync(at(kept(version)[0] as string)).mode & 0o777).toBe(0o755);
-      expect(fs.readFileSync(at(kept(version)[1] as string), "utf8")).toBe("IMG");
-      const left = fs
-        .readdirSync(at(`/opt/kata/versions/${version}`), { recursive: true })
-        .map(String)
-        .sort();
-      expect(left).toEqual([
+      expect(fs.readFileSync(at(kept[1] as string), "utf8")).toBe("#!/bin/sh\necho mine\n");
+      expect(fs.statSync(at(kept[1] as string)).mode & 0o777).toBe(0o755);
+      expect(fs.readFileSync(at(kept[2] as string), "utf8")).toBe("IMG");
+      expect(fs.existsSync(at(`/opt/kata/versions/${version}`))).toBe(false);
+      const left = fs.readdirSync(at(`/opt/kata/versions/${version}.kept`), { recursive: true }).map(String);
+      expect(left.sort()).toEqual([
         "bin",
+        "bin/empty-of-mine",
         "bin/my-tool",
         "share",
         "share/kata-containers",
         "share/kata-containers/custom.img",
       ]);
-      // The admin puts one in the new version too: uninstall (and its dry run) keep both.
-      const next = fs.readlinkSync(path.join(host.root, "opt/kata/current")).replace("versions/", "");
+      // Installs go on beside what was kept: the DaemonSet pod's restart, the old release again.
+      expect(cli("install", "--artifacts", `dir:${rebuilt}`).stdout).toContain("Nothing to do");
+      const back = cli("install", "--artifacts", `dir:${artifacts}`);
+      expect(back.status, back.stderr).toBe(0);
+      expect(fs.readlinkSync(at("/opt/kata/current"))).toBe(`versions/${version}`);
+      // The admin puts one in the version now current: uninstall (and its dry run) keep it in a
+      // .kept of its own, and a new install goes on beside them.
       fs.writeFileSync(path.join(host.root, "opt/kata/bin/other-tool"), "x");
-      const dry = cli("uninstall", "--dry-run");
-      expect(dry.stdout).toContain(
-        `  would leave /opt/kata/versions/${next}/bin/other-tool: not kata-install's (reached as /opt/kata/bin/other-tool while Kata was installed): left in place\n`,
-      );
+      const keptAgain = `/opt/kata/versions/${version}.kept.1/bin/other-tool`;
+      const said = `${keptAgain}: not kata-install's (reached as /opt/kata/bin/other-tool while Kata was installed): kept there\n`;
+      expect(cli("uninstall", "--dry-run").stdout).toContain(`  would leave ${said}`);
       const uninstall = cli("uninstall");
       expect(uninstall.status, uninstall.stderr).toBe(0);
-      expect(uninstall.stdout).toContain(
-        `  left /opt/kata/versions/${next}/bin/other-tool: not kata-install's (reached as /opt/kata/bin/other-tool while Kata was installed): left in place\n`,
-      );
-      expect(fs.readFileSync(at(`/opt/kata/versions/${next}/bin/other-tool`), "utf8")).toBe("x");
-      expect(fs.readFileSync(at(kept(version)[0] as string), "utf8")).toBe("#!/bin/sh\necho mine\n");
+      expect(uninstall.stdout).toContain(`  left ${said}`);
+      expect(fs.readFileSync(at(keptAgain), "utf8")).toBe("x");
+      expect(fs.readFileSync(at(kept[1] as string), "utf8")).toBe("#!/bin/sh\necho mine\n");
       expect(fs.existsSync(at("/opt/kata/current"))).toBe(false);
       expect(fs.existsSync(at("/opt/kata/bin"))).toBe(false);
+      const again = cli("install", "--artifacts", `dir:${artifacts}`);
+      expect(again.status, again.stderr).toBe(0);
     } finally {
       host.close();
       fs.rmSync(rebuilt, { recursive: true, force: true });
@@ -837,6 +842,31 @@ describe("uninstall after a first install was cut short", () => {
       const { "run/lock": made, ...after } = withoutLog(snapshot(host.root));
       expect(made).toBe("dir 755 0:0");
       expect(after).toEqual(original);
+    } finally {
+      host.close();
+    }
+  });
+});
+
+describe("uninstall --json after a first install was cut short", () => {
+  it("says what the text says: the rollback, and the restart it paid", async () => {
+    const spec = intelContainerd16();
+    spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+    spec.files = { ...spec.files, "/var/log/.keep": "" };
+    const host = await answeringHost(spec);
+    try {
+      const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
+        env: { KATA_INSTALL_CRASH_AT: "restart:after" },
+      });
+      expect(cut.status).toBeNull();
+      const run = runCli(["uninstall", "--json", "--host-root", host.root]);
+      expect(run.status, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        recovered: true,
+        restarted: { kind: "restart-runtime", target: "containerd" },
+        message:
+          "An earlier install had been cut short: it was rolled back first. Nothing else was installed.\nRuntime: restarted containerd, and it answers.",
+      });
     } finally {
       host.close();
     }

@@ -56,12 +56,14 @@ describe("a version's list of its own files", () => {
   it("what someone else put there stays, with its directories, the prefix reached through a link", () => {
     const { dir } = version();
     fs.writeFileSync(path.join(dir, "bin/my-tool"), "mine");
+    fs.mkdirSync(path.join(dir, "bin/empty"));
     fs.mkdirSync(path.join(dir, "share/kata-containers/images"));
     fs.writeFileSync(path.join(dir, "share/kata-containers/images/custom.img"), "IMG");
-    expect(removeVersionKeeping(dir)).toEqual(["bin/my-tool", "share/kata-containers/images"]);
+    expect(removeVersionKeeping(dir)).toEqual(["bin/empty", "bin/my-tool", "share/kata-containers/images"]);
     const left = fs.readdirSync(dir, { recursive: true }).map(String).sort();
     expect(left).toEqual([
       "bin",
+      "bin/empty",
       "bin/my-tool",
       "share",
       "share/kata-containers",

@@ -8,6 +8,7 @@ import {
   findBlock,
   putBlock,
   removeTables,
+  strayHandlers,
   tableSpans,
 } from "../../src/render/toml-edit.js";
 import { tomlString } from "../../src/render/toml-literal.js";
@@ -111,5 +112,18 @@ describe("damaged markers are refused, never guessed", () => {
     const text = `a = 1\n\n${ours}[admin]\nb = 2\n`;
     expect(findBlock(text, file)).toEqual({ begin: 7, end: 7 + ours.length });
     expect(dropBlock(text, file)).toBe("a = 1\n[admin]\nb = 2\n");
+  });
+});
+
+describe("handlers an install wrote, left when its markers were taken away", () => {
+  const R = 'plugins."io.containerd.grpc.v1.cri".containerd.runtimes';
+  it("each is named once at its first table, a sub-table alone too; the admin's own (in the original) are not", () => {
+    const original = `version = 2\n[${R}.kata-mine]\n  runtime_type = "x"\n`;
+    const text = `${original}[${R}.kata-qemu]\n  runtime_type = "y"\n[${R}.kata-qemu.options]\n  ConfigPath = "/opt/kata/q.toml"\n[${R}."kata-clh".options]\n  ConfigPath = "/opt/kata/c.toml"\n[${R}.runc]\n`;
+    expect(strayHandlers(text, original)).toEqual([
+      { name: "kata-qemu", line: 4 },
+      { name: "kata-clh", line: 8 },
+    ]);
+    expect(strayHandlers(original, original)).toEqual([]);
   });
 });
