@@ -417,12 +417,10 @@ export function linkTarget(link: string): string {
 
 /**
  * Remove the version directories named (kata-install's own, as the journal records them) — never
- * anything else under versions/: what kata-install did not make there is not its to delete.
- */
-/**
- * Remove versions of ours: what each holds of kata-install's. What is someone else's in one stays,
- * in the version's directory renamed to versions/<id>.kept (keptDir): out of the way of a version
- * of that id installed again, and never taken for one. Returns the host paths kept.
+ * anything else under versions/: what kata-install did not make there is not its to delete. What
+ * is someone else's in one stays, in the version's directory renamed to versions/<id>.kept
+ * (keptDir): out of the way of a version of that id installed again, and never taken for one.
+ * Returns the host paths kept.
  */
 export async function removeVersions(host: Host, prefix: string, ids: Iterable<string>): Promise<string[]> {
   const kept: string[] = [];
@@ -433,12 +431,10 @@ export async function removeVersions(host: Host, prefix: string, ids: Iterable<s
     const st = fs.lstatSync(real, { throwIfNoEntry: false });
     if (st === undefined) continue;
     if (!st.isDirectory()) removeOwnTree(real, dir); // refused, naming what is there
+    const to = await keptDir(host, prefix, id);
+    const toReal = await ownPath(host, prefix, to, "dir");
     try {
-      const stayed = removeVersionKeeping(real);
-      if (stayed.length === 0) continue;
-      const to = await keptDir(host, prefix, id);
-      fs.renameSync(real, await ownPath(host, prefix, to, "dir"));
-      for (const entry of stayed) kept.push(`${to}/${entry}`);
+      for (const entry of removeVersionKeeping(real, toReal)) kept.push(`${to}/${entry}`);
     } catch (error) {
       throw hostError(`cannot remove ${dir}`, error);
     }

@@ -85,9 +85,11 @@ export function foreignEntries(dir: string, listed: ReadonlySet<string>): string
  * Remove the version at `dir` (its real path): whole when nothing in it is someone else's (or it
  * has no list); else only what is listed, never through a link that replaced one of its
  * directories, then the directories of its own left empty (never one of someone else's, empty or
- * not). Returns what stayed, relative to `dir`.
+ * not), and what stayed is renamed to `keptAt` when given. The list goes last, after the rename:
+ * a run killed before it finds the version as it was, list and all, and keeps the same again.
+ * Returns what stayed, relative to the directory.
  */
-export function removeVersionKeeping(dir: string): string[] {
+export function removeVersionKeeping(dir: string, keptAt?: string): string[] {
   const listed = versionFiles(dir);
   const foreign = listed === null ? [] : foreignEntries(dir, listed);
   if (listed === null || foreign.length === 0) {
@@ -97,7 +99,7 @@ export function removeVersionKeeping(dir: string): string[] {
   // Compared real path to real path: the prefix itself may be reached through a link (/opt ->
   // /var/opt), which is the admin's choice; a link inside the version is not.
   const realDir = fs.realpathSync.native(dir);
-  for (const entry of [...listed, VERSION_FILES]) {
+  for (const entry of listed) {
     const at = path.join(dir, entry);
     const parent = path.dirname(at);
     try {
@@ -110,6 +112,8 @@ export function removeVersionKeeping(dir: string): string[] {
     }
   }
   removeOwnEmptyDirs(dir, listed);
+  if (keptAt !== undefined) fs.renameSync(dir, keptAt);
+  fs.rmSync(path.join(keptAt ?? dir, VERSION_FILES), { force: true });
   return foreign;
 }
 

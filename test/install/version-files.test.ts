@@ -72,6 +72,15 @@ describe("a version's list of its own files", () => {
     ]);
   });
 
+  it("renamed where it is kept, its list gone last", () => {
+    const { dir } = version();
+    fs.writeFileSync(path.join(dir, "bin/my-tool"), "mine");
+    const keptAt = `${dir}.kept`;
+    expect(removeVersionKeeping(dir, keptAt)).toEqual(["bin/my-tool"]);
+    expect(fs.existsSync(dir)).toBe(false);
+    expect(fs.readdirSync(keptAt, { recursive: true }).map(String).sort()).toEqual(["bin", "bin/my-tool"]);
+  });
+
   it("a directory of the version replaced by a link out of it: nothing is removed through it", () => {
     const { dir, outside } = version();
     fs.rmSync(path.join(dir, "share/kata-containers"), { recursive: true });
