@@ -813,18 +813,24 @@ describe("killed right after the runtime restarted on the new files, before they
   });
 });
 
+/** A first install killed right after containerd restarted on Kata's handlers; the tree from before it. */
+async function cutAfterRestart() {
+  const spec = intelContainerd16();
+  spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
+  spec.files = { ...spec.files, "/var/log/.keep": "" };
+  const host = await answeringHost(spec);
+  const original = withoutLog(snapshot(host.root));
+  const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
+    env: { KATA_INSTALL_CRASH_AT: "restart:after" },
+  });
+  expect(cut.status).toBeNull();
+  return { host, original };
+}
+
 describe("uninstall after a first install was cut short", () => {
   it("says it rolled the install back, and pays the restart the cut left owed", async () => {
-    const spec = intelContainerd16();
-    spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
-    spec.files = { ...spec.files, "/var/log/.keep": "" };
-    const host = await answeringHost(spec);
+    const { host, original } = await cutAfterRestart();
     try {
-      const original = withoutLog(snapshot(host.root));
-      const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
-        env: { KATA_INSTALL_CRASH_AT: "restart:after" },
-      });
-      expect(cut.status).toBeNull(); // killed, after containerd restarted on Kata's handlers
       const calls = () => fs.readFileSync(path.join(host.root, "var/log/systemctl.calls"), "utf8");
       expect(calls()).toBe("restart containerd\n");
       expect(runCli(["uninstall", "--dry-run", "--host-root", host.root]).stdout).toMatch(
@@ -850,15 +856,8 @@ describe("uninstall after a first install was cut short", () => {
 
 describe("uninstall --json after a first install was cut short", () => {
   it("says what the text says: the rollback, and the restart it paid", async () => {
-    const spec = intelContainerd16();
-    spec.commands = { ...spec.commands, "/usr/bin/systemctl": SYSTEMCTL };
-    spec.files = { ...spec.files, "/var/log/.keep": "" };
-    const host = await answeringHost(spec);
+    const { host } = await cutAfterRestart();
     try {
-      const cut = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], {
-        env: { KATA_INSTALL_CRASH_AT: "restart:after" },
-      });
-      expect(cut.status).toBeNull();
       const run = runCli(["uninstall", "--json", "--host-root", host.root]);
       expect(run.status, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout)).toMatchObject({
