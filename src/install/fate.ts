@@ -64,7 +64,7 @@ export async function fateOf(
 /**
  * Where an edited runtime file of kata-install's goes at uninstall: beside it under a name no
  * runtime reads (`<name>.kata-install-edited`), and out of a drop-in directory (conf.d/,
- * crio.conf.d/, config.toml.d/: some runtimes read every file there) into the one above it; a
+ * crio.conf.d/, config.toml.d/: a runtime may read any file there) into the one above it; a
  * name already taken gets a number.
  */
 async function asidePath(host: Host, file: string): Promise<string> {
