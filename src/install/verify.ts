@@ -18,6 +18,7 @@ import type { Changeset } from "../render/changeset.js";
 import { type Handler, handlersFor, installDir } from "../render/layout.js";
 import { type ArtifactSource, LINKS } from "./artifacts.js";
 import { type ListedEntry, ReleaseTree } from "./listing.js";
+import { ownPath } from "./own-place.js";
 
 export const CHECK_ID = "artifact-paths";
 
@@ -293,12 +294,19 @@ export async function verifyPlanned(
     const byArtifact = await listings();
     const tree = new ReleaseTree(byArtifact.values());
     const prefix = installDir(decision);
+    const version = await installedVersionDir(host, prefix);
     const repairs = new Map<string, string[]>();
     failures = failures.filter((f) => {
       if (!f.path.startsWith(`${prefix}/`)) return true;
       const rel = f.path.slice(prefix.length + 1);
       const reached = tree.reach(rel);
       if (!LINKS.some((l) => rel === l || rel.startsWith(`${l}/`)) || reached.kind !== "file") return true;
+      // What a repair could not put back, as the install would find it: said now, not by the install.
+      const blocked = version === null ? null : reached.through.map((e) => blockedRepair(version, e)).find(Boolean);
+      if (blocked) {
+        f.why = `${f.why}, and it cannot be put back: ${blocked}; move that away (it is not kata-install's), then install again`;
+        return true;
+      }
       // The artifacts holding any entry on the way (the link removed, or the file it names).
       const owners = [...byArtifact]
         .filter(([, list]) => list.some((e) => reached.through.includes(e.path)))
@@ -317,4 +325,37 @@ export async function verifyPlanned(
     if (repairs.size > 0) changeset.transfer = await transferOf(source, [...repairs.keys()], allArtifacts);
   }
   decision.checks.push(pathsCheck(failures, problems, paths.length, "on the node as installed"));
+}
+
+/** The installed version's directory (`current`'s target) as `{ real, shown }`, or null when there is none to look at. */
+async function installedVersionDir(host: Host, prefix: string): Promise<{ real: string; shown: string } | null> {
+  const target = await host.readlink(`${prefix}/current`);
+  if (target === null || !target.startsWith("versions/") || target.slice("versions/".length).includes("/"))
+    return null;
+  const shown = `${prefix}/${target}`;
+  try {
+    return { real: await ownPath(host, prefix, shown, "dir"), shown };
+  } catch {
+    return null; // a link or a file there: the install's own check of its places says so
+  }
+}
+
+/**
+ * Why the installed version cannot take `entry` back where its list has it, as a repair would
+ * put it (renamed into its own directories, never through a link): a link or a file where one of
+ * its directories was, or a directory where its file was; null when nothing is in the way.
+ */
+function blockedRepair(version: { real: string; shown: string }, entry: string): string | null {
+  const parts = entry.split("/");
+  let at = version.real;
+  for (const [i, part] of parts.entries()) {
+    at = path.join(at, part);
+    const st = fs.lstatSync(at, { throwIfNoEntry: false });
+    if (st === undefined) return null;
+    const shown = `${version.shown}/${parts.slice(0, i + 1).join("/")}`;
+    if (i < parts.length - 1 && !st.isDirectory())
+      return `${shown} is ${st.isSymbolicLink() ? `a link (to ${fs.readlinkSync(at)})` : "a file"} where kata-install's directory was`;
+    if (i === parts.length - 1 && st.isDirectory()) return `${shown} is a directory where kata-install's file was`;
+  }
+  return null;
 }

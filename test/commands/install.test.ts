@@ -3,6 +3,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
@@ -671,6 +672,55 @@ describe("an OCI layout copied in part", () => {
       );
     } finally {
       host.close();
+    }
+  });
+});
+
+describe("a file of the installed version that a repair could not put back", () => {
+  it("a directory where its file was, a link where its directory was: the plan's artifact-paths error says so, and install refuses with nothing changed", async () => {
+    const host = await answering();
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-elsewhere-"));
+    try {
+      const cli = (...args: string[]) =>
+        runCli([...args, "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+      expect(cli("install").status).toBe(0);
+      const version = fs.readlinkSync(path.join(host.root, "opt/kata/current"));
+      const qemu = path.join(host.root, "opt/kata", version, "bin/qemu-system-x86_64");
+      fs.rmSync(qemu);
+      fs.mkdirSync(qemu);
+      fs.writeFileSync(path.join(qemu, "notes"), "the admin's");
+      const plan = cli("plan");
+      expect(plan.status).toBe(1);
+      expect(plan.stdout).toContain(
+        `qemu: hypervisor.qemu.path = /opt/kata/bin/qemu-system-x86_64: not a regular file, and it cannot be put back: /opt/kata/${version}/bin/qemu-system-x86_64 is a directory where kata-install's file was; move that away (it is not kata-install's), then install again`,
+      );
+      expect(plan.stdout).not.toContain("repair:");
+      const before = snapshot(host.root);
+      const install = cli("install");
+      expect(install.status).toBe(1);
+      expect(install.stderr).toMatch(
+        /preflight errors: artifact-paths \(.*is a directory where kata-install's file was/,
+      );
+      expect(snapshot(host.root)).toEqual(before);
+      // Moved away, the repair is planned and done again.
+      fs.rmSync(qemu, { recursive: true });
+      const kc = path.join(host.root, "opt/kata", version, "share/kata-containers");
+      fs.renameSync(kc, path.join(elsewhere, "kc"));
+      fs.symlinkSync(path.join(elsewhere, "kc"), kc);
+      const linked = cli("plan");
+      expect(linked.status).toBe(1);
+      expect(linked.stdout).toContain(
+        `cannot be put back: /opt/kata/${version}/share/kata-containers is a link (to ${path.join(elsewhere, "kc")}) where kata-install's directory was`,
+      );
+      fs.rmSync(kc);
+      fs.renameSync(path.join(elsewhere, "kc"), kc);
+      expect(cli("plan").stdout).toMatch(/\n {2}pull-artifact qemu: repair: /);
+      const repaired = cli("install");
+      expect(repaired.status, repaired.stderr).toBe(0);
+      expect(repaired.stdout).toMatch(/were not as installed: put back\./);
+    } finally {
+      host.close();
+      fs.rmSync(elsewhere, { recursive: true, force: true });
     }
   });
 });
