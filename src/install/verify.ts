@@ -302,7 +302,8 @@ export async function verifyPlanned(
       const reached = tree.reach(rel);
       if (!LINKS.some((l) => rel === l || rel.startsWith(`${l}/`)) || reached.kind !== "file") return true;
       // What a repair could not put back, as the install would find it: said now, not by the install.
-      const blocked = version === null ? null : reached.through.map((e) => blockedRepair(version, e)).find(Boolean);
+      const blocked =
+        version === null ? null : reached.through.map((e) => blockedRepair(version, e)).find(Boolean);
       if (blocked) {
         f.why = `${f.why}, and it cannot be put back: ${blocked}; move that away (it is not kata-install's), then install again`;
         return true;
@@ -328,7 +329,10 @@ export async function verifyPlanned(
 }
 
 /** The installed version's directory (`current`'s target) as `{ real, shown }`, or null when there is none to look at. */
-async function installedVersionDir(host: Host, prefix: string): Promise<{ real: string; shown: string } | null> {
+async function installedVersionDir(
+  host: Host,
+  prefix: string,
+): Promise<{ real: string; shown: string } | null> {
   const target = await host.readlink(`${prefix}/current`);
   if (target === null || !target.startsWith("versions/") || target.slice("versions/".length).includes("/"))
     return null;
@@ -355,7 +359,8 @@ function blockedRepair(version: { real: string; shown: string }, entry: string):
     const shown = `${version.shown}/${parts.slice(0, i + 1).join("/")}`;
     if (i < parts.length - 1 && !st.isDirectory())
       return `${shown} is ${st.isSymbolicLink() ? `a link (to ${fs.readlinkSync(at)})` : "a file"} where kata-install's directory was`;
-    if (i === parts.length - 1 && st.isDirectory()) return `${shown} is a directory where kata-install's file was`;
+    if (i === parts.length - 1 && st.isDirectory())
+      return `${shown} is a directory where kata-install's file was`;
   }
   return null;
 }
