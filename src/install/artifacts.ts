@@ -17,7 +17,7 @@ import { SHIM_LINKS } from "../shims/table.js";
 import { ArtifactError } from "./artifact-error.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
-import { ensureParents } from "./fs-ops.js";
+import { ensureParents, firstFreePath } from "./fs-ops.js";
 import type { ListedEntry } from "./listing.js";
 import { mkdirOwn, ownPath, removeOwnTree } from "./own-place.js";
 import { identitiesOf } from "./reuse.js";
@@ -446,11 +446,8 @@ export async function removeVersions(host: Host, prefix: string, ids: Iterable<s
 export const KEPT_NAME = /^[0-9a-z-]+\.kept(\.[0-9]+)?$/;
 
 /** Where what is someone else's in version `id` is kept: versions/<id>.kept, or .kept.<n> if taken. */
-export async function keptDir(host: Host, prefix: string, id: string): Promise<string> {
-  let name = `${id}.kept`;
-  const taken = async (at: string) => (await host.lookStat(at)).ok || (await host.readlink(at)) !== null;
-  for (let n = 1; await taken(`${prefix}/versions/${name}`); n++) name = `${id}.kept.${n}`;
-  return `${prefix}/versions/${name}`;
+export function keptDir(host: Host, prefix: string, id: string): Promise<string> {
+  return firstFreePath(host, `${prefix}/versions/${id}.kept`);
 }
 
 /**

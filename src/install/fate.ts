@@ -15,7 +15,7 @@ import {
   removeImports,
   strayHandlers,
 } from "../render/toml-edit.js";
-import { readEntry } from "./fs-ops.js";
+import { firstFreePath, readEntry } from "./fs-ops.js";
 import type { FileRecord, JournalStore } from "./journal.js";
 
 type Entry = NonNullable<Awaited<ReturnType<typeof readEntry>>>;
@@ -70,11 +70,7 @@ export async function fateOf(
 async function asidePath(host: Host, file: string): Promise<string> {
   const dir = posix.dirname(file);
   const into = dir.endsWith(".d") ? posix.dirname(dir) : dir;
-  const base = `${into}/${posix.basename(file)}.kata-install-edited`;
-  let aside = base;
-  for (let n = 1; (await host.lookStat(aside)).ok || (await host.readlink(aside)) !== null; n++)
-    aside = `${base}.${n}`;
-  return aside;
+  return firstFreePath(host, `${into}/${posix.basename(file)}.kata-install-edited`);
 }
 
 /**

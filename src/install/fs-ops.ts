@@ -283,3 +283,14 @@ export async function removeUnbornDirs(host: Host, dir: string): Promise<void> {
   for (const name of namesIn(real))
     if (name.startsWith(NEW_DIRS_PREFIX)) fs.rmSync(path.join(real, name), { recursive: true, force: true });
 }
+
+/**
+ * The first of `base`, `base.1`, `base.2`, … that nothing stands at on the host (no file, directory
+ * or link, a dangling one included): where something is put aside without covering anything.
+ */
+export async function firstFreePath(host: Host, base: string): Promise<string> {
+  let at = base;
+  for (let n = 1; (await host.lookStat(at)).ok || (await host.readlink(at)) !== null; n++)
+    at = `${base}.${n}`;
+  return at;
+}

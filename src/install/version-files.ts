@@ -57,9 +57,7 @@ export function versionFiles(dir: string): Set<string> | null {
  * of someone else's, or a directory that holds nothing listed (named once, not each entry in it).
  */
 export function foreignEntries(dir: string, listed: ReadonlySet<string>): string[] {
-  const ancestors = new Set<string>();
-  for (const entry of listed)
-    for (let at = path.posix.dirname(entry); at !== "."; at = path.posix.dirname(at)) ancestors.add(at);
+  const ancestors = directoriesOf(listed);
   const out: string[] = [];
   const walk = (rel: string) => {
     let dirents: fs.Dirent[];
@@ -111,20 +109,29 @@ export function removeVersionKeeping(dir: string, keptAt?: string): string[] {
       // its directory is gone or unreadable: nothing of ours to remove there
     }
   }
-  removeOwnEmptyDirs(dir, listed);
+  removeOwnEmptyDirs(dir, realDir, listed);
   if (keptAt !== undefined) fs.renameSync(dir, keptAt);
   fs.rmSync(path.join(keptAt ?? dir, VERSION_FILES), { force: true });
   return foreign;
 }
 
-/** The directories that hold listed entries, deepest first, removed where empty; links not followed. */
-function removeOwnEmptyDirs(dir: string, listed: ReadonlySet<string>): void {
-  const ours = new Set<string>();
+/** The directories on the way to the listed entries (relative paths). */
+function directoriesOf(listed: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
   for (const entry of listed)
-    for (let at = path.posix.dirname(entry); at !== "."; at = path.posix.dirname(at)) ours.add(at);
-  for (const rel of [...ours].sort((a, b) => b.length - a.length)) {
+    for (let at = path.posix.dirname(entry); at !== "."; at = path.posix.dirname(at)) out.add(at);
+  return out;
+}
+
+/**
+ * The directories that hold listed entries, deepest first, removed where empty; never one reached
+ * through a link that replaced a directory of the version (`realDir`: the version's real path).
+ */
+function removeOwnEmptyDirs(dir: string, realDir: string, listed: ReadonlySet<string>): void {
+  for (const rel of [...directoriesOf(listed)].sort((a, b) => b.length - a.length)) {
     const at = path.join(dir, rel);
     try {
+      if (fs.realpathSync.native(path.dirname(at)) !== path.dirname(path.join(realDir, rel))) continue;
       if (fs.lstatSync(at).isDirectory()) fs.rmdirSync(at);
     } catch {
       // not empty (something of someone else's in it), or gone: it stays as it is

@@ -91,6 +91,18 @@ describe("a version's list of its own files", () => {
     expect(fs.existsSync(path.join(dir, "bin/shim"))).toBe(false);
   });
 
+  it("an empty directory reached through such a link is not removed either", () => {
+    const { dir, outside } = version();
+    fs.mkdirSync(path.join(dir, "share/kata-containers/sub"));
+    fs.writeFileSync(path.join(dir, "share/kata-containers/sub/x"), "ours");
+    writeVersionFiles(dir, ["bin/shim", "share/kata-containers/kernel", "share/kata-containers/sub/x"]);
+    fs.rmSync(path.join(dir, "share/kata-containers"), { recursive: true });
+    fs.mkdirSync(path.join(outside, "sub"));
+    fs.symlinkSync(outside, path.join(dir, "share/kata-containers"));
+    expect(removeVersionKeeping(dir)).toEqual(["share/kata-containers"]);
+    expect(fs.statSync(path.join(outside, "sub")).isDirectory()).toBe(true);
+  });
+
   it("names a kept file by the path it was reached at", () => {
     expect(reachedAs("/opt/kata/versions/v1/bin/my-tool", "/opt/kata")).toBe("/opt/kata/bin/my-tool");
     expect(reachedAs("/etc/other", "/opt/kata")).toBe("/etc/other");
