@@ -14,8 +14,7 @@ USER node
 COPY --chown=node:node package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY --chown=node:node tsconfig.json ./
-# The build and the launcher it puts beside the bundle (dist/kata-install).
-COPY --chown=node:node scripts/build.mjs scripts/kata-install.sh ./scripts/
+COPY --chown=node:node scripts/build.mjs ./scripts/
 COPY --chown=node:node src ./src
 COPY --chown=node:node templates ./templates
 COPY --chown=node:node rules ./rules
@@ -31,7 +30,7 @@ COPY package.json ./
 COPY templates ./templates
 COPY rules ./rules
 COPY artifacts ./artifacts
-# dist/kata-install starts Node from the start-up snapshot built beside the bundle (the same Node
-# image in both stages), or from dist/cli.js where that Node could not read it.
-ENTRYPOINT ["/opt/kata-install/dist/kata-install", "entrypoint"]
+# dist/cli.js is the command (`#!/usr/bin/env node`), on PATH as kata-install.
+RUN ln -s /opt/kata-install/dist/cli.js /usr/local/bin/kata-install
+ENTRYPOINT ["/opt/kata-install/dist/cli.js", "entrypoint"]
 CMD ["install"]

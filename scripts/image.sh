@@ -65,15 +65,13 @@ expect() { # COMMAND… -- TEXT: the command's output contains TEXT
   grep -qF -- "$text" <<<"$output" || { echo "$output"; echo "no \"$text\" from: ${args[*]}"; exit 1; }
   echo "  ok: ${args[*]}"
 }
-# The image's Node made the start-up snapshot: the entrypoint starts from it (dist/kata-install).
-expect sh -c 'read -r made < /opt/kata-install/dist/kata-install.node &&
-  [ "$made" = "$(node --version) $(uname -m)" ] && echo snapshot usable' -- "snapshot usable"
-expect /opt/kata-install/dist/kata-install --help -- "Usage: kata-install [options] [command]"
-expect /opt/kata-install/dist/kata-install entrypoint --help -- "Usage: kata-install entrypoint"
+expect kata-install --version -- "$(node -p 'require("./package.json").version')"
+expect kata-install --help -- "Usage: kata-install [options] [command]"
+expect /opt/kata-install/dist/cli.js entrypoint --help -- "Usage: kata-install entrypoint"
 # The templates, rules and catalogue are found beside the bundle: a whole plan runs in the image.
-expect /opt/kata-install/dist/kata-install facts --json --host-root / -- '"schemaVersion": 1'
-expect sh -c '/opt/kata-install/dist/kata-install facts --json --host-root / > /tmp/node.json &&
-  /opt/kata-install/dist/kata-install shims --facts /tmp/node.json' -- "ON THIS NODE"
+expect kata-install facts --json --host-root / -- '"schemaVersion": 1'
+expect sh -c 'kata-install facts --json --host-root / > /tmp/node.json &&
+  kata-install shims --facts /tmp/node.json' -- "ON THIS NODE"
 root="$(buildah mount "$ctr")"
 test ! -e "$root/opt/kata-install/node_modules" || { echo "node_modules in the image"; exit 1; }
 test -f "$root/opt/kata-install/rules/shims.toml" || { echo "rules missing from the image"; exit 1; }

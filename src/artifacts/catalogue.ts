@@ -4,11 +4,12 @@
 // (`artifacts split`), never resolved by the order of the patterns. A file matched by none is the
 // release's news, not an error: the split gives it to the shim whose configuration needs it.
 import fs from "node:fs";
+import { parse } from "smol-toml";
 import * as z from "zod/mini";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { tomlErrorText } from "../detect/toml.js";
+import { hash as sha256 } from "../hash.js";
 import { dataPath } from "../package-root.js";
-import { parseTomlText, sha256 } from "../toml-data.js";
 import "../schema.js";
 
 const CatalogueFile = z.strictObject({
@@ -126,9 +127,8 @@ const loaded = new Map<string, ArtifactCatalogue>();
 
 /**
  * The catalogue, checked once for each text of it (decide, the sources and the plan all ask for
- * it): keyed by its content, so that one parsed before — by the start-up snapshot's build, say —
- * is used only while the file still says the same. Not by its place: the blob is built in one
- * directory and run from another (the image's); the file's name is only in the errors of a parse.
+ * it): keyed by its content, so that an edited file is checked again; the file's name is only in
+ * the errors of a parse.
  */
 export function loadArtifactCatalogue(file = dataPath("artifacts", "catalogue.toml")): ArtifactCatalogue {
   const text = fs.readFileSync(file, "utf8");
@@ -145,7 +145,7 @@ export function parseArtifactCatalogue(file: string, text: string): ArtifactCata
   const issues: InputIssue[] = [];
   let table: Record<string, unknown> | undefined;
   try {
-    table = parseTomlText(text);
+    table = parse(text) as Record<string, unknown>;
   } catch (error) {
     issues.push({ file, line: (error as { line?: number }).line, message: tomlErrorText(error) });
   }

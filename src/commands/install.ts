@@ -17,7 +17,7 @@ import { type JournalStore, journalFor, wasCutShort } from "../install/journal.j
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
 import { parseArtifactSpecifier } from "../install/open-source.js";
 import { previewUninstall } from "../install/preview.js";
-import { restartRuntime } from "../install/runtime.js";
+import { restartRuntime, servedText } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
 import { reachedAs } from "../install/version-files.js";
@@ -179,7 +179,7 @@ export async function runInstall(
     lines.push(`Files: ${report.files.written.length} written, ${report.files.removed.length} removed.`);
     if (report.restarted)
       lines.push(
-        `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, and it answers.`,
+        `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, ${servedText(report.served)}.`,
       );
     if (!changed) lines.push("Nothing to do: the node is as the plan wants it.");
     out(

@@ -50,6 +50,12 @@ export interface ErofsSetup {
   snapshotterMode: Decided<ErofsSnapshotterMode>;
   /** dm-verity over the erofs layers (the snapshotter's dmverity_mode, the differ's enable_dmverity). */
   dmverity: Decided<boolean>;
+  /**
+   * fs-verity on each layer's image (the snapshotter's enable_fsverity): kata-deploy's true only
+   * where fs-verity is known to work under containerd's root, since the snapshotter fails there
+   * otherwise and takes containerd's CRI plugin with it.
+   */
+  fsverity: Decided<boolean>;
 }
 
 /**

@@ -24,6 +24,7 @@ export const ENGINE_CHECKS = [
   "erofs-kernel",
   "erofs-utils",
   "erofs-merge-mode",
+  "erofs-fsverity",
   "hypervisor-device",
   ...RELEASE_CHECKS,
 ] as const;

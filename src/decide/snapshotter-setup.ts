@@ -108,7 +108,7 @@ export function erofsSetup(
     );
   if (edited) return { setup: null, checks };
   const setup = decideSetup(input);
-  checks.push(...kernelChecks(input, setup.dmverity.value), ...mkfsChecks(input));
+  checks.push(...kernelChecks(input, setup.dmverity.value), ...mkfsChecks(input), ...fsverityChecks(input));
   return { setup, checks };
 }
 
@@ -125,12 +125,40 @@ function decideSetup(input: DecideInput): ErofsSetup {
   const dmverity = new Ladder<boolean>();
   dmverity.offer(false, { kind: "default", name: "kata-deploy's default" });
   if (env.erofsDmverity) dmverity.offer(true, { kind: "env", name: env.erofsDmverity.name });
+  // kata-deploy always turns fs-verity on; here only where it is known to work (fsverityChecks).
+  const fsverity = new Ladder<boolean>();
+  const seen = input.facts.runtime.fsVerity;
+  fsverity.offer(seen?.supported === true, {
+    kind: "default",
+    name: seen === undefined ? "runtime.fsVerity (not looked at)" : `runtime.fsVerity: ${seen.evidence}`,
+  });
   return {
     source: { kind: "env", name: SETUP_VARIABLE },
     mergeMode: merge.resolve() as Decided<ErofsMergeMode>,
     snapshotterMode: mode.resolve() as Decided<ErofsSnapshotterMode>,
     dmverity: dmverity.resolve() as Decided<boolean>,
+    fsverity: fsverity.resolve() as Decided<boolean>,
   };
+}
+
+/**
+ * fs-verity is turned off, with a warning, where it is not known to work under containerd's root:
+ * containerd's erofs snapshotter enables it on a file there at start, and where that fails the
+ * snapshotter fails and takes the CRI plugin with it (every pod of the node, not only Kata's).
+ * Off rather than refused: erofs was asked for, fs-verity is kata-deploy's extra on it, and the
+ * layers stay immutable (set_immutable) and, with EROFS_DMVERITY, verified by dm-verity.
+ */
+function fsverityChecks(input: DecideInput): Check[] {
+  const seen = input.facts.runtime.fsVerity;
+  if (seen?.supported === true) return [];
+  return [
+    erofsCheck(
+      "erofs-fsverity",
+      "warning",
+      `${ASKED}: fs-verity is turned off for the erofs snapshotter (enable_fsverity = false, where kata-deploy sets true): ${seen === undefined ? "whether it works under containerd's root was not looked at" : seen.supported === false ? seen.evidence : `not known to work: ${seen.evidence}`}; with it on, containerd's erofs snapshotter would fail to start and take the CRI plugin with it`,
+      `for fs-verity, give containerd's root a file system that has it (a kernel with CONFIG_FS_VERITY; ext4: tune2fs -O verity on the unmounted device; btrfs has it), then install again`,
+    ),
+  ];
 }
 
 /**

@@ -1,8 +1,7 @@
 // kata-install's own data files (rules/, the catalogue beside them) read for the decide stage,
-// which reads none: each file's text, and its table when the build parsed it already.
+// which reads none: each file's text.
 import fs from "node:fs";
 import type { DataText } from "../decide/data-text.js";
-import { builtTable } from "../toml-data.js";
 
 export function readDataFile(file: string): DataText {
   let text: string;
@@ -14,6 +13,5 @@ export function readDataFile(file: string): DataText {
       problem: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     };
   }
-  const table = builtTable(text);
-  return table === undefined ? { file, text } : { file, text, table };
+  return { file, text };
 }

@@ -9,13 +9,13 @@ import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { Changeset, PlanAction } from "../render/changeset.js";
-import { installDir } from "../render/layout.js";
+import { handlersFor, installDir } from "../render/layout.js";
 import { type ApplyResult, applyChanges, recover, refuseMoved } from "./apply.js";
 import type { ArtifactSource } from "./artifacts.js";
 import { crashPoint } from "./crash-point.js";
 import { type JournalStore, journalFor } from "./journal.js";
 import { RollbackFailed, rollBack } from "./rollback.js";
-import { restartRuntime } from "./runtime.js";
+import { restartRuntime, type Served } from "./runtime.js";
 import { runServices } from "./services.js";
 import {
   commitSwitch,
@@ -40,6 +40,8 @@ export interface InstallReport {
   pulled: Transfer | null;
   files: ApplyResult;
   restarted: PlanAction | null;
+  /** What the runtime was seen to serve after that restart. */
+  served: Served;
   /** What was not kata-install's in the version switched from: left where it is (host paths). */
   kept: string[];
 }
@@ -85,11 +87,16 @@ export async function install(
       await store.save(journal);
     }
     crashPoint("restart:before");
-    await restartRuntime(host, action, socket, answerTimeoutMs).catch((error: Error) => {
-      throw new RestartFailed(error.message, action.target);
-    });
+    // Served once restarted: every handler this plan wrote (and CRI itself, and its default runtime).
+    const handlers = handlersFor(decision, planned.catalog).map((h) => h.name);
+    served = await restartRuntime(host, action, socket, answerTimeoutMs, { handlers }).catch(
+      (error: Error) => {
+        throw new RestartFailed(error.message, action.target);
+      },
+    );
     crashPoint("restart:after");
   };
+  let served: Served = "not-asked";
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
   let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
   // The node as the plan found it, or nothing is written (not even the artifacts). A takeover
@@ -176,7 +183,9 @@ export async function install(
   let restarted = files.runtimeChanged ? action : null;
   if (owed !== null) {
     if (restarted === null) {
-      await restartRuntime(host, owed, socket, answerTimeoutMs);
+      served = await restartRuntime(host, owed, socket, answerTimeoutMs, {
+        handlers: handlersFor(decision, planned.catalog).map((h) => h.name),
+      });
       restarted = owed;
     }
     await clearPendingRestart(store);
@@ -187,7 +196,7 @@ export async function install(
       version: previousVersion,
       artifacts: new Set(artifacts.staged?.reused ?? []),
     });
-  return { artifacts, pulled, files, restarted, kept };
+  return { artifacts, pulled, files, restarted, served, kept };
 }
 
 /**
@@ -221,7 +230,8 @@ async function rollBackRestart(
   const owed = (await store.load())?.pendingRestart ?? null;
   if (owed === null) return "none";
   try {
-    await restartRuntime(host, owed, socket, answerTimeoutMs);
+    // The files as they were: they need serve no more than they did before this run.
+    await restartRuntime(host, owed, socket, answerTimeoutMs, null);
     await clearPendingRestart(store);
     return "answers";
   } catch {

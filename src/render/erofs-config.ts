@@ -49,7 +49,13 @@ export function erofsTables(setup: ErofsSetup, version: number): ErofsTable[] {
     {
       table: ["plugins", "io.containerd.snapshotter.v1.erofs"],
       settings: [
-        { key: "enable_fsverity", value: true, why: "fs-verity on each layer's erofs image" },
+        {
+          key: "enable_fsverity",
+          value: setup.fsverity.value,
+          why: setup.fsverity.value
+            ? "fs-verity on each layer's erofs image"
+            : "no fs-verity: not known to work under containerd's root (the snapshotter would fail to start)",
+        },
         { key: "set_immutable", value: true, why: "each layer's erofs image made immutable" },
         {
           key: "dmverity_mode",

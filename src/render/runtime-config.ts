@@ -484,17 +484,26 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
   // The log level joins our block only where the admin has no [debug] table of their own: theirs
   // is theirs to set (a second [debug] table would not parse).
   const adminsDebug = admins?.debug !== undefined;
+  // containerd 1.x takes a runtimes table in the file for its whole map: where the admin's file has
+  // none, the default runtime (runc) lived in containerd's built-in map and goes into our block too.
+  const keep = defaultRuntimeToKeep(admins, version);
   const block = t.templates.render(name, {
     ...handlersContext(version, handlers, t.debug && !adminsDebug),
     nydus: nydus === null ? null : (decision.nydus?.name ?? null),
     tables: nydus?.tables ?? [],
+    defaultRuntime: keep,
   });
   const after = putBlock(nydus?.text ?? cleaned, block, path, suffix);
   if (nydus !== null) checkNydusInPlace(after, decision, version, path);
   checkContainerd(after, name, handlers, version);
+  checkDefaultRuntime(admins, after, name, version);
   // Without a [debug] table of the admin's, one there is ours (an earlier block's, or this one's).
   checkUntouched(parsedBefore, after, name, ours, [
     ...(adminsDebug ? [] : [["debug"]]),
+    // The default runtime as containerd's defaults define it, written with ours (or by an earlier block).
+    ...(keep === null && !ownsDefaultRuntime(before, path, suffix, version)
+      ? []
+      : [["plugins", pluginFor(version), "containerd", "runtimes", DEFAULT_RUNTIME.name]]),
     ...(withoutImports !== before ? [["imports"]] : []),
     // kata-deploy's nydus plugins, replaced by ours (a takeover).
     ...[...deployNydus].map((name) => ["proxy_plugins", name]),
@@ -530,6 +539,68 @@ function deployNydusPlugins(parsed: Record<string, unknown>, name: string): Set<
     .filter(([, p]) => isTable(p) && isOlderNydus(p))
     .map(([n]) => n);
   return new Set([name, ...older]);
+}
+
+/** The runtime containerd 1.x's CRI plugin defines and names default_runtime_name when its file does not. */
+const DEFAULT_RUNTIME = { name: "runc", runtimeType: "io.containerd.runc.v2" } as const;
+
+/** The CRI plugin's containerd table of a parsed containerd file (its short name in schema 1). */
+function criContainerd(
+  parsed: Record<string, unknown> | null,
+  version: number,
+): Record<string, unknown> | null {
+  const table = dig(parsed ?? {}, ["plugins", pluginFor(version), "containerd"]);
+  return isTable(table) ? table : null;
+}
+
+/**
+ * The default runtime our block must define: containerd's own (runc) when the admin's file has no
+ * runtimes table, so that runc lived in containerd's built-in map, which a table of ours replaces
+ * whole on 1.x (the CRI plugin then fails: "no corresponding runtime configured in
+ * containerd.runtimes for containerd default_runtime_name"). Null when the admin's file defines its
+ * runtimes itself, or names another default (theirs to define: containerd fails on it already).
+ */
+function defaultRuntimeToKeep(
+  admins: Record<string, unknown> | null,
+  version: number,
+): typeof DEFAULT_RUNTIME | null {
+  const cri = criContainerd(admins, version);
+  if (cri !== null && cri.runtimes !== undefined) return null;
+  const named = cri?.default_runtime_name;
+  return named === undefined || named === DEFAULT_RUNTIME.name ? DEFAULT_RUNTIME : null;
+}
+
+/** Whether kata-install's block in `text` (an earlier install's) holds the default runtime's table. */
+function ownsDefaultRuntime(text: string, path: string, suffix: string, version: number): boolean {
+  const all = parseOrNull(text);
+  const admins = parseOrNull(dropBlock(text, path, suffix));
+  const has = (parsed: Record<string, unknown> | null) => {
+    const runtimes = criContainerd(parsed, version)?.runtimes;
+    return isTable(runtimes) && runtimes[DEFAULT_RUNTIME.name] !== undefined;
+  };
+  return has(all) && !has(admins);
+}
+
+/**
+ * The file as written still defines the runtime default_runtime_name names (runc unless set), as
+ * the admin's file did (itself, or through containerd's built-in map): without it containerd 1.x's
+ * CRI plugin does not start, and every pod of the node fails, not only Kata's.
+ */
+function checkDefaultRuntime(
+  admins: Record<string, unknown> | null,
+  content: string,
+  template: string,
+  version: number,
+): void {
+  const served = (parsed: Record<string, unknown> | null) => {
+    const cri = criContainerd(parsed, version);
+    const named =
+      typeof cri?.default_runtime_name === "string" ? cri.default_runtime_name : DEFAULT_RUNTIME.name;
+    if (!isTable(cri?.runtimes)) return named === DEFAULT_RUNTIME.name;
+    return named in (cri.runtimes as Record<string, unknown>);
+  };
+  if (served(admins) && !served(parseOrNull(content)))
+    throw new TemplateBug(template, "the runtimes table no longer defines containerd's default runtime");
 }
 
 /** Said of a file whose kata-deploy imports go. */

@@ -1,8 +1,6 @@
 // The nunjucks environment: kata-install's own templates, values only through the TOML filters,
 // and any undefined variable an error (a typo in a template must not render as an empty string).
 import fs from "node:fs";
-import { pathToFileURL } from "node:url";
-import type { Environment } from "nunjucks";
 import { parse } from "smol-toml";
 import { dataPath } from "../package-root.js";
 import { tomlComment, tomlKey, tomlLiteral } from "./toml-literal.js";
@@ -38,30 +36,10 @@ export interface Templates {
   readonly dir: string;
 }
 
-/** dist/templates.js's templates, where they came in with the code (the start-up snapshot). */
-let builtIn: Record<string, unknown> | undefined;
-
-/** Use these compiled templates for templates/ instead of importing dist/templates.js. */
-export function usePrecompiled(compiled: Record<string, unknown>): void {
-  builtIn = compiled;
-}
-
-/**
- * The templates: compiled at build time into dist/templates.js when that exists (a run then compiles
- * nothing), read and compiled from templates/ otherwise (running from source, or another `dir`).
- */
+/** The templates of `dir` (templates/ by default), compiled by nunjucks as they are first rendered. */
 export async function loadTemplates(dir = dataPath("templates")): Promise<Templates> {
-  const precompiled = dataPath("dist", "templates.js");
-  let env: Environment;
-  if (dir === dataPath("templates") && (builtIn !== undefined || fs.existsSync(precompiled))) {
-    // Compiled already: nunjucks' runtime alone renders them (a third of the library to load).
-    const { default: slim } = await import("nunjucks/browser/nunjucks-slim.min.js");
-    const compiled = builtIn ?? (await import(pathToFileURL(precompiled).href)).default;
-    env = new slim.Environment(new slim.PrecompiledLoader(compiled), OPTIONS);
-  } else {
-    const { default: nunjucks } = await import("nunjucks");
-    env = new nunjucks.Environment(new nunjucks.FileSystemLoader(dir), OPTIONS);
-  }
+  const { default: nunjucks } = await import("nunjucks");
+  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(dir), OPTIONS);
   env.addFilter("toml", tomlLiteral);
   env.addFilter("key", tomlKey);
   env.addFilter("comment", tomlComment);

@@ -4,18 +4,18 @@
 // from a seed printed with any failure, so a failing run can be replayed (CRASH_SEED=…).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { artifactDir } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { criStandIn, type StandIn } from "../helpers/cri-stand-in.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts, type TestHost } from "../helpers/test-host.js";
 import { snapshot, type TreeSnapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
-const servers: net.Server[] = [];
+const servers: StandIn[] = [];
 afterAll(() => {
   fs.rmSync(artifacts, { recursive: true, force: true });
   for (const server of servers) server.close();
@@ -44,8 +44,7 @@ async function node(): Promise<TestHost> {
   const host = buildHost(spec);
   const socket = path.join(host.root, "run/containerd/containerd.sock");
   fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  const server = await criStandIn(socket);
   servers.push(server);
   return host;
 }

@@ -4,12 +4,12 @@
 // install's, the startup taint is lifted, NFD gets the node's feature file; and a wrong
 // k8sDistribution is refused.
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { RUNTIME_LABEL } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli, runCliAsync } from "../helpers/cli.js";
+import { criStandIn, type StandIn } from "../helpers/cri-stand-in.js";
 import { podEnv, type Running, startEntrypoint } from "../helpers/entrypoint.js";
 import { daemonSet, node, startFakeKube } from "../helpers/kube-api.js";
 import { daemonSetOf, type Obj, objects, removeValuesFiles, valuesFile } from "../helpers/manifests.js";
@@ -29,8 +29,14 @@ function testHost() {
   const host = buildHost(spec);
   const socket = path.join(host.root, "run/containerd/containerd.sock");
   fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  return { host, listen: () => new Promise<void>((resolve) => server.listen(socket, resolve)), server };
+  let server: StandIn | null = null;
+  return {
+    host,
+    listen: async () => {
+      server = await criStandIn(socket);
+    },
+    server: { close: () => server?.close() },
+  };
 }
 
 /** Every file under `dir` whose text contains `text`. */

@@ -1,12 +1,12 @@
 // The container's entrypoint, run as the DaemonSet runs it: kata-deploy's environment, the host at
 // HOST_ROOT, a Kubernetes API (a small in-test server) for the node's labels and the DaemonSet.
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instanceLabel, RUNTIME_LABEL, SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCliAsync } from "../helpers/cli.js";
+import { criStandIn, type StandIn } from "../helpers/cri-stand-in.js";
 import { type Running, startEntrypoint } from "../helpers/entrypoint.js";
 import { daemonSet, type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
@@ -20,7 +20,7 @@ afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
 
 describe("kata-install entrypoint install, in a cluster", () => {
   let kube: FakeKube;
-  let socketServer: net.Server;
+  let socketServer: StandIn;
   const spec = intelContainerd16();
   spec.commands = { ...spec.commands, "/usr/bin/systemctl": "exit 0" };
   spec.files = { ...spec.files, "/run/lock/.keep": "" };
@@ -32,8 +32,7 @@ describe("kata-install entrypoint install, in a cluster", () => {
     kube.daemonsets.set("kube-system/kata-deploy", daemonSet("kube-system", "kata-deploy"));
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket);
-    socketServer = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => socketServer.listen(socket, resolve));
+    socketServer = await criStandIn(socket);
     original = snapshot(host.root);
   });
   afterAll(async () => {
@@ -144,8 +143,7 @@ describe("kata-install entrypoint cleanup and reset", () => {
     const host = buildHost(spec);
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket);
-    const server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const server = await criStandIn(socket);
     const env = {
       NODE_NAME: "n1",
       KUBECONFIG: kube.kubeconfig,

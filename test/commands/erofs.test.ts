@@ -46,14 +46,50 @@ function node(
     ...(mkfs === null ? {} : { "/usr/bin/mkfs.erofs": mkfsErofsScript(mkfs) }),
   };
   spec.kernel.available = [...(spec.kernel.available ?? []), ...modules];
+  // containerd's root on btrfs, with the kernel's fs-verity: enable_fsverity can be on.
+  spec.kernel.config = { ...spec.kernel.config, CONFIG_FS_VERITY: "y" };
+  spec.files = {
+    ...spec.files,
+    "/proc/1/mountinfo": `${ROOT_MOUNT}30 22 8:17 / /var/lib/containerd rw - btrfs /dev/sdb1 rw\n`,
+  };
   return spec;
 }
+
+/** The host's root file system, as /proc/1/mountinfo has it. */
+const ROOT_MOUNT = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
 
 const cli = (root: string, args: string[], env: Record<string, string> = ENV) =>
   runCli([...args, "--host-root", root], { env });
 const install = (root: string, env: Record<string, string> = ENV, more: string[] = []) =>
   cli(root, ["install", "--artifacts", `dir:${artifacts}`, ...more], env);
 const read = (root: string, file: string) => fs.readFileSync(path.join(root, file), "utf8");
+
+describe("fs-verity, where it cannot work under containerd's root", () => {
+  it("is turned off with a warning that says why and how to have it: never left to fail containerd", async () => {
+    const spec = node();
+    spec.files = { ...spec.files, "/proc/1/mountinfo": ROOT_MOUNT };
+    spec.commands = {
+      ...spec.commands,
+      "/usr/sbin/tune2fs":
+        'echo "tune2fs 1.47.0 (5-Feb-2023)"; echo "Filesystem features:      has_journal ext_attr extent 64bit"',
+    };
+    const host = await answeringHost(spec);
+    const plan = cli(host.root, ["plan", "--artifacts", `dir:${artifacts}`]);
+    expect(plan.stdout).toContain(
+      "[WARNING] erofs-fsverity: EXPERIMENTAL_SETUP_SNAPSHOTTER=erofs: fs-verity is turned off for the erofs snapshotter (enable_fsverity = false, where kata-deploy sets true): /var/lib/containerd is on ext4 (/dev/sda1) without the verity feature (tune2fs -l); with it on, containerd's erofs snapshotter would fail to start and take the CRI plugin with it",
+    );
+    expect(plan.stdout).toContain("+  enable_fsverity = false");
+    const run = install(host.root);
+    expect(run.status, run.stderr).toBe(0);
+    expect(
+      dig(parse(read(host.root, DROP_IN)), [
+        "plugins",
+        "io.containerd.snapshotter.v1.erofs",
+        "enable_fsverity",
+      ]),
+    ).toBe(false);
+  });
+});
 
 describe("containerd 2.2: install sets erofs up in kata-install's drop-in, uninstall takes it away", () => {
   it("installed, planned again with nothing to do, explained, uninstalled to the node as it was", async () => {
@@ -98,6 +134,7 @@ describe("containerd 2.2: install sets erofs up in kata-install's drop-in, unins
 
     const again = cli(host.root, ["plan", "--detailed-exitcode"]);
     expect(again.status, again.stdout).toBe(0);
+    expect(again.stdout).not.toContain("erofs-fsverity");
     // mkfs.erofs's answer is kept with the other probes: a second install asks it nothing, does nothing.
     const probes = JSON.parse(read(host.root, "opt/kata/.install/probes.json"));
     expect(probes["run:/usr/bin/mkfs.erofs\0--help"].result.stdout).toContain("--mkfs-time");

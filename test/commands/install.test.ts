@@ -2,13 +2,13 @@
 // its calls and whose containerd socket answers.
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, ociLayoutFrom, sampleContent } from "../helpers/artifacts.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { criStandIn, type StandIn } from "../helpers/cri-stand-in.js";
 import { intelContainerd16, nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { pushLayout, startRegistry } from "../helpers/registry.js";
 import { buildRelease } from "../helpers/release.js";
@@ -32,13 +32,12 @@ describe("install, again, and uninstall", () => {
   spec.files = { ...spec.files, "/var/log/.keep": "" };
   const host = buildHost(spec);
   const calls = () => fs.readFileSync(path.join(host.root, "var/log/systemctl.calls"), "utf8");
-  let server: net.Server;
+  let server: StandIn;
   let original: Record<string, string>;
   beforeAll(async () => {
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket);
-    server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    server = await criStandIn(socket);
     original = snapshot(host.root);
   });
   afterAll(() => server.close());
@@ -158,8 +157,7 @@ describe("install, again, and uninstall", () => {
       execFileSync("cp", ["-a", `${host.root}/.`, copy]);
       const socket = path.join(copy, "run/containerd/containerd.sock");
       fs.rmSync(socket);
-      const answer = net.createServer((c) => c.end());
-      await new Promise<void>((resolve) => answer.listen(socket, resolve));
+      const answer = await criStandIn(socket);
       try {
         const real = runCli(["uninstall", "--host-root", copy]);
         expect(real.status).toBe(0);
@@ -232,8 +230,7 @@ describe("a new Kata release in the source, under the same artifact names", () =
     const newer = artifactDir("3.10.0");
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket);
-    const server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const server = await criStandIn(socket);
     try {
       const first = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(first.status, first.stderr).toBe(0);
@@ -292,8 +289,7 @@ describe("an upgrade that changes one artifact", () => {
     const shimBytes = fs.statSync(shim).size;
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket);
-    const server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const server = await criStandIn(socket);
     const kernel = "opt/kata/share/kata-containers/vmlinux.container";
     try {
       const first = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
@@ -782,8 +778,7 @@ describe("a runtime that does not come back after its restart", () => {
     );
     // The runtime answers again: the next install does the work and the restart owed, once.
     fs.rmSync(socket);
-    const server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const server = await criStandIn(socket);
     try {
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(again.status, again.stderr).toBe(0);
@@ -950,8 +945,7 @@ describe("two installs at once", () => {
     const host = buildHost(spec);
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket);
-    const server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const server = await criStandIn(socket);
     try {
       const start = () =>
         new Promise<{ status: number | null; stderr: string }>((resolve) => {

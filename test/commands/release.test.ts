@@ -6,7 +6,6 @@
 // give the host back byte for byte.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
@@ -16,6 +15,7 @@ import { pathsIn } from "../../src/release/named-paths.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { containerdServes } from "../helpers/containerd.js";
+import { criStandIn } from "../helpers/cri-stand-in.js";
 import { arm64Containerd20, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
 import { buildRelease, buildSingleTarball, type RELEASES } from "../helpers/release.js";
 import type { NodeSpec } from "../helpers/test-host.js";
@@ -50,8 +50,7 @@ async function hostOf(arch: keyof typeof RELEASES) {
   const host = buildHost(nodeOf(arch));
   const socket = path.join(host.root, "run/containerd/containerd.sock");
   fs.rmSync(socket);
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  const server = await criStandIn(socket);
   afterAll(() => server.close());
   return { ...host, original: snapshot(host.root) };
 }

@@ -6,13 +6,13 @@
 // kata-deploy left it, journal included, and the next run takes it over.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
+import { criStandIn } from "../helpers/cri-stand-in.js";
 import { KATA_DEPLOY_HEADER } from "../helpers/kata-deploy-node.js";
 import { CONTAINERD_V2_MAIN, intelContainerd16, qemuScript } from "../helpers/nodes.js";
 import { removeTestHosts } from "../helpers/test-host.js";
@@ -236,8 +236,7 @@ describe("a takeover cut short (the runtime does not answer in time)", () => {
     // The runtime answers again: the next install takes the node over.
     const socket = path.join(host.root, "run/containerd/containerd.sock");
     fs.rmSync(socket, { force: true });
-    const server = net.createServer((c) => c.end());
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const server = await criStandIn(socket);
     try {
       const next = host.cli(["install"]);
       expect(next.status, next.stderr).toBe(0);

@@ -25,7 +25,6 @@ const READERS = [
   /^\.\.\/host\//,
   /^\.\.\/inputs\//,
   /^\.\.\/package-root\.js$/,
-  /^\.\.\/toml-data\.js$/,
 ];
 
 function importsOf(text: string): string[] {

@@ -1,9 +1,10 @@
-// A test host as install tests need one: its container runtime's socket answers, as a running
-// containerd's or CRI-O's would (its systemctl, buildHost's, succeeds: a restart is a no-op).
-import fs from "node:fs";
-import net from "node:net";
+// A test host as install tests need one: its container runtime's socket answers and serves CRI, as
+// a running containerd's or CRI-O's would (cri-stand-in.ts: for containerd, what the real binary of
+// the node's minor loads from the host's configuration); its systemctl, buildHost's, succeeds: a
+// restart is a no-op.
 import path from "node:path";
 import { afterAll } from "vitest";
+import { criStandIn } from "./cri-stand-in.js";
 import { intelContainerd16 } from "./nodes.js";
 import { buildHost, type NodeSpec, type TestHost } from "./test-host.js";
 
@@ -19,9 +20,7 @@ export async function answeringHost(
   const host = buildHost(spec);
   edit?.(host.root);
   const socket = path.join(host.root, (spec.sockets ?? ["/run/containerd/containerd.sock"])[0] as string);
-  fs.rmSync(socket, { force: true });
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  const server = await criStandIn(socket, { root: host.root });
   afterAll(() => server.close());
   return { ...host, close: () => server.close() };
 }

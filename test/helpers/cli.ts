@@ -2,13 +2,6 @@ import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 
 export const CLI = path.resolve("dist/cli.js");
-/**
- * KATA_INSTALL_TEST_SNAPSHOT=1: every run starts from the start-up snapshot instead (as
- * dist/kata-install does), to run the CLI's tests against it (not those that pass Node options).
- */
-export const START = process.env.KATA_INSTALL_TEST_SNAPSHOT
-  ? ["--snapshot-blob", path.resolve("dist/kata-install.blob")]
-  : [];
 
 export interface CliResult {
   status: number | null;
@@ -21,7 +14,7 @@ export function runCli(
   args: string[],
   options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
 ): CliResult {
-  const result = spawnSync(process.execPath, [...(options.nodeArgs ?? []), ...START, CLI, ...args], {
+  const result = spawnSync(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], {
     encoding: "utf8",
     env: { ...process.env, ...options.env },
     input: "",
@@ -36,7 +29,7 @@ export function runCliAsync(
   options: { env?: Record<string, string> } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...START, CLI, ...args], {
+    const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { CLI, START } from "./cli.js";
+import { CLI } from "./cli.js";
 
 export interface Running {
   child: ChildProcess;
@@ -16,7 +16,7 @@ export interface Running {
 
 /** `entrypoint install` with `env` over ours; resolves once it waits for SIGTERM. */
 export async function startEntrypoint(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, [...START, CLI, "entrypoint", "install"], {
+  const child = spawn(process.execPath, [CLI, "entrypoint", "install"], {
     env: { ...process.env, HEALTH_ADDRESS: "127.0.0.1", HEALTH_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

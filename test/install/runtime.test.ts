@@ -1,8 +1,8 @@
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { restartRuntime } from "../../src/install/runtime.js";
+import { criStandIn, type StandIn } from "../helpers/cri-stand-in.js";
 import { intelContainerd16 } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 
@@ -23,11 +23,10 @@ function hostWithSystemctl(script = SYSTEMCTL) {
 const calls = (root: string) => fs.readFileSync(path.join(root, "var/log/systemctl.calls"), "utf8");
 
 /** A runtime that answers: something listening on the host's socket. */
-async function listen(root: string, socket: string): Promise<net.Server> {
+async function listen(root: string, socket: string): Promise<StandIn> {
   const file = path.join(root, socket);
   fs.rmSync(file, { force: true });
-  const server = net.createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(file, resolve));
+  const server = await criStandIn(file);
   return server;
 }
 

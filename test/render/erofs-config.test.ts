@@ -201,6 +201,7 @@ describe("the parse-back check", () => {
     mergeMode: decided(mergeMode),
     snapshotterMode: decided("disk"),
     dmverity: decided(false),
+    fsverity: decided(true),
   });
 
   it("a setting that does not read back, or a stray max_unmerged_layers, is a template bug", async () => {

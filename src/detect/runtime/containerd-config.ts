@@ -29,7 +29,19 @@ export interface ContainerdConfig {
   handlers: RuntimeHandler[];
   snapshotters: Snapshotter[];
   defaultSnapshotter: string | null;
+  /** The entries of disabled_plugins that turn the CRI plugin off (no pod could run on it). */
+  criDisabled: string[];
+  /** containerd's root directory (its `root`, else its default). */
+  root: string;
 }
+
+/** The names disabled_plugins may give the CRI plugin and the plugins it is made of from 2.0 on. */
+const CRI_PLUGINS = new Set([
+  "cri",
+  "io.containerd.grpc.v1.cri",
+  "io.containerd.cri.v1.runtime",
+  "io.containerd.cri.v1.images",
+]);
 
 export async function readContainerdConfig(
   ctx: DetectContext,
@@ -59,8 +71,17 @@ export async function readContainerdConfig(
     handlers: files.flatMap(([file, table]) => handlersOf(file, table)),
     snapshotters: uniqueByName(files.flatMap(([, table]) => snapshottersOf(table))),
     defaultSnapshotter: lastString(files.map(([, table]) => firstString(table, DEFAULT_SNAPSHOTTER))),
+    // containerd merges disabled_plugins from every file it imports.
+    criDisabled: [...new Set(files.flatMap(([, table]) => stringList(table.disabled_plugins)))].filter((p) =>
+      CRI_PLUGINS.has(p),
+    ),
+    root:
+      lastString(files.map(([, table]) => (typeof table.root === "string" ? table.root : null))) ??
+      DEFAULT_ROOT,
   };
 }
+
+const DEFAULT_ROOT = "/var/lib/containerd";
 
 /** The directory an `imports` glob reads ("/etc/containerd/conf.d/*.toml" → "/etc/containerd/conf.d"). */
 export function dropInDirOf(configPath: string, imports: readonly string[]): string | null {

@@ -8,6 +8,7 @@ import type { DetectContext } from "../context.js";
 import { defineSource } from "../source.js";
 import { readContainerdConfig } from "./containerd-config.js";
 import { readCrioConfig } from "./crio-config.js";
+import { detectFsVerity } from "./fs-verity.js";
 import {
   CRIO_CONFIG,
   CRIO_DROP_IN_DIR,
@@ -107,7 +108,10 @@ export const runtime = defineSource({
       handlers: config.handlers,
       snapshotters: config.snapshotters,
       defaultSnapshotter: config.defaultSnapshotter,
-      ...(ctx.erofsUtils ? { mkfsErofs: await detectMkfsErofs(ctx) } : {}),
+      ...(config.criDisabled.length > 0 ? { criDisabled: config.criDisabled } : {}),
+      ...(ctx.erofsUtils
+        ? { mkfsErofs: await detectMkfsErofs(ctx), fsVerity: await detectFsVerity(ctx, config.root) }
+        : {}),
       ...(ctx.runtimeUnits ? { units: await unitFiles(ctx, layout) } : {}),
     };
   },

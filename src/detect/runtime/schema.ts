@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { FsVerity } from "./fs-verity.js";
 import { MkfsErofs } from "./mkfs-erofs.js";
 
 export const RuntimeKind = z.enum(["containerd", "crio", "k3s", "rke2", "k0s", "microk8s"]);
@@ -72,6 +73,17 @@ export const RuntimeFacts = z.object({
    * names erofs (absent: not looked for); null when there is none.
    */
   mkfsErofs: z.optional(z.nullable(MkfsErofs)),
+  /**
+   * containerd: whether fs-verity works where its erofs snapshotter keeps layers, looked at only
+   * when EXPERIMENTAL_SETUP_SNAPSHOTTER names erofs (absent: not looked at).
+   */
+  fsVerity: z.optional(FsVerity),
+  /**
+   * containerd: the entries of its disabled_plugins that turn the CRI plugin off (Docker's
+   * containerd.io package ships `disabled_plugins = ["cri"]`): the kubelet cannot use it. Absent:
+   * none, or facts saved before it was recorded.
+   */
+  criDisabled: z.optional(z.array(z.string())),
   /**
    * The systemd units the runtime may run as (its layout's) whose unit file is on the node, in the
    * layout's order ("k3s-agent.service"): what a unit of kata-install's that must start before the
