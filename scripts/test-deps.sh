@@ -36,7 +36,8 @@ tool() {   # GROUP COMMAND PACKAGE WHAT-FOR
 
 # What each tool is for, and the tests that use it (under test/). mknod and chroot come from
 # coreutils and gzip is essential: every Debian has them.
-tool tests containerd containerd "validates the configurations we write, as containerd itself reads them (render/runtime-config, commands/multi-install, commands/release)"
+tool tests unshare util-linux "runs the real containerd of each version (scripts/test-tools.sh) in a private mount namespace, the test host's directories bound where it reads them"
+tool tests dpkg-deb dpkg "unpacks the real runtimes scripts/test-tools.sh fetches from Debian's suites"
 tool tests patch patch "applies the plan's diffs as a user would (render/plan)"
 tool tests mkfs.erofs erofs-utils "the real mkfs.erofs whose --help says which of kata-deploy's erofs differ options it takes (decide/snapshotter-setup)"
 tool tests umoci umoci "builds the OCI layouts that artifacts are installed from (install/, commands/)"

@@ -10,7 +10,7 @@ import { UserError } from "../errors.js";
 import { type Explained, explainDocument, renderExplain, selectExplained } from "../output/explain.js";
 import { valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
-import { baseTable } from "../render/kata-config.js";
+import { asWritten, baseTable } from "../render/kata-config.js";
 import { type DecideCommandOptions, runDecide } from "./decide-run.js";
 import { nodeDropIns, setOnNode } from "./node-drop-ins.js";
 
@@ -29,6 +29,15 @@ export async function runExplain(
   if (release !== null) withReleaseValues(values, decision, release);
   // Decided values are in kata-install's drop-in; the release's alone are in no drop-in of ours.
   const decided = new Set(values);
+  // Where the drop-in joins a decided value with the release's, what Kata reads is said too.
+  if (release !== null)
+    for (const v of values) {
+      if (v.kind !== "config" || v.shim === undefined) continue;
+      const base = baseTable(release, decision, v.shim);
+      if (base === null) continue;
+      const written = asWritten(v.key, { value: v.value, source: v.source, beaten: v.beaten }, base);
+      if (written.how !== "set") v.kataReads = { value: written.value, how: written.how };
+    }
   // A key that nothing decided has the release's value: show it for each installed shim whose
   // configuration has the key; when none is installed, for every shim of the release that has it,
   // saying why it is not (so that any example works on any node).

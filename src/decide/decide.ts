@@ -6,7 +6,9 @@ import { byText } from "../compare.js";
 import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
 import type { Facts } from "../detect/facts.js";
+import { containerdVersion } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
+import { compareVersions } from "../version.js";
 import { artifactSources, askedArtifacts, chooseArtifacts } from "./artifact-choice.js";
 import type { Catalog, ShimSpec } from "./catalog.js";
 import type { Check, Chosen, Decision, ErofsSetup, NydusSetup } from "./decision.js";
@@ -102,7 +104,15 @@ export function decide(input: DecideInput): Decision {
 
   // 8. The runtime's handlers: the shims', the custom runtimes built on them, the admin's drop-in.
   const handlers = handlerSettings(input, shims, warnings, nydusName);
-  const customRuntimes = customRuntimesFor(input, selected, config, handlers, warnings, nydusName);
+  const customRuntimes = customRuntimesFor(
+    input,
+    selected,
+    config,
+    handlers,
+    warnings,
+    nydusName,
+    takeover?.customRuntimes ?? [],
+  );
   warnings.push(...erofsMergeChecks(input, erofs, handlers, customRuntimes));
   const userDropIn = input.userDropIn ?? null;
   warnings.push(...userDropInChecks(userDropIn, runtime.value, inPlace.value));
@@ -152,7 +162,7 @@ function setUpSnapshotters(
     ...(erofs.setup === null ? [] : ["erofs"]),
     ...(nydus.setup === null ? [] : [nydus.setup.name]),
   ];
-  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover, setUp));
+  if (takeover) warnings.push(...takeoverSnapshotterChecks(takeover, setUp, unusable(input.facts)));
   return { erofs: erofs.setup, nydus: nydus.setup, setUp };
 }
 
@@ -280,6 +290,20 @@ function overriddenRuntime(
 }
 
 /** The rules' verdict on how containerd's handlers are written (the variable runtime-config-in-place). */
+/**
+ * Why no pod can pull through a snapshotter of kata-deploy's on this node (null: one may): a
+ * containerd before 1.7 has no snapshotter per handler, so only its default one is used.
+ */
+function unusable(facts: Facts): (name: string) => string | null {
+  const version = containerdVersion(facts.runtime);
+  return (name) =>
+    version !== null &&
+    compareVersions(version, [1, 7]) < 0 &&
+    !(facts.runtime.defaultSnapshotter ?? "").startsWith(name)
+      ? `containerd ${facts.runtime.version} has no snapshotter per runtime handler (1.7 and later have) and ${name} is not its default snapshotter, so no pod pulls through it here`
+      : null;
+}
+
 function containerdInPlace(matched: Rule[]): Decided<boolean> {
   const ladder = new Ladder<boolean>();
   ladder.offer(false, { kind: "default", name: "a drop-in containerd imports" });

@@ -117,17 +117,40 @@ export function snapshotterChecks(
       "upgrade containerd to 1.7 or later, or unset the mapping",
     );
   const known = usableSnapshotters(facts, setUp);
-  const missing = mapped.filter(([, to]) => !known.has(to.value));
-  if (missing.length === 0) return [];
-  return problem(
-    missing
-      .map(
-        ([shim, to]) =>
-          `${to.name} maps ${shim} to the snapshotter "${to.value}", which is not configured on this node`,
-      )
-      .join("; "),
-    `configure it in containerd (configured here: ${[...known].sort().join(", ")}), or map the handler to one of those`,
-  );
+  const unconfigured = mapped.filter(([, to]) => !known.has(to.value));
+  // Taking kata-deploy's node over: a mapping its own handler has already is kept as the node has
+  // it (its pods fail at unpack as they did), said, never a refusal the takeover alone cannot pass.
+  const asOnNode = ([shim, to]: Mapped) =>
+    facts.kata.managedBy === "kata-deploy" &&
+    facts.runtime.handlers.some((h) => h.name.startsWith(`kata-${shim}`) && h.snapshotter === to.value);
+  const kept = unconfigured.filter(asOnNode);
+  const missing = unconfigured.filter((m) => !asOnNode(m));
+  const keptCheck: Check[] =
+    kept.length === 0
+      ? []
+      : [
+          {
+            id: "handler-snapshotter",
+            severity: "warning",
+            status: "fail",
+            message: `${kept.map(([shim, to]) => `${to.name} maps ${shim} to the snapshotter "${to.value}"`).join("; ")}, which this node does not configure; kata-deploy's handler has that snapshotter already: kept as the node has it (pods of that handler fail at image unpack, as they do now)`,
+            hint: `configure it in containerd (configured here: ${[...known].sort().join(", ")}), or map the handler to one of those`,
+            rule: "decide",
+          },
+        ];
+  if (missing.length === 0) return keptCheck;
+  return [
+    ...keptCheck,
+    ...problem(
+      missing
+        .map(
+          ([shim, to]) =>
+            `${to.name} maps ${shim} to the snapshotter "${to.value}", which is not configured on this node`,
+        )
+        .join("; "),
+      `configure it in containerd (configured here: ${[...known].sort().join(", ")}), or map the handler to one of those`,
+    ),
+  ];
 }
 
 /**

@@ -198,9 +198,56 @@ export function customRuntimesFor(
   warnings: Check[],
   /** kata-deploy's nydus instance this install sets up: what a custom runtime's "nydus" names, as in kata-deploy. */
   nydusSetUp: string | null = null,
+  /** kata-deploy's custom runtimes on the node taken over (or carried by an earlier takeover). */
+  carried: NonNullable<Takeover["customRuntimes"]> = [],
 ): CustomRuntime[] {
   const { overrides } = input;
   const customRuntimes: CustomRuntime[] = [];
+  // kata-deploy's, kept on the takeover under their names (the overrides file's own of a name win).
+  for (const c of carried) {
+    if (overrides.customRuntimes[c.handler] !== undefined) continue;
+    const source: Source = {
+      kind: "carried",
+      name: `kata-deploy's custom runtime ${c.handler}, carried over by the takeover`,
+      file: c.file,
+      over: "overrides",
+    };
+    if (!selected.has(c.base)) {
+      warnings.push({
+        id: "custom-runtime",
+        severity: "warning",
+        status: "fail",
+        message: `kata-deploy's custom runtime ${c.handler} goes with the takeover: its base shim ${c.base} is not installed on this node`,
+        hint: `install ${c.base} here (SHIMS, or the overrides file's shims), or keep the custom runtime's pods off this node`,
+        rule: "decide",
+      });
+      continue;
+    }
+    const own: Record<string, Decided<unknown>> = {};
+    for (const [key, value] of Object.entries(c.values)) {
+      const problem = configValueCheck(input, c.base, key, value, source);
+      if (problem !== null) warnings.push(problem.check);
+      const base = config[c.base]?.[key];
+      own[key] = { value, source, beaten: base ? [{ value: base.value, source: base.source }] : [] };
+    }
+    const onNode = input.facts.runtime.handlers.find((h) => h.name === c.handler)?.snapshotter;
+    const base = handlers[c.base] ?? {};
+    // As kata-deploy made it: the base shim's values but for the admin's drop-in of that shim (the
+    // chart's dropIn), which kata-deploy does not copy into a custom runtime.
+    const ofBase = Object.entries(config[c.base] ?? {}).filter(
+      ([, d]) => !(d.source.kind === "carried" && d.source.over === "overrides"),
+    );
+    customRuntimes.push({
+      handler: c.handler,
+      base: c.base,
+      config: { ...Object.fromEntries(ofBase), ...own },
+      settings: {
+        snapshotter: onNode ? { value: onNode, source, beaten: [] } : base.snapshotter,
+        pullType: base.pullType,
+      },
+      source,
+    });
+  }
   for (const [handler, spec] of Object.entries(overrides.customRuntimes)) {
     const source = overridesSource(overrides, ["custom_runtimes", handler], `custom_runtimes.${handler}`);
     if (!selected.has(spec.base)) {

@@ -17,6 +17,8 @@ export interface Takeover {
   done: boolean;
   /** The snapshotters kata-deploy set up (nydus, erofs), with the paths that say so. */
   snapshotters?: Array<{ name: string; paths: string[] }>;
+  /** kata-deploy's custom runtimes: kept under their names, on their base shims, with their values. */
+  customRuntimes?: Array<{ handler: string; base: string; file: string; values: Record<string, unknown> }>;
 }
 
 /**
@@ -32,6 +34,7 @@ export function takeoverOf(input: DecideInput, dir: string): Takeover | null {
       settings: kata.deploy.settings ?? [],
       done: false,
       snapshotters: kata.deploy.snapshotters ?? [],
+      customRuntimes: kata.deploy.customRuntimes ?? [],
     };
   if (kata.managedBy === "kata-install" && kata.carried !== undefined) return { ...kata.carried, done: true };
   return null;
@@ -157,7 +160,12 @@ export function servedNotPinned(takeover: Takeover, pinned: string[], by: string
  * nydus-snapshotter (another unit, socket and plugin name) it replaces, as kata-deploy 4.x does on
  * an upgrade from 3.x — said, since what was pulled through it is pulled again.
  */
-export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly string[] = []): Check[] {
+export function takeoverSnapshotterChecks(
+  takeover: Takeover,
+  setUp: readonly string[] = [],
+  /** Why no pod could use a snapshotter of that name on this node (null: some may). */
+  unusable: (name: string) => string | null = () => null,
+): Check[] {
   if (takeover.done) return [];
   const nydusSetUp = setUp.find((name) => name.startsWith(NYDUS_FOR_KATA_TEE));
   const out: Check[] = [];
@@ -174,6 +182,19 @@ export function takeoverSnapshotterChecks(takeover: Takeover, setUp: readonly st
         status: "fail",
         message: `kata-deploy 3.x set its nydus-snapshotter up here (${left.join("; ")}); the takeover replaces it by ${nydusSetUp}, as kata-deploy 4.x does on an upgrade from 3.x: its unit is stopped and its files and enable links go with kata-deploy's tree, and the handlers mapped to nydus pull through ${nydusSetUp}. Pods running now keep running; images are pulled again for new ones (what nydus-snapshotter kept in /var/lib is left, as kata-deploy leaves it)`,
         hint: "nothing to do; move the pods of handlers mapped to nydus first if they must not pull again",
+        rule: "decide",
+      });
+      continue;
+    }
+    // Nothing pulls through it: removed with kata-deploy's tree, said, never a refusal.
+    const idle = unusable(name);
+    if (idle !== null) {
+      out.push({
+        id: "takeover-snapshotter",
+        severity: "warning",
+        status: "fail",
+        message: `kata-deploy set up the ${name} snapshotter here (${left.join("; ")}), but ${idle}: the takeover removes it with kata-deploy's tree (${name === "nydus" ? "its binaries, its unit and containerd's proxy plugin for it" : "containerd's settings for it"}), and nothing that served pods goes with it`,
+        hint: "nothing to do",
         rule: "decide",
       });
       continue;

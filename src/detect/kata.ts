@@ -36,6 +36,22 @@ export const KataFacts = z.object({
       settings: z.array(
         z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
       ),
+      /**
+       * kata-deploy's custom runtimes (the chart's customRuntimes): the handler, its base shim, the
+       * values of its own drop-ins (50-overrides.toml, the devkit's); the snapshotter its runtime
+       * table names is the runtime's facts'. Its -debug handlers are DEBUG's, not here. Absent in
+       * facts saved before.
+       */
+      customRuntimes: z.optional(
+        z.array(
+          z.object({
+            handler: z.string(),
+            base: z.string(),
+            file: z.string(),
+            values: z.record(z.string(), z.unknown()),
+          }),
+        ),
+      ),
     }),
   ),
   deploy: z.optional(
@@ -61,6 +77,22 @@ export const KataFacts = z.object({
        * and what its containerd drop-in configures (the proxy plugin, erofs), by path.
        */
       snapshotters: z.optional(z.array(z.object({ name: z.string(), paths: z.array(z.string()) }))),
+      /**
+       * kata-deploy's custom runtimes (the chart's customRuntimes): the handler, its base shim, the
+       * values of its own drop-ins (50-overrides.toml, the devkit's); the snapshotter its runtime
+       * table names is the runtime's facts'. Its -debug handlers are DEBUG's, not here. Absent in
+       * facts saved before.
+       */
+      customRuntimes: z.optional(
+        z.array(
+          z.object({
+            handler: z.string(),
+            base: z.string(),
+            file: z.string(),
+            values: z.record(z.string(), z.unknown()),
+          }),
+        ),
+      ),
     }),
   ),
 });
@@ -142,8 +174,23 @@ const DEPLOY_DROP_IN_DIRS: Array<{ dir: string; name: RegExp; content?: (text: s
   ),
   { dir: dirOf(k0s.handlers), name: CONTAINERD_DROP_IN },
 ];
-/** The header kata-deploy writes at the top of each shim's configuration copy. */
-const DEPLOY_HEADER = "# IMPORTANT: This file is managed by kata-deploy";
+/**
+ * kata-deploy's mark in each shim's configuration copy: a line of the comment block it puts before
+ * the release's text (install.rs KATA_DEPLOY_CONFIG_WARNING @ 4.1.0: a `# ====` rule first; older
+ * releases began with the line itself). Looked for anywhere in the leading comments, not at byte 0.
+ */
+const DEPLOY_MARK = "IMPORTANT: This file is managed by kata-deploy";
+
+/** Whether `text` begins with a comment block carrying kata-deploy's mark. */
+export function hasDeployMark(text: string): boolean {
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed === "") continue;
+    if (!trimmed.startsWith("#")) return false;
+    if (trimmed.includes(DEPLOY_MARK)) return true;
+  }
+  return false;
+}
 
 /** The drop-ins kata-deploy 4.x writes into a shim's config.d (its install.rs). */
 export const KATA_DEPLOY_DROP_INS = [
@@ -173,7 +220,7 @@ async function kataDeployTraces(
     for (const shim of await ctx.list("kata", base)) {
       const copy = `${base}/${shim}/configuration-${shim}.toml`;
       const text = await ctx.read("kata", copy);
-      if (!text?.startsWith(DEPLOY_HEADER)) continue;
+      if (text === null || !hasDeployMark(text)) continue;
       shims.push(shim);
       // What kata-deploy set in the copy itself (the annotations it allows, forced guest pull).
       const edits = await editsIn(ctx, copy);
@@ -197,12 +244,55 @@ async function kataDeployTraces(
     }
   if (shims.length === 0 && dropIns.length === 0) return null;
   const snapshotters = await deploySnapshotters(ctx, prefix, dropIns);
+  const customRuntimes = await deployCustomRuntimes(ctx, prefix, shims);
   return {
     dropIns: dropIns.sort(),
     shims: shims.sort(),
     settings,
     ...(snapshotters.length > 0 ? { snapshotters } : {}),
+    ...(customRuntimes.length > 0 ? { customRuntimes } : {}),
   };
+}
+
+/** The drop-ins of a custom runtime's config.d that are the admin's (install.rs: 50-overrides.toml, 25-devkit.toml). */
+const CUSTOM_DROP_INS = ["25-devkit.toml", "50-overrides.toml"];
+
+/**
+ * kata-deploy's custom runtimes: each directory of custom-runtimes/ holding a configuration copy
+ * with its mark (install.rs setup_custom_runtime @ 4.1.0), but DEBUG's kata-<shim>-debug ones.
+ */
+async function deployCustomRuntimes(
+  ctx: DetectContext,
+  prefix: string,
+  shims: string[],
+): Promise<NonNullable<NonNullable<KataFacts["deploy"]>["customRuntimes"]>> {
+  const dir = `${prefix}/${DEFAULTS_DIR}/custom-runtimes`;
+  const out: NonNullable<NonNullable<KataFacts["deploy"]>["customRuntimes"]> = [];
+  // DEBUG's handlers are kata-<shim>[-<suffix>]-debug, the suffix MULTI_INSTALL_SUFFIX's (the
+  // install directory's /opt/kata-<suffix>).
+  const base = path.posix.basename(prefix);
+  const suffix = base.startsWith("kata-") ? `-${base.slice("kata-".length)}` : "";
+  for (const handler of await ctx.list("kata", dir)) {
+    if (shims.some((shim) => handler === `kata-${shim}${suffix}-debug`)) continue;
+    const copy = (await ctx.list("kata", `${dir}/${handler}`)).find((n) =>
+      /^configuration-.+\.toml$/.test(n),
+    );
+    if (copy === undefined) continue;
+    const text = await ctx.read("kata", `${dir}/${handler}/${copy}`);
+    if (text === null || !hasDeployMark(text)) continue;
+    const on = copy.slice("configuration-".length, -".toml".length);
+    const values: Record<string, unknown> = {};
+    let file = `${dir}/${handler}/config.d/50-overrides.toml`;
+    for (const name of CUSTOM_DROP_INS) {
+      const path = `${dir}/${handler}/config.d/${name}`;
+      const read = await readToml(ctx, "kata", path);
+      if (read === null) continue;
+      Object.assign(values, dotted(read));
+      file = path;
+    }
+    out.push({ handler, base: on, file, values });
+  }
+  return out;
 }
 
 /** kata-deploy's nydus (4.x: nydus-for-kata-tee; 3.x: nydus-snapshotter), with any suffix. */

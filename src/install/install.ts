@@ -28,8 +28,10 @@ import {
 import {
   describeFailures,
   findFailures,
+  keptOnTakeover,
   namedPaths,
   nodeWorld,
+  refusedOf,
   type Transfer,
   transferOf,
 } from "./verify.js";
@@ -70,8 +72,14 @@ export async function install(
   // is there. If not, the whole run is rolled back (files, then the switch) and the error stands.
   const verify = async () => {
     if (decision.shims.length === 0) return;
-    const { paths, problems } = await namedPaths(host, decision, changeset, planned.catalog);
-    const failures = await findFailures(paths, nodeWorld(host));
+    const {
+      paths,
+      problems: missing,
+      configs,
+    } = await namedPaths(host, decision, changeset, planned.catalog);
+    const problems = [...missing, ...refusedOf(configs)];
+    // What a takeover keeps as kata-deploy had it (the plan said so) is no failure here either.
+    const failures = keptOnTakeover(await findFailures(paths, nodeWorld(host)), decision, changeset).rest;
     if (failures.length > 0 || problems.length > 0)
       throw new UserError(
         `after the install, ${[...problems, describeFailures(failures)].filter(Boolean).join("; ")}: everything this run changed was rolled back`,
@@ -118,7 +126,11 @@ export async function install(
     const deploy = facts.kata.deploy;
     if (takingOver && deploy !== undefined) {
       const journal = await openJournal(store);
-      journal.carried = { shims: deploy.shims, settings: deploy.settings ?? [] };
+      journal.carried = {
+        shims: deploy.shims,
+        settings: deploy.settings ?? [],
+        ...(deploy.customRuntimes ? { customRuntimes: deploy.customRuntimes } : {}),
+      };
       await store.save(journal);
     }
     // How to restart the runtime is journalled before its files change, so an uninstall after a

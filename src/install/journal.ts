@@ -149,6 +149,17 @@ const CarriedSchema = z.object({
   settings: z.array(
     z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
   ),
+  /** kata-deploy's custom runtimes (absent: none, or a journal written before they were carried). */
+  customRuntimes: z.optional(
+    z.array(
+      z.object({
+        handler: z.string(),
+        base: z.string(),
+        file: z.string(),
+        values: z.record(z.string(), z.unknown()),
+      }),
+    ),
+  ),
 });
 
 const JournalSchema = z.object({

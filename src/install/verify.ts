@@ -11,11 +11,16 @@ import path from "node:path";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import type { Host } from "../host/host.js";
-import { mergeDropIn, parseKataToml } from "../release/config-file.js";
-import { readDropIns } from "../release/drop-in-dir.js";
 import { type NamedPath, pathsIn } from "../release/named-paths.js";
+import type { Release } from "../release/release.js";
 import type { Changeset } from "../render/changeset.js";
-import { type Handler, handlersFor, installDir } from "../render/layout.js";
+import {
+  checkedName,
+  type EffectiveConfig,
+  effectiveConfigs,
+  kataConfigChecks,
+} from "../render/effective-config.js";
+import { handlersFor, installDir } from "../render/layout.js";
 import { type ArtifactSource, LINKS } from "./artifacts.js";
 import { type ListedEntry, ReleaseTree } from "./listing.js";
 import { ownPath } from "./own-place.js";
@@ -30,65 +35,36 @@ export interface PathWorld {
 }
 
 /**
- * Each shim's configuration as Kata will read it once the plan is applied: the files the plan
- * writes, and the node's own for the rest (an admin's config.d drop-ins count too, every entry
- * of it as Kata has it: src/release/drop-in-dir.ts).
+ * Every path the decision's shims and handlers name, in their configurations as Kata will load
+ * them; `refused`: what Kata would refuse of those configurations (the plan says it as a check of
+ * its own, kata-config; the install after its switch as a failure).
  */
-export async function effectiveConfigs(
-  host: Host,
-  decision: Decision,
-  changeset: Changeset,
-  catalog: Catalog,
-): Promise<{ configs: Map<string, Record<string, unknown>>; problems: string[] }> {
-  const planned = new Map(changeset.changes.map((c) => [c.path, c.after]));
-  const configs = new Map<string, Record<string, unknown>>();
-  const problems: string[] = [];
-  for (const handler of handlersFor(decision, catalog)) {
-    const name = checkedName(handler);
-    const base = handler.configPath;
-    const baseText = planned.has(base) ? (planned.get(base) ?? null) : await readOrNull(host, base);
-    const read = await readDropIns(host, `${path.posix.dirname(base)}/config.d`, planned);
-    for (const p of read.problems) problems.push(`${name}: ${p}`);
-    const files = [...(baseText === null ? [] : [{ file: base, text: baseText }]), ...read.dropIns];
-    const merged: Record<string, unknown> = {};
-    for (const { file, text } of files) {
-      try {
-        mergeDropIn(merged, parseKataToml(text));
-      } catch (error) {
-        problems.push(`${name}: ${file} does not parse: ${(error as Error).message.split("\n")[0]}`);
-      }
-    }
-    configs.set(name, merged);
-  }
-  return { configs, problems };
-}
-
-async function readOrNull(host: Host, file: string): Promise<string | null> {
-  const got = await host.readText(file);
-  return got.ok ? got.text : null;
-}
-
-/** What a failure names: the shim, or for a variant (debug, custom), the handler. */
-function checkedName(handler: Handler): string {
-  return handler.variant !== null ? handler.name : handler.shim;
-}
-
-/** Every path the decision's shims and handlers name. */
 export async function namedPaths(
   host: Host,
   decision: Decision,
   changeset: Changeset,
   catalog: Catalog,
-): Promise<{ paths: NamedPath[]; problems: string[] }> {
-  const { configs, problems } = await effectiveConfigs(host, decision, changeset, catalog);
+  release: Release | null = null,
+): Promise<{ paths: NamedPath[]; problems: string[]; configs: EffectiveConfig[] }> {
+  const configs = await effectiveConfigs(host, decision, changeset, catalog, release);
   const paths: NamedPath[] = [];
+  const problems: string[] = [];
+  for (const c of configs)
+    if (c.base === null) problems.push(`${c.name}: its configuration is neither planned nor on the node`);
   for (const handler of handlersFor(decision, catalog)) {
     const name = checkedName(handler);
-    paths.push(...pathsIn(name, configs.get(name) ?? {}));
+    paths.push(...pathsIn(name, configs.find((c) => c.name === name)?.config ?? {}));
     paths.push({ shim: name, key: "handler shim binary", path: handler.runtimePath, program: true });
     paths.push({ shim: name, key: "handler ConfigPath", path: handler.configPath, program: false });
   }
-  return { paths, problems };
+  return { paths, problems, configs };
+}
+
+/** What Kata would refuse of the configurations, one line each. */
+export function refusedOf(configs: readonly EffectiveConfig[]): string[] {
+  return configs.flatMap((c) =>
+    c.refusals.map((r) => `Kata would refuse ${c.name}'s configuration: ${r.file}: ${r.reason}`),
+  );
 }
 
 /** The node as it is: a path followed through links inside the host root. */
@@ -215,6 +191,39 @@ export function pathsCheck(
       };
 }
 
+/**
+ * A takeover keeps every handler kata-deploy served: a path its configuration names outside Kata's
+ * directory (a host's own kernel, as clh-azure's /usr/share/cloud-hypervisor/vmlinux.bin) that is not
+ * on this node was not there under kata-deploy either, and that handler ran no pod before: kept as
+ * it was, with a warning, rather than a refusal that would stop the whole switch at this node.
+ */
+export function keptOnTakeover(
+  failures: PathFailure[],
+  decision: Decision,
+  changeset: Changeset,
+): { kept: PathFailure[]; rest: PathFailure[]; check: Check | null } {
+  const prefix = installDir(decision);
+  const takingOver = changeset.actions.some((a) => a.kind === "take-over");
+  const outside = (f: PathFailure) =>
+    takingOver && !f.path.startsWith(`${prefix}/`) && f.key !== "handler shim binary";
+  const kept = failures.filter(outside);
+  return {
+    kept,
+    rest: failures.filter((f) => !outside(f)),
+    check:
+      kept.length === 0
+        ? null
+        : {
+            id: "takeover-host-paths",
+            severity: "warning",
+            status: "fail",
+            message: `kata-deploy's configurations name files of the host that are not on this node, so these handlers ran no pod here before either; kept as they were: ${kept.map((f) => `${f.shim}: ${f.key} = ${f.path}`).join("; ")}`,
+            hint: "put the file there (a host image such a shim expects), or drop the shim with the overrides file's shims = [...]",
+            rule: "verify",
+          },
+  };
+}
+
 /** How many bytes a node pulls, against the whole release the source holds. */
 export interface Transfer {
   bytes: number;
@@ -257,7 +266,13 @@ export const NOTHING_REUSED = { version: null, artifacts: new Set<string>() } as
  * source still has becomes a repair pull of its artifact, shown in the plan like any other.
  */
 export async function verifyPlanned(
-  planned: { decision: Decision; changeset: Changeset; host: Host; catalog: Catalog },
+  planned: {
+    decision: Decision;
+    changeset: Changeset;
+    host: Host;
+    catalog: Catalog;
+    release?: Release | null;
+  },
   source: ArtifactSource | null,
   allArtifacts: string[],
   reused: { version: string | null; artifacts: ReadonlySet<string> } = NOTHING_REUSED,
@@ -266,7 +281,16 @@ export async function verifyPlanned(
   if (decision.shims.length === 0) return;
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
   const pulls = changeset.actions.filter((a) => a.kind === "pull-artifact");
-  const { paths, problems } = await namedPaths(host, decision, changeset, catalog);
+  const { paths, problems, configs } = await namedPaths(
+    host,
+    decision,
+    changeset,
+    catalog,
+    planned.release ?? null,
+  );
+  // What Kata would make of each configuration: refused (an admin's drop-in it cannot take), or
+  // read and ignored.
+  decision.checks.push(...kataConfigChecks(configs));
   const listings = async () => {
     const byArtifact = new Map<string, ListedEntry[]>();
     for (const name of names) byArtifact.set(name, await (source as ArtifactSource).list(name));
@@ -275,10 +299,15 @@ export async function verifyPlanned(
   if (pulls.length > 0) {
     if (source === null) return;
     const tree = new ReleaseTree((await listings()).values());
-    const failures = await findFailures(paths, plannedWorld(host, decision, changeset, tree));
+    const found = keptOnTakeover(
+      await findFailures(paths, plannedWorld(host, decision, changeset, tree)),
+      decision,
+      changeset,
+    );
+    if (found.check !== null) decision.checks.push(found.check);
     decision.checks.push(
       pathsCheck(
-        failures,
+        found.rest,
         problems,
         paths.length,
         `against the files of ${names.length} artifacts in ${source.description}`,
@@ -288,7 +317,13 @@ export async function verifyPlanned(
     return;
   }
   // The node as it is, with the files this plan writes (a new handler's configuration) counted.
-  let failures = await findFailures(paths, withPlanned(changeset, nodeWorld(host)));
+  const found = keptOnTakeover(
+    await findFailures(paths, withPlanned(changeset, nodeWorld(host))),
+    decision,
+    changeset,
+  );
+  if (found.check !== null) decision.checks.push(found.check);
+  let failures = found.rest;
   if (failures.length > 0 && source !== null) {
     // What the source's copy of this version holds can be put back: a repair, not a refusal.
     const byArtifact = await listings();

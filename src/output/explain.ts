@@ -27,6 +27,11 @@ export interface Explained {
    * Kata reads them; `applies`: the one whose value Kata uses instead of `value`.
    */
   onNode?: Array<{ file: string; value: unknown; applies: boolean; why: string }>;
+  /**
+   * What kata-install's drop-in holds, so what Kata reads, where it is not `value` itself: the
+   * release's kernel parameters with `value` appended, the release's annotations joined with it.
+   */
+  kataReads?: { value: unknown; how: "appended" | "joined" };
 }
 
 export function explainDocument(decision: Decision): { values: Explained[] } {
@@ -269,14 +274,18 @@ export function renderExplain(values: Explained[]): string {
     // The value an admin's later drop-in gives is the one Kata runs with: said where the eye lands.
     const used = v.onNode?.find((d) => d.applies);
     const replaced = used ? `  — replaced on the node: Kata uses ${show(used.value)}` : "";
-    lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}${replaced}`);
+    const reads =
+      v.kataReads && !used
+        ? `  — ${v.kataReads.how === "joined" ? "joined to the release's" : "after the release's"}: Kata reads ${show(v.kataReads.value)}`
+        : "";
+    lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}${reads}${replaced}`);
     lines.push(`    set by ${describeSource(v.source)}`);
     const why = whyOf(v.source);
     if (why) lines.push(`      why: ${why}`);
     // Added to the release's parameters, not in their place: say so.
     const after = addsToKernelParams(v.key, v.source);
-    for (const b of v.beaten)
-      lines.push(`    ${after ? "after " : "beat  "} ${show(b.value)} from ${describeSource(b.source)}`);
+    const label = v.kataReads?.how === "joined" ? "with  " : after ? "after " : "beat  ";
+    for (const b of v.beaten) lines.push(`    ${label} ${show(b.value)} from ${describeSource(b.source)}`);
     for (const d of v.onNode ?? [])
       lines.push(
         `    ${d.applies ? "but   " : "node  "} ${show(d.value)} from ${d.file} on the node: ${d.why}`,

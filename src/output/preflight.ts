@@ -40,6 +40,7 @@ export function preflightDocument(decision: Decision): PreflightDocument {
  */
 export const NOT_IGNORABLE = [
   "artifact-paths",
+  "kata-config",
   "install-prefix",
   "artifact-source",
   "artifact-blobs",

@@ -45,6 +45,34 @@ export function baseText(release: Release, decision: Decision, shim: string): st
 }
 
 /** A shim's base configuration as a table, as this node gets it: what a key is when nothing decided it. */
+/**
+ * What kata-install's drop-in holds for a decided value, and so what Kata reads (a drop-in
+ * replaces the key whole): the value itself, or — where kata-deploy's environment adds to the
+ * release's own — the release's value with it: kernel parameters appended (proxies, DEBUG), and
+ * annotations joined (kata-deploy's merge: sorted, each once). explain shows the same.
+ */
+export function asWritten(
+  key: string,
+  entry: Decided<unknown>,
+  base: Record<string, unknown>,
+): { value: unknown; how: "set" | "appended" | "joined" } {
+  if (addsToKernelParams(key, entry.source)) {
+    const current = valueAt(base, key);
+    return {
+      value: [current, entry.value].filter((p) => typeof p === "string" && p !== "").join(" "),
+      how: "appended",
+    };
+  }
+  if (key.endsWith(".enable_annotations") && entry.source.kind === "env" && Array.isArray(entry.value)) {
+    const current = valueAt(base, key);
+    return {
+      value: [...new Set([...(Array.isArray(current) ? current : []), ...entry.value].map(String))].sort(),
+      how: "joined",
+    };
+  }
+  return { value: entry.value, how: "set" };
+}
+
 export function baseTable(
   release: Release | null,
   decision: Decision,
@@ -198,19 +226,7 @@ function renderDecided(
   for (const [key, entry] of Object.entries(decided)) {
     const dot = key.lastIndexOf(".");
     const section = key.slice(0, dot);
-    let value = entry.value;
-    // Parameters from the environment (proxies, DEBUG; kata-deploy's, carried) add to the
-    // release's kernel command line.
-    if (addsToKernelParams(key, entry.source)) {
-      const current = valueAt(base, key);
-      value = [current, value].filter((p) => typeof p === "string" && p !== "").join(" ");
-    }
-    // Annotations from the environment join the configuration's own (kata-deploy's merge:
-    // sorted, each once), never replace them.
-    if (key.endsWith(".enable_annotations") && entry.source.kind === "env" && Array.isArray(value)) {
-      const current = valueAt(base, key);
-      value = [...new Set([...(Array.isArray(current) ? current : []), ...value].map(String))].sort();
-    }
+    const value = asWritten(key, entry, base).value;
     // Whatever decided it (a takeover's carried value, a rule's fact), nothing that would split or
     // cut the guest kernel's command line is written: the last check before any file is.
     const cmdline = isKernelCmdlineKey(key) ? kernelCmdlineProblem(value) : null;

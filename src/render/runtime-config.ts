@@ -664,6 +664,16 @@ function parseAdmin(path: string, text: string): Record<string, unknown> {
   }
 }
 
+/** Why `text` is not TOML, as the parser says it (its line). */
+function parseProblem(text: string): string {
+  try {
+    parse(text);
+    return "it parses";
+  } catch (error) {
+    return tomlErrorText(error);
+  }
+}
+
 function parseOrNull(text: string): Record<string, unknown> | null {
   try {
     return parse(text) as Record<string, unknown>;
@@ -675,7 +685,7 @@ function parseOrNull(text: string): Record<string, unknown> | null {
 /** Parse back: each handler is there, with its type, path and configuration file. */
 function checkContainerd(content: string, template: string, handlers: Handler[], version: number): void {
   const parsed = parseOrNull(content);
-  if (parsed === null) throw new TemplateBug(template, "rendered invalid TOML");
+  if (parsed === null) throw new TemplateBug(template, `rendered invalid TOML (${parseProblem(content)})`);
   const runtimes = dig(parsed, ["plugins", pluginFor(version), "containerd", "runtimes"]) as
     | Record<string, Record<string, unknown>>
     | undefined;

@@ -12,6 +12,7 @@ import { dig } from "../../src/detect/toml.js";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -63,7 +64,11 @@ describe("a custom runtime on qemu", () => {
     // The real containerd reads the handler, pointing there, beside the shims' own.
     const config = path.join(host.root, "etc/containerd/config.toml");
     const runtimes = dig(
-      parse(execFileSync("containerd", ["--config", config, "config", "dump"], { encoding: "utf8" })),
+      parse(
+        execFileSync(containerdOf("1.6").containerd, ["--config", config, "config", "dump"], {
+          encoding: "utf8",
+        }),
+      ),
       ["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"],
     ) as Record<string, { runtime_type?: string; options?: { ConfigPath?: string } }>;
     expect(runtimes["kata-qemu-lowmem"]).toMatchObject({

@@ -283,12 +283,10 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
     expect(run.stdout).toMatch(
       new RegExp(`\nnote: ${dir}/README does not parse: .*: Kata would not load this configuration\n$`),
     );
-    // The plan's path check reads config.d/ the same way: that file stops Kata, said as such.
+    // The plan reads config.d/ as Kata's loader does: that file stops Kata, said in Kata's words.
     const plan = runCli(["plan", "--host-root", node.root, ...release]);
-    expect(plan.stdout).toMatch(
-      new RegExp(
-        `\\[ERROR\\] artifact-paths: 1 configuration file\\(s\\) Kata could not load \\([^)]*\\): qemu: ${dir}/README does not parse: `,
-      ),
+    expect(plan.stdout).toContain(
+      `[ERROR] kata-config: Kata would refuse the configuration it reads, so every pod of that handler fails to start: qemu (Kata's Go runtime): ${dir}/README: error decoding file "${dir}/README": `,
     );
     // And warns of the value the admin's later drop-in replaces (the one before ours is replaced).
     expect(plan.stdout).toContain(
@@ -310,6 +308,101 @@ describe("explain, on a node whose admin has drop-ins of their own in a shim's c
       expect.objectContaining({ file: `${dir}/10-admin.toml`, value: "none", applies: false }),
       expect.objectContaining({ file: `${dir}/90-admin.toml`, value: "virtio-9p", applies: true }),
     ]);
+  });
+});
+
+describe("plan, on a node whose admin has a drop-in Kata's loader would refuse", () => {
+  const dir = "/opt/kata/share/defaults/kata-containers/runtimes/qemu/config.d";
+  it.each([
+    [
+      "a link to nothing",
+      (root: string) => fs.symlinkSync("/mnt/gone/admin.toml", path.join(root, dir, "60-admin.toml")),
+      `${dir}/60-admin.toml: error reading file "${dir}/60-admin.toml": no such file or directory (a link to nothing)`,
+    ],
+    [
+      "a value of another type",
+      (root: string) =>
+        fs.writeFileSync(
+          path.join(root, dir, "60-admin.toml"),
+          '[hypervisor.qemu]\ndefault_memory = "4096"\n',
+        ),
+      `${dir}/60-admin.toml: error decoding file "${dir}/60-admin.toml": toml: (last key "hypervisor.qemu.default_memory"): incompatible types: TOML value has type string; destination has type integer`,
+    ],
+    [
+      "a section for another hypervisor",
+      (root: string) =>
+        fs.writeFileSync(path.join(root, dir, "60-admin.toml"), "[hypervisor.clh]\ndefault_memory = 4096\n"),
+      "its drop-ins add hypervisor sections ([hypervisor.qemu], [hypervisor.clh]): Kata's Go runtime configures each in turn",
+    ],
+  ])("%s: named, with Kata's reason, and the plan fails", (_, make, said) => {
+    const node = buildHost(amdSnpCrio());
+    fs.mkdirSync(path.join(node.root, dir), { recursive: true });
+    make(node.root);
+    const plan = runCli(["plan", "--host-root", node.root, ...release]);
+    expect(plan.status).toBe(1);
+    expect(plan.stdout).toContain(
+      "[ERROR] kata-config: Kata would refuse the configuration it reads, so every pod of that handler fails to start: qemu (Kata's Go runtime): ",
+    );
+    expect(plan.stdout).toContain(said);
+    // Not a check an admin can wave through: Kata would not start.
+    const ignored = runCli([
+      "plan",
+      "--host-root",
+      node.root,
+      "--ignore-preflight-errors",
+      "all",
+      ...release,
+    ]);
+    expect(ignored.status).toBe(1);
+  });
+});
+
+describe("explain, a value kata-install joins to the release's", () => {
+  it("shows what Kata reads: the release's annotations with ALLOWED_HYPERVISOR_ANNOTATIONS's", () => {
+    const node = buildHost(amdSnpCrio());
+    const env = { ALLOWED_HYPERVISOR_ANNOTATIONS: "qemu:default_memory" };
+    const run = runCli(
+      ["explain", "--host-root", node.root, "qemu:hypervisor.qemu.enable_annotations", ...release],
+      { env },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const [headline] = run.stdout.split("\n");
+    expect(headline).toMatch(
+      /^\[qemu\] hypervisor\.qemu\.enable_annotations = \["default_memory"\] {2}— joined to the release's: Kata reads \[.*"default_memory".*\]$/,
+    );
+    expect(run.stdout).toContain("    with   ");
+    const doc = JSON.parse(
+      runCli(
+        [
+          "explain",
+          "--json",
+          "--host-root",
+          node.root,
+          "qemu:hypervisor.qemu.enable_annotations",
+          ...release,
+        ],
+        { env },
+      ).stdout,
+    );
+    expect(doc.values[0].kataReads.how).toBe("joined");
+    expect(doc.values[0].kataReads.value).toContain("default_memory");
+    expect(doc.values[0].kataReads.value.length).toBeGreaterThan(1);
+  });
+
+  it("the agent's proxy: the release's kernel parameters with it appended", () => {
+    const node = buildHost(amdSnpCrio());
+    const env = { AGENT_HTTPS_PROXY: "http://proxy:3128" };
+    const doc = JSON.parse(
+      runCli(
+        ["explain", "--json", "--host-root", node.root, "qemu:hypervisor.qemu.kernel_params", ...release],
+        { env },
+      ).stdout,
+    );
+    expect(doc.values[0].value).toBe("agent.https_proxy=http://proxy:3128");
+    expect(doc.values[0].kataReads).toEqual({
+      value: expect.stringMatching(/ agent\.https_proxy=http:\/\/proxy:3128$/),
+      how: "appended",
+    });
   });
 });
 

@@ -10,6 +10,7 @@ import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, intelContainerd16 } from "../helpers/nodes.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
@@ -21,7 +22,7 @@ const nodeOf = (spec: NodeSpec) => answeringHost(spec);
 const as = (suffix: string): Record<string, string> => (suffix ? { MULTI_INSTALL_SUFFIX: suffix } : {});
 const handlers = (file: string) => {
   const dumped = parse(
-    execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8" }),
+    execFileSync(containerdOf("1.6").containerd, ["--config", file, "config", "dump"], { encoding: "utf8" }),
   ) as {
     plugins: Record<
       string,

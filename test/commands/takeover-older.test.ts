@@ -12,6 +12,7 @@ import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { amdSnpCrio, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -78,7 +79,7 @@ async function nodeOf(spec: NodeSpec, edit: (root: string) => void) {
 const dump = (root: string) =>
   parse(
     execFileSync(
-      "containerd",
+      containerdOf("1.6").containerd,
       ["--config", path.join(root, "etc/containerd/config.toml"), "config", "dump"],
       {
         encoding: "utf8",

@@ -15,6 +15,7 @@ import { runCli } from "../helpers/cli.js";
 import { criStandIn } from "../helpers/cri-stand-in.js";
 import { KATA_DEPLOY_HEADER } from "../helpers/kata-deploy-node.js";
 import { CONTAINERD_V2_MAIN, intelContainerd16, qemuScript } from "../helpers/nodes.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -136,7 +137,7 @@ async function nodeOf(more?: (root: string) => void) {
 const dump = (root: string) =>
   parse(
     execFileSync(
-      "containerd",
+      containerdOf("1.6").containerd,
       ["--config", path.join(root, "etc/containerd/config.toml"), "config", "dump"],
       {
         encoding: "utf8",

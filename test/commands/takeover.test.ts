@@ -24,6 +24,7 @@ import {
   intelContainerd16,
   k3sImportingDropIns,
 } from "../helpers/nodes.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -114,7 +115,7 @@ describe("a containerd 1.6 node kata-deploy installed (handlers in config.toml i
     // The real containerd reads it: one kata-qemu, ours.
     const dumped = parse(
       execFileSync(
-        "containerd",
+        containerdOf("1.6").containerd,
         ["--config", path.join(host.root, "etc/containerd/config.toml"), "config", "dump"],
         {
           encoding: "utf8",
@@ -184,7 +185,9 @@ describe("a containerd 1.7 node kata-deploy installed with DEBUG (debug handlers
     // kata-deploy's [debug] table is taken for the admin's (nothing tells them apart): kept, not doubled.
     expect(config.match(/^\[debug\]/gm)).toHaveLength(1);
     const dumped = parse(
-      execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8" }),
+      execFileSync(containerdOf("1.6").containerd, ["--config", file, "config", "dump"], {
+        encoding: "utf8",
+      }),
     );
     const runtimes = dig(dumped, [
       "plugins",

@@ -13,6 +13,7 @@ import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { intelContainerd16, k0sNode, k3sImportingDropIns } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
 
@@ -82,7 +83,9 @@ describe("containerd 2.x: copied into conf.d after kata-install's drop-in", asyn
     const main = path.join(dir, "config.toml");
     fs.writeFileSync(main, `version = 2\nimports = ["${dir}/conf.d/*.toml"]\n`);
     const config = parse(
-      execFileSync("containerd", ["--config", main, "config", "dump"], { encoding: "utf8" }),
+      execFileSync(containerdOf("1.6").containerd, ["--config", main, "config", "dump"], {
+        encoding: "utf8",
+      }),
     ) as Record<string, Record<string, Record<string, unknown>>>;
     // DEBUG asked containerd for "debug"; the admin's drop-in, loaded later, says "warn".
     expect(parse(ours?.after as string).debug).toEqual({ level: "debug" });
@@ -145,7 +148,9 @@ describe("where it cannot be imported safely, or there is no containerd", () => 
     const edited = changeAt(changeset, "/etc/containerd/config.toml")?.after as string;
     const dump = (text: string) => {
       fs.writeFileSync(main, text);
-      const out = execFileSync("containerd", ["--config", main, "config", "dump"], { encoding: "utf8" });
+      const out = execFileSync(containerdOf("1.6").containerd, ["--config", main, "config", "dump"], {
+        encoding: "utf8",
+      });
       return Object.keys(
         (parse(out) as { plugins: Record<string, { containerd: { runtimes: object } }> }).plugins[
           "io.containerd.grpc.v1.cri"

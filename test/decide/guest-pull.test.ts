@@ -17,6 +17,7 @@ import { inputErrorLines } from "../helpers/input-error.js";
 import { daemonSetOf, objects, removeValuesFiles, valuesFile } from "../helpers/manifests.js";
 import { amdSnpCrio, intelContainerd16 } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
@@ -94,9 +95,13 @@ describe("containerd: the nydus snapshotter", () => {
         `version = 2\nimports = ["${dir}/kata.toml", "${dir}/nydus.toml"]\n`,
       );
       const dumped = parse(
-        execFileSync("containerd", ["--config", path.join(dir, "config.toml"), "config", "dump"], {
-          encoding: "utf8",
-        }),
+        execFileSync(
+          containerdOf("1.6").containerd,
+          ["--config", path.join(dir, "config.toml"), "config", "dump"],
+          {
+            encoding: "utf8",
+          },
+        ),
       );
       expect(Object.keys(runtimes(stringify(dumped)))).toContain("kata-qemu-tdx");
       expect(dig(dumped, ["proxy_plugins", "nydus", "type"])).toBe("snapshot");

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "smol-toml";
+import { type ContainerdMinor, containerdOf } from "./real-tools.js";
 
 export interface Served {
   /** `ctr plugins ls`'s status of the CRI plugin ("ok", "error", or "" when the daemon never answered). */
@@ -13,8 +14,9 @@ export interface Served {
   log: string;
 }
 
-/** Start containerd on `configText` (a containerd 1.x file: the version this machine has), then stop it. */
-export async function containerdServes(configText: string): Promise<Served> {
+/** Start the real containerd of `minor` (Debian's, scripts/test-tools.sh) on `configText`, then stop it. */
+export async function containerdServes(configText: string, minor: ContainerdMinor = "1.6"): Promise<Served> {
+  const { containerd, ctr } = containerdOf(minor);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-containerd-"));
   try {
     const config = parse(configText) as Record<string, unknown>;
@@ -29,13 +31,13 @@ export async function containerdServes(configText: string): Promise<Served> {
     fs.writeFileSync(file, stringify(config));
     const logFile = path.join(dir, "containerd.log");
     const out = fs.openSync(logFile, "w");
-    const daemon = spawn("containerd", ["--config", file], { stdio: ["ignore", out, out] });
+    const daemon = spawn(containerd, ["--config", file], { stdio: ["ignore", out, out] });
     try {
       let cri = "";
       for (let i = 0; i < 100 && cri === ""; i++) {
         await new Promise((r) => setTimeout(r, 100));
         if (!fs.existsSync(socket)) continue;
-        const ls = spawnSync("ctr", ["--address", socket, "plugins", "ls"], {
+        const ls = spawnSync(ctr, ["--address", socket, "plugins", "ls"], {
           encoding: "utf8",
           timeout: 10_000,
         });

@@ -1,7 +1,10 @@
-// The stand-in runtime's server process (cri-stand-in.ts starts it): a process of its own, so that a
-// test blocked in spawnSync on the CLI, which asks this server, does not block the server too.
-//   node cri-stand-in-server.mjs SOCKET CRI-API-PROTO [CONTAINERD ROOT CONFIG]
-// With CONTAINERD: each Status answers what that real binary loads from ROOT's CONFIG (imports
+// The stand-in runtimes' server process (cri-stand-in.ts starts one per test process): a process of
+// its own, so that a test blocked in spawnSync on the CLI, which asks these servers, does not block
+// them too. One process serves every test host's socket, told on stdin, a JSON line each:
+//   {"id": N, "serve": SOCKET, "containerd"?: BINARY, "root"?: ROOT, "config"?: CONFIG}  → "N served"
+//   {"id": N, "stop": SOCKET}                                                             → "N stopped"
+//   node cri-stand-in-server.mjs CRI-API-PROTO
+// With a containerd: each Status answers what that real binary loads from ROOT's CONFIG (imports
 // resolved inside ROOT, in a private mount namespace); a CONFIG it cannot load answers no Status.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -10,11 +13,11 @@ import * as grpc from "@grpc/grpc-js";
 import protobuf from "protobufjs";
 import { parse } from "smol-toml";
 
-const [socket, protoPath, containerd, root, config] = process.argv.slice(2);
-const CONFIG_DIRS = ["/etc/containerd", "/var/lib/rancher/k3s/agent/etc/containerd", "/etc/k0s"];
+const [protoPath] = process.argv.slice(2);
+const CONFIG_DIRS = ["/etc/containerd", "/var/lib/rancher/k3s/agent/etc/containerd", "/etc/k0s", "/opt"];
 const q = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
-function loaded() {
+function loaded({ containerd, root, config }) {
   if (!containerd || !fs.existsSync(path.join(root, config))) return null;
   const binds = CONFIG_DIRS.filter((dir) => fs.existsSync(path.join(root, dir))).map(
     (dir) => `mkdir -p ${q(dir)} && mount --bind ${q(path.join(root, dir))} ${q(dir)}`,
@@ -69,65 +72,79 @@ const method = (name, request, response) => ({
   responseSerialize: coder(response).serialize,
   responseDeserialize: coder(response).deserialize,
 });
-const server = new grpc.Server();
-server.addService(
-  {
-    Version: method("Version", "VersionRequest", "VersionResponse"),
-    Status: method("Status", "StatusRequest", "StatusResponse"),
-  },
-  {
-    Version: (_call, done) =>
-      done(null, {
-        version: "0.1.0",
-        runtime_name: "containerd",
-        runtime_version: "stand-in",
-        runtime_api_version: "v1",
-      }),
-    Status: (_call, done) => {
-      const now = loaded();
-      if (now?.error) return done({ code: grpc.status.UNAVAILABLE, details: now.error }, null);
-      const info =
-        now === null
-          ? {}
-          : {
-              config: JSON.stringify({
-                containerd: {
-                  defaultRuntimeName: now.defaultRuntime,
-                  runtimes: Object.fromEntries(now.handlers.map((h) => [h, {}])),
-                },
-              }),
-            };
-      done(null, {
-        status: {
-          conditions: [
-            { type: "RuntimeReady", status: true },
-            { type: "NetworkReady", status: true },
-          ],
-        },
-        info,
-      });
+/** One server per socket: its Status answers for its own host. */
+async function serve(spec) {
+  const server = new grpc.Server();
+  server.addService(
+    {
+      Version: method("Version", "VersionRequest", "VersionResponse"),
+      Status: method("Status", "StatusRequest", "StatusResponse"),
     },
-  },
-);
-fs.rmSync(socket, { force: true });
-fs.mkdirSync(path.dirname(socket), { recursive: true });
-server.bindAsync(`unix:${socket}`, grpc.ServerCredentials.createInsecure(), (error) => {
-  if (error) {
-    console.error(error.message);
-    process.exit(1);
+    {
+      Version: (_call, done) =>
+        done(null, {
+          version: "0.1.0",
+          runtime_name: "containerd",
+          runtime_version: "stand-in",
+          runtime_api_version: "v1",
+        }),
+      Status: (_call, done) => {
+        const now = loaded(spec);
+        if (now?.error) return done({ code: grpc.status.UNAVAILABLE, details: now.error }, null);
+        const info =
+          now === null
+            ? {}
+            : {
+                config: JSON.stringify({
+                  containerd: {
+                    defaultRuntimeName: now.defaultRuntime,
+                    runtimes: Object.fromEntries(now.handlers.map((h) => [h, {}])),
+                  },
+                }),
+              };
+        done(null, {
+          status: {
+            conditions: [
+              { type: "RuntimeReady", status: true },
+              { type: "NetworkReady", status: true },
+            ],
+          },
+          info,
+        });
+      },
+    },
+  );
+  fs.rmSync(spec.serve, { force: true });
+  fs.mkdirSync(path.dirname(spec.serve), { recursive: true });
+  await new Promise((resolve, reject) =>
+    server.bindAsync(`unix:${spec.serve}`, grpc.ServerCredentials.createInsecure(), (error) =>
+      error ? reject(error) : resolve(),
+    ),
+  );
+  return server;
+}
+
+const servers = new Map();
+let buffered = "";
+process.stdin.on("data", async (chunk) => {
+  buffered += chunk;
+  const lines = buffered.split("\n");
+  buffered = lines.pop() ?? "";
+  for (const line of lines.filter(Boolean)) {
+    const message = JSON.parse(line);
+    if (message.serve) {
+      try {
+        servers.set(message.serve, await serve(message));
+        process.stdout.write(`${message.id} served\n`);
+      } catch (error) {
+        process.stdout.write(`${message.id} failed ${error.message}\n`);
+      }
+    } else if (message.stop) {
+      servers.get(message.stop)?.forceShutdown();
+      servers.delete(message.stop);
+      process.stdout.write(`${message.id} stopped\n`);
+    }
   }
-  console.log("ready");
 });
-// Gone with the test process that started it.
-const parent = process.ppid;
-setInterval(() => {
-  try {
-    process.kill(parent, 0);
-  } catch {
-    process.exit(0);
-  }
-}, 1000).unref();
-process.on("SIGTERM", () => {
-  server.forceShutdown();
-  process.exit(0);
-});
+// Gone with the test process that started it (its stdin closes).
+process.stdin.on("end", () => process.exit(0));

@@ -44,28 +44,76 @@ const SOCKETS = [
   "/run/k3s/containerd/containerd.sock",
 ];
 
+/** The one server process of this test process, and the answers it gives, line by line. */
+let hub: { child: ChildProcess; waiting: Map<string, (line: string) => void> } | null = null;
+
+function theHub(): NonNullable<typeof hub> {
+  if (hub !== null) return hub;
+  const child = spawn(
+    process.execPath,
+    [path.join(import.meta.dirname, "cri-stand-in-server.mjs"), realTool("cri-api", "v1").path],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  const waiting = new Map<string, (line: string) => void>();
+  let buffered = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split("\n");
+    buffered = lines.pop() ?? "";
+    for (const line of lines) {
+      const id = line.split(" ")[0] ?? "";
+      waiting.get(id)?.(line.slice(id.length + 1));
+      waiting.delete(id);
+    }
+  });
+  // The test process does not wait for it: it ends with its stdin.
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void })?.unref?.();
+  (child.stdout as unknown as { unref?: () => void })?.unref?.();
+  hub = { child, waiting };
+  return hub;
+}
+
+let asked = 0;
+function ask(message: Record<string, string>): Promise<string> {
+  const { child, waiting } = theHub();
+  const id = String(++asked);
+  return new Promise((resolve) => {
+    waiting.set(id, resolve);
+    child.stdin?.write(`${JSON.stringify({ id, ...message })}\n`);
+  });
+}
+
 /**
  * Serve CRI on `socket` (a test host's runtime socket); the host root, when not given, is the
  * socket's path without its place on the host.
  */
 export async function criStandIn(socket: string, given: StandInOptions = {}): Promise<StandIn> {
   const suffix = SOCKETS.find((s) => socket.endsWith(s));
-  const options = { ...given, root: given.root ?? (suffix ? socket.slice(0, -suffix.length) : undefined) };
-  const minor = options.minor ?? (options.root === undefined ? null : hostMinor(options.root));
-  const args = [
-    path.join(import.meta.dirname, "cri-stand-in-server.mjs"),
-    socket,
-    realTool("cri-api", "v1").path,
-    ...(minor !== null && options.root !== undefined
-      ? [containerdOf(minor).containerd, options.root, options.config ?? "/etc/containerd/config.toml"]
-      : []),
-  ];
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.once("data", () => resolve());
-    child.once("exit", (code) =>
-      reject(new Error(`the CRI stand-in exited (${code}) before it served ${socket}`)),
-    );
+  const root = given.root ?? (suffix ? socket.slice(0, -suffix.length) : undefined);
+  const minor = given.minor ?? (root === undefined ? null : hostMinor(root));
+  const answer = await ask({
+    serve: socket,
+    ...(minor !== null && root !== undefined
+      ? {
+          containerd: containerdOf(minor).containerd,
+          root,
+          config: given.config ?? "/etc/containerd/config.toml",
+        }
+      : {}),
   });
-  return { close: () => child.kill("SIGTERM") };
+  if (answer !== "served") throw new Error(`the CRI stand-in could not serve ${socket}: ${answer}`);
+  let closed = false;
+  return {
+    // The socket goes at once (a connection then finds nothing, as to a runtime that is down);
+    // its server is stopped by the hub in the background.
+    close: () => {
+      if (closed) return;
+      closed = true;
+      fs.rmSync(socket, { force: true });
+      void ask({ stop: socket });
+    },
+  };
 }

@@ -2,9 +2,20 @@
 // copied under runtimes/<shim>/ and linked from where the release had it) and its handler tables.
 import fs from "node:fs";
 import path from "node:path";
+import { deployFile } from "./kata-deploy-nodes.js";
 
-export const KATA_DEPLOY_HEADER =
-  "# IMPORTANT: This file is managed by kata-deploy. Do not modify it directly!\n";
+/**
+ * The block kata-deploy 4.1.0 puts before each shim's configuration it copies (install.rs
+ * KATA_DEPLOY_CONFIG_WARNING @ 4.1.0), as its own binary wrote it: the first 13 lines of every
+ * runtimes/<shim>/configuration-<shim>.toml of test/fixtures/kata-deploy/nodes-4.1.0, a blank line after.
+ */
+export const KATA_DEPLOY_HEADER = `${deployFile(
+  "containerd-1.7",
+  "opt/kata/share/defaults/kata-containers/runtimes/qemu/configuration-qemu.toml",
+)
+  .split("\n")
+  .slice(0, 13)
+  .join("\n")}\n\n`;
 
 /** /opt/kata from the artifacts' files (artifactDir), with kata-deploy's copy of each shim's configuration. */
 export function kataDeployTree(artifacts: string, root: string, shims: string[], prefix = "/opt/kata"): void {

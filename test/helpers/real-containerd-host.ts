@@ -59,6 +59,8 @@ esac`,
     "mount --make-rprivate /",
     `mkdir -p /etc/containerd && mount --bind ${q(path.join(root, "etc/containerd"))} /etc/containerd`,
     `mkdir -p /var/lib/containerd && mount --bind ${q(path.join(scratch, "lib"))} /var/lib/containerd`,
+    // kata-deploy's drop-in lives under its install directory (/opt/kata[-suffix]/containerd).
+    `if [ -d ${q(path.join(root, "opt"))} ]; then mount --bind ${q(path.join(root, "opt"))} /opt; fi`,
     `mount --bind ${q(path.join(root, "run"))} /run`,
     `exec ${q(containerd)} --config /etc/containerd/config.toml`,
   ].join("\n");
@@ -120,7 +122,10 @@ echo x >> "$S/starts"
       await containerdPluginFailures(socket, 2_000);
       break;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`containerd ${minor} does not answer: ${String(error)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `containerd ${minor} does not answer: ${String(error)}\n${fs.readFileSync(path.join(scratch, "log"), "utf8").slice(-2000)}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }

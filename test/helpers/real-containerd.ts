@@ -16,7 +16,7 @@ import {
 import { type ContainerdMinor, containerdOf } from "./real-tools.js";
 
 /** The host directories a containerd configuration may import from or name. */
-const CONFIG_DIRS = ["/etc/containerd", "/var/lib/rancher/k3s/agent/etc/containerd", "/etc/k0s"];
+const CONFIG_DIRS = ["/etc/containerd", "/var/lib/rancher/k3s/agent/etc/containerd", "/etc/k0s", "/opt"];
 
 export interface RealContainerd {
   minor: ContainerdMinor;

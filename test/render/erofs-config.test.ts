@@ -13,6 +13,7 @@ import { dig } from "../../src/detect/toml.js";
 import { checkErofs } from "../../src/render/erofs-config.js";
 import { intelContainerd16, k0sNode, k3sImportingDropIns, mkfsErofsScript } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
@@ -135,7 +136,9 @@ describe("config version 2 (containerd 2.2 migrates it in memory): the images se
     const file = path.join(tmp, "v2-drop-in.toml");
     fs.writeFileSync(file, change?.after as string);
     const dumped = parse(
-      execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8" }),
+      execFileSync(containerdOf("1.6").containerd, ["--config", file, "config", "dump"], {
+        encoding: "utf8",
+      }),
     ) as Table;
     expect(
       dig(dumped, ["plugins", "io.containerd.grpc.v1.cri", "containerd", "discard_unpacked_layers"]),

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { dig } from "../../src/detect/toml.js";
 import { intelContainerd16, mkfsErofsScript } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
@@ -120,7 +121,9 @@ describe("config version 2: the annotations in the CRI plugin's containerd table
     const file = path.join(tmp, "v2-drop-in.toml");
     fs.writeFileSync(file, change?.after as string);
     const dumped = parse(
-      execFileSync("containerd", ["--config", file, "config", "dump"], { encoding: "utf8" }),
+      execFileSync(containerdOf("1.6").containerd, ["--config", file, "config", "dump"], {
+        encoding: "utf8",
+      }),
     ) as Table;
     expect(dig(dumped, ["proxy_plugins", "nydus-for-kata-tee"])).toMatchObject({
       type: "snapshot",

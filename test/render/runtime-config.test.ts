@@ -12,6 +12,7 @@ import { BLOCK_BEGIN } from "../../src/render/toml-edit.js";
 import { catalog, releaseFor } from "../helpers/decide.js";
 import { intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
+import { containerdOf } from "../helpers/real-tools.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
@@ -20,7 +21,7 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** `containerd config dump` of a file, by the real containerd: it must load. */
 function dump(file: string): Record<string, unknown> {
-  const out = execFileSync("containerd", ["--config", file, "config", "dump"], {
+  const out = execFileSync(containerdOf("1.6").containerd, ["--config", file, "config", "dump"], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -33,7 +34,7 @@ const runtimesOf = (config: Record<string, unknown>) =>
 
 /** Debian's own default, with settings an admin would have made: systemd cgroups, a mirror, a pause image. */
 function adminConfig(): string {
-  let text = execFileSync("containerd", ["config", "default"], { encoding: "utf8" });
+  let text = execFileSync(containerdOf("1.6").containerd, ["config", "default"], { encoding: "utf8" });
   text = text.replace("SystemdCgroup = false", "SystemdCgroup = true");
   text = text.replace(/sandbox_image = ".*"/, 'sandbox_image = "registry.example.com/pause:3.9"');
   text = text.replace(

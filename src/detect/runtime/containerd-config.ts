@@ -120,6 +120,9 @@ function handlersOf(file: string, table: TomlTable): RuntimeHandler[] {
         runtimePath: stringOrNull(value.runtime_path),
         configPath: stringOrNull(dig(value, ["options", "ConfigPath"])),
         file,
+        ...(typeof value.snapshotter === "string" && value.snapshotter !== ""
+          ? { snapshotter: value.snapshotter }
+          : {}),
       });
     }
   }

@@ -21,6 +21,8 @@ export const RuntimeHandler = z.object({
   configPath: z.nullable(z.string()),
   /** The file that declares it. */
   file: z.string(),
+  /** containerd: the snapshotter its table names (1.7 on); absent when none, or in facts saved before. */
+  snapshotter: z.optional(z.string()),
 });
 export type RuntimeHandler = z.infer<typeof RuntimeHandler>;
 

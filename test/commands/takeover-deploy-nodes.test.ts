@@ -1,0 +1,106 @@
+// Every node kata-deploy 4.1.0's own binary left (test/fixtures/kata-deploy/nodes-4.1.0), taken over
+// by one install with the environment its chart gave it: every handler it served is served after
+// (by the real containerd of that version, where the node runs containerd), every value of its
+// config.d/ drop-ins and its agent proxy are what Kata reads after, and nothing is refused that
+// only an ignore flag would pass.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { Host } from "../../src/host/host.js";
+import { parseKataToml } from "../../src/release/config-file.js";
+import { readConfigEntries } from "../../src/release/drop-in-dir.js";
+import { knownKeysOf, loadKataConfig } from "../../src/render/kata-loader.js";
+import { answeringHost } from "../helpers/answering.js";
+import { artifactDir } from "../helpers/artifacts.js";
+import { runCli } from "../helpers/cli.js";
+import {
+  deployEnv,
+  KATA_DEPLOY_NODES,
+  type KataDeployNode,
+  layOutDeployNode,
+} from "../helpers/kata-deploy-nodes.js";
+import { amdSnpCrio, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
+import { realContainerdHost } from "../helpers/real-containerd-host.js";
+import type { ContainerdMinor } from "../helpers/real-tools.js";
+import type { NodeSpec } from "../helpers/test-host.js";
+import { removeTestHosts } from "../helpers/test-host.js";
+
+afterAll(removeTestHosts);
+const artifacts = artifactDir("4.1.0");
+afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+const NYDUS = path.join(import.meta.dirname, "../fixtures/nydus-snapshotter");
+
+/** Where each node's runtime is: the real containerd of its minor, or a stand-in (CRI-O, k3s). */
+const NODES: Record<KataDeployNode, { minor: ContainerdMinor | null; spec: () => NodeSpec; prefix: string }> =
+  {
+    "containerd-1.6": { minor: "1.6", spec: intelContainerd16, prefix: "/opt/kata" },
+    "containerd-1.7": { minor: "1.7", spec: intelContainerd16, prefix: "/opt/kata" },
+    "containerd-2.1-suffix": { minor: "2", spec: intelContainerd16, prefix: "/opt/kata-blue" },
+    crio: { minor: null, spec: amdSnpCrio, prefix: "/opt/kata" },
+    k3s: { minor: null, spec: k3sImportingDropIns, prefix: "/opt/kata" },
+    "takeover-18-containerd-1.6": { minor: "1.6", spec: intelContainerd16, prefix: "/opt/kata" },
+  };
+
+/** Each shim's configuration as Kata loads it, under `root`, from the handler's ConfigPath. */
+async function kataReads(root: string, configPath: string): Promise<Record<string, unknown>> {
+  const host = new Host({ root });
+  const file = host.hostPathOf(await host.resolve(configPath)) ?? configPath;
+  const table = parseKataToml(fs.readFileSync(path.join(root, file), "utf8"));
+  const entries = await readConfigEntries(host, `${path.posix.dirname(file)}/config.d`);
+  return loadKataConfig({ file, table }, entries, "go", knownKeysOf([])).config;
+}
+
+describe.each(KATA_DEPLOY_NODES)("kata-deploy 4.1.0's node %s", (name) => {
+  it("one install takes it over: every handler served, every value kept", async () => {
+    const { minor, spec, prefix } = NODES[name];
+    const base = { ...spec(), files: {} };
+    const lay = (root: string) => {
+      layOutDeployNode(name, root);
+    };
+    const real = minor === null ? null : await realContainerdHost(minor, base, lay);
+    const host = real ?? (await answeringHost(base, lay));
+    const before = real === null ? null : (await real.serving()).handlers;
+    const env = { ...deployEnv(name), KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: NYDUS };
+    const facts = JSON.parse(runCli(["facts", "--json", "--host-root", host.root], { env }).stdout);
+    expect(facts.kata.managedBy).toBe("kata-deploy");
+    // Each handler kata-deploy wrote, and the configuration it names.
+    const handlers = (facts.runtime.handlers as { name: string; configPath: string | null }[]).filter((h) =>
+      h.name.startsWith("kata-"),
+    );
+    expect(handlers.length).toBeGreaterThan(0);
+    const was = new Map<string, Record<string, unknown>>();
+    for (const h of handlers) if (h.configPath) was.set(h.name, await kataReads(host.root, h.configPath));
+
+    const install = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], { env });
+    expect(install.status, `${install.stdout}\n${install.stderr}`).toBe(0);
+
+    if (real !== null && before !== null) {
+      const after = (await real.serving()).handlers;
+      for (const h of before) expect(after, h).toContain(h);
+    }
+    const now = JSON.parse(runCli(["facts", "--json", "--host-root", host.root], { env }).stdout);
+    expect(now.kata.managedBy).toBe("kata-install");
+    for (const h of handlers) {
+      const after = (now.runtime.handlers as { name: string; configPath: string | null }[]).find(
+        (x) => x.name === h.name,
+      );
+      expect(after, h.name).toBeDefined();
+      if (!after?.configPath) continue;
+      const reads = await kataReads(host.root, after.configPath);
+      const before = was.get(h.name) ?? {};
+      const hv = (t: Record<string, unknown>) =>
+        Object.values((t.hypervisor ?? {}) as Record<string, Record<string, unknown>>)[0] ?? {};
+      // The admin's dropIn values and kata-deploy's proxy (in the kernel parameters) are what Kata
+      // reads. DEBUG's handlers are kata-install's variants of the shim now: the shim's values and
+      // debug on (kata-deploy left the chart's dropIn out of them), so their memory is not compared.
+      for (const key of h.name.endsWith("-debug")
+        ? ["enable_debug"]
+        : ["default_memory", "default_vcpus", "enable_debug"])
+        if (hv(before)[key] !== undefined)
+          expect(hv(reads)[key], `${h.name} ${key}`).toEqual(hv(before)[key]);
+      const proxy = /agent\.https_proxy=\S+/.exec(String(hv(before).kernel_params ?? ""))?.[0];
+      if (proxy) expect(String(hv(reads).kernel_params), h.name).toContain(proxy);
+    }
+    real?.stop();
+  });
+});
