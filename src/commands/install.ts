@@ -279,7 +279,10 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
       out(options.json ? `${JSON.stringify({ ...result, message: message.trim() }, null, 2)}\n` : message);
       return 0;
     }
-    const restart = result.runtimeChanged || result.restartOwed;
+    // A runtime file the admin's edit left unreadable: a restart would take the runtime down (it
+    // runs on what it loaded before, Kata's handlers with it, until the file is mended).
+    const held = result.unloadable.length > 0;
+    const restart = (result.runtimeChanged || result.restartOwed) && !held;
     const restored = `Restored ${result.restored.length} file(s), removed ${result.removed.length}, and the artifacts.`;
     if (restart && runtime)
       await restartRuntime(host, runtime.action, runtime.socket, timeout).catch((error: Error) => {
@@ -297,6 +300,10 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
           ? [`${rolledBack} Nothing else was installed.`]
           : [rolledBack, restored];
     for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
+    if (held && runtime)
+      lines.push(
+        `Runtime: not restarted: it would not start on ${result.unloadable.join(", ")}; it runs on what it loaded before, Kata's handlers with it, until you mend the file and restart ${runtime.action.target}.`,
+      );
     if (restart && runtime)
       lines.push(
         `Runtime: ${runtime.action.kind === "reload-runtime" ? "reloaded" : "restarted"} ${runtime.action.target}, and it answers.`,

@@ -25,6 +25,11 @@ export interface UninstallResult {
   removed: string[];
   /** Files left as someone edited them, with what was done. */
   leftEdited: Array<{ path: string; what: string }>;
+  /**
+   * Runtime files the admin's edits leave unreadable: the runtime would not start on them, so it
+   * is not restarted (it goes on with what it loaded before) until they are mended.
+   */
+  unloadable: string[];
   runtimeChanged: boolean;
   /** A restart an earlier run left owed (the runtime may not have loaded what is on disk). */
   restartOwed: boolean;
@@ -39,6 +44,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     restored: [],
     removed: [],
     leftEdited: [],
+    unloadable: [],
     runtimeChanged: false,
     restartOwed: (journal?.pendingRestart ?? null) !== null,
     recovered,
@@ -69,6 +75,8 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       if (fate.aside !== undefined) await moveAside(store, path, fate.aside);
       else if (fate.text !== null) await atomicWrite(store.host, path, fate.text, fate.current.meta);
       result.leftEdited.push({ path, what: fate.what });
+      if (record.role === "runtime" && fate.what.includes("it is not valid TOML"))
+        result.unloadable.push(path);
     }
     if (record.role === "runtime") result.runtimeChanged = true;
   }

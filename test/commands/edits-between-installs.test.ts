@@ -64,6 +64,10 @@ describe("containerd 1.7, config.toml edited in place", () => {
     expect(uninstall.status, uninstall.stderr).toBe(0);
     expect(uninstall.stdout).toContain("it is not valid TOML");
     expect(uninstall.stdout).toContain("the runtime will not start on it until it is fixed");
+    // Not restarted onto a file it cannot read: containerd goes on with what it loaded before.
+    expect(uninstall.stdout).toContain(
+      "Runtime: not restarted: it would not start on /etc/containerd/config.toml; it runs on what it loaded before, Kata's handlers with it, until you mend the file and restart containerd.",
+    );
     expect(node.read()).toContain('snapshotter = "native"');
     expect(node.read()).not.toContain("kata-qemu");
   });

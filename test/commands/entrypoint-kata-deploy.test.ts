@@ -100,7 +100,7 @@ describe("a node that serves Kata, re-installed (a rolling update that changes i
       // The rolling update: a new pod, one shim fewer. Its runtime is restarted on the new handlers.
       const from = kube.requests.length;
       const second = await startEntrypoint(envFor(kube, host.root, { SHIMS_X86_64: "qemu" }));
-      expect(second.stdout()).toContain("Runtime: restarted containerd, and it answers.");
+      expect(second.stdout()).toContain("Runtime: restarted containerd, and it serves the Kata handlers.");
       expect(second.stderr()).toContain(
         "Node n1: already labelled: its labels stay as they are while installing.",
       );

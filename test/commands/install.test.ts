@@ -48,7 +48,7 @@ describe("install, again, and uninstall", () => {
     expect(run.stderr).toMatch(/✔ Render configuration/);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(
-      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nPulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\.\nFiles: 11 written, 0 removed\.\nRuntime: restarted containerd, and it answers\.\n$/,
+      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nPulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\.\nFiles: 11 written, 0 removed\.\nRuntime: restarted containerd, and it serves the Kata handlers\.\n$/,
     );
     expect(calls()).toBe("restart containerd\n");
     expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
@@ -782,7 +782,7 @@ describe("a runtime that does not come back after its restart", () => {
     try {
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(again.status, again.stderr).toBe(0);
-      expect(again.stdout).toContain("Runtime: restarted containerd, and it answers.");
+      expect(again.stdout).toContain("Runtime: restarted containerd, and it serves the Kata handlers.");
       expect(runCli(["plan", "--host-root", host.root, "--detailed-exitcode"]).status).toBe(0);
     } finally {
       server.close();
@@ -850,7 +850,7 @@ describe("killed right after the runtime restarted on the new files, before they
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(again.status, again.stderr).toBe(0);
       expect(again.stdout).toContain("An earlier install had been cut short: it was rolled back first.");
-      expect(again.stdout).toContain("Runtime: restarted containerd, and it answers.");
+      expect(again.stdout).toContain("Runtime: restarted containerd, and it serves the Kata handlers.");
       expect(runCli(["plan", "--host-root", host.root, "--detailed-exitcode"]).status).toBe(0);
     } finally {
       host.close();

@@ -49,7 +49,9 @@ describe("k0s", () => {
       const run = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
       expect(run.status, run.stderr).toBe(0);
       expect(fs.existsSync(path.join(host.root, "etc/k0s/containerd.d/50-kata-install.toml"))).toBe(true);
-      expect(run.stdout).toContain("Runtime: restarted k0s, and it answers."); // the unit: below
+      expect(run.stdout).toContain(
+        "Runtime: restarted k0s, and it is ready (it does not say which handlers it serves).",
+      ); // the unit: below
       expect(calls(host.root)).toBe(
         active === "k0sworker"
           ? "is-active --quiet k0sworker\nrestart k0sworker\n"

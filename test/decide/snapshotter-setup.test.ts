@@ -15,7 +15,13 @@ import { layoutFacts, RUNTIME_LAYOUTS } from "../../src/detect/runtime/layouts.j
 import { explainDocument, renderExplain, selectExplained } from "../../src/output/explain.js";
 import { check, decideFacts, decideOn, factsOf } from "../helpers/decide.js";
 import { inputErrorLines } from "../helpers/input-error.js";
-import { amdSnpCrio, intelContainerd16, k3sImportingDropIns, mkfsErofsScript } from "../helpers/nodes.js";
+import {
+  amdSnpCrio,
+  intelContainerd16,
+  k3sImportingDropIns,
+  mkfsErofsScript,
+  withFsVerity,
+} from "../helpers/nodes.js";
 import { buildHost, type NodeSpec } from "../helpers/test-host.js";
 
 const SETUP = { EXPERIMENTAL_SETUP_SNAPSHOTTER: "erofs" };
@@ -32,8 +38,9 @@ function containerd(version = "2.2.0", edit: (spec: NodeSpec) => void = () => {}
   spec.files = {
     "/etc/containerd/config.toml": 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n',
   };
-  edit(spec);
-  return spec;
+  const verity = withFsVerity(spec);
+  edit(verity);
+  return verity;
 }
 
 const failing = (decision: Decision, id: string) =>
@@ -101,6 +108,14 @@ describe("containerd 2.2: set up, each setting from its variable or kata-deploy'
       mergeMode: { value: "merged", source: byDefault, beaten: [] },
       snapshotterMode: { value: "disk", source: byDefault, beaten: [] },
       dmverity: { value: false, source: byDefault, beaten: [] },
+      fsverity: {
+        value: true,
+        source: {
+          kind: "default",
+          name: "runtime.fsVerity: /var/lib/containerd is on btrfs (/var/lib/containerd), which has fs-verity with CONFIG_FS_VERITY",
+        },
+        beaten: [],
+      },
     });
   });
 

@@ -451,3 +451,19 @@ export function k0sNode(): NodeSpec {
   };
   return spec;
 }
+
+/**
+ * The node with fs-verity where containerd keeps its layers: a kernel with CONFIG_FS_VERITY and
+ * /var/lib/containerd on btrfs, in the host's mount table (/proc/1/mountinfo, proc(5)'s shape).
+ */
+export function withFsVerity(spec: NodeSpec): NodeSpec {
+  return {
+    ...spec,
+    kernel: { ...spec.kernel, config: { ...spec.kernel.config, CONFIG_FS_VERITY: "y" } },
+    files: {
+      ...spec.files,
+      "/proc/1/mountinfo":
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n30 22 8:17 / /var/lib/containerd rw,relatime shared:9 - btrfs /dev/sdb1 rw\n",
+    },
+  };
+}

@@ -11,7 +11,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { ErofsSetup } from "../../src/decide/decision.js";
 import { dig } from "../../src/detect/toml.js";
 import { checkErofs } from "../../src/render/erofs-config.js";
-import { intelContainerd16, k0sNode, k3sImportingDropIns, mkfsErofsScript } from "../helpers/nodes.js";
+import {
+  intelContainerd16,
+  k0sNode,
+  k3sImportingDropIns,
+  mkfsErofsScript,
+  withFsVerity,
+} from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";
 import { containerdOf } from "../helpers/real-tools.js";
 import { buildHost, type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
@@ -34,7 +40,7 @@ function containerd22(version = 3): NodeSpec {
   spec.files = {
     "/etc/containerd/config.toml": `version = ${version}\nimports = ["/etc/containerd/conf.d/*.toml"]\n`,
   };
-  return spec;
+  return withFsVerity(spec);
 }
 
 async function dropInOn(spec: NodeSpec, env: Record<string, string>, file = DROP_IN) {
