@@ -246,6 +246,14 @@ function configOf(info: Record<string, string>): {
 
 /** containerd's plugins that failed to start, with the error each started with. */
 export async function containerdPluginFailures(socket: string, timeoutMs: number): Promise<PluginFailure[]> {
+  return (await containerdPlugins(socket, timeoutMs)).filter((p): p is PluginFailure => p.error !== null);
+}
+
+/** containerd's plugins (`type.id`, as `ctr plugins ls` shows them), each with its start error or null. */
+export async function containerdPlugins(
+  socket: string,
+  timeoutMs: number,
+): Promise<Array<{ plugin: string; error: string | null }>> {
   const answer = await call(
     socket,
     `${INTROSPECTION}.Introspection`,
@@ -260,7 +268,5 @@ export async function containerdPluginFailures(socket: string, timeoutMs: number
     id: string;
     init_err?: { message?: string } | null;
   }[];
-  return plugins
-    .filter((p) => p.init_err?.message)
-    .map((p) => ({ plugin: `${p.type}.${p.id}`, error: p.init_err?.message ?? "" }));
+  return plugins.map((p) => ({ plugin: `${p.type}.${p.id}`, error: p.init_err?.message || null }));
 }

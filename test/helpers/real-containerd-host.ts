@@ -22,6 +22,8 @@ export interface RealContainerdHost extends TestHost {
   failures(): Promise<{ plugin: string; error: string }[]>;
   /** What every daemon of this host logged. */
   log(): string;
+  /** What a unit started through the host's systemctl logged. */
+  unitLog(unit: string): string;
   /** How many times it was (re)started. */
   starts(): number;
   stop(): void;
@@ -36,13 +38,20 @@ export async function realContainerdHost(
 ): Promise<RealContainerdHost> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), `kata-install-real-${minor}-`));
   const launch = path.join(scratch, "launch.sh");
+  const unitLaunch = path.join(scratch, "unit.sh");
   const host = buildHost({
     ...spec,
     commands: {
       ...spec.commands,
       "/usr/bin/containerd": containerdVersionStub(minor),
+      // containerd restarted for real; another unit (nydus's) run from its unit file's ExecStart.
       "/usr/bin/systemctl": `case "$1" in
-  restart) exec ${q(launch)} ;;
+  restart|start)
+    case "$2" in containerd|containerd.service) exec ${q(launch)} ;; esac
+    exec ${q(unitLaunch)} start "$2" ;;
+  stop)
+    case "$2" in containerd|containerd.service) exit 0 ;; esac
+    exec ${q(unitLaunch)} stop "$2" ;;
   *) exit 0 ;;
 esac`,
     },
@@ -85,14 +94,33 @@ echo x >> "$S/starts"
 `,
     { mode: 0o755 },
   );
+  fs.mkdirSync(path.join(scratch, "unit-lib"));
+  // A unit of the host's (nydus-for-kata-tee), run as systemd would: its ExecStart, in a private
+  // mount namespace with the host root's /opt and /run bound in, its state directory in scratch.
+  fs.writeFileSync(
+    unitLaunch,
+    `#!/bin/sh
+S=${q(scratch)}
+unit=\${2%.service}
+file=${q(root)}/etc/systemd/system/$unit.service
+if [ -f "$S/$unit.pid" ]; then kill -9 "$(cat "$S/$unit.pid")" 2>/dev/null; rm -f "$S/$unit.pid"; fi
+[ "$1" = stop ] && exit 0
+[ -f "$file" ] || { echo "no unit file $file" >&2; exit 5; }
+cmd=$(sed -n 's/^ExecStart=//p' "$file" | head -1)
+setsid unshare -m sh -c "mount --make-rprivate / && mount --bind ${root}/opt /opt && mount --bind $S/unit-lib /var/lib && mount --bind ${root}/run /run && exec $cmd" >> "$S/$unit.log" 2>&1 < /dev/null &
+echo $! > "$S/$unit.pid"
+`,
+    { mode: 0o755 },
+  );
   fs.mkdirSync(path.join(root, "etc/containerd"), { recursive: true });
   execFileSync(launch);
   const stop = () => {
-    try {
-      process.kill(Number(fs.readFileSync(path.join(scratch, "pid"), "utf8")), "SIGKILL");
-    } catch {
-      // gone already
-    }
+    for (const pid of fs.readdirSync(scratch).filter((f) => f.endsWith("pid")))
+      try {
+        process.kill(Number(fs.readFileSync(path.join(scratch, pid), "utf8")), "SIGKILL");
+      } catch {
+        // gone already
+      }
   };
   afterAll(() => {
     stop();
@@ -136,6 +164,10 @@ echo x >> "$S/starts"
     serving,
     failures: () => containerdPluginFailures(socket, 5_000),
     log: () => fs.readFileSync(path.join(scratch, "log"), "utf8"),
+    unitLog: (unit) => {
+      const file = path.join(scratch, `${unit.replace(/\.service$/, "")}.log`);
+      return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+    },
     starts: () => fs.readFileSync(path.join(scratch, "starts"), "utf8").split("\n").filter(Boolean).length,
     stop,
   };

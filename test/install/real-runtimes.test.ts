@@ -4,18 +4,23 @@
 // so a minor added to CONTAINERD_MINORS does not compile until it says where its handlers go and
 // which configurations its nodes have.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { containerdPlugins } from "../../src/host/cri.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { intelContainerd16, mkfsErofsScript } from "../helpers/nodes.js";
 import { realContainerdHost } from "../helpers/real-containerd-host.js";
-import { type ContainerdMinor, containerdOf } from "../helpers/real-tools.js";
+import { type ContainerdMinor, containerdOf, realTool, realTools } from "../helpers/real-tools.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
 afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+/** The real 4.1.0 release's configurations (stand-in binaries): the TEE shims of the chart. */
+const artifacts4 = artifactDir("4.1.0");
+afterAll(() => fs.rmSync(artifacts4, { recursive: true, force: true }));
 
 const FIXTURES = path.join(import.meta.dirname, "../fixtures/runtimes/containerd");
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), "utf8");
@@ -67,6 +72,38 @@ describe.each(Object.entries(MINORS) as [ContainerdMinor, (typeof MINORS)[Contai
       expect(fs.readFileSync(path.join(node.root, "etc/containerd/config.toml"), "utf8")).toBe(config);
       const after = await node.serving();
       expect(after.handlers).toEqual(["runc"]);
+      node.stop();
+    });
+
+    it("a GPU/TEE shim set (the chart's confidential and NVIDIA shims) loads and is served; uninstall, runc alone", async () => {
+      const config = fixture(configDefault);
+      const node = await realContainerdHost(minor, {
+        ...intelContainerd16(),
+        files: { "/etc/containerd/config.toml": config },
+      });
+      const shims = [
+        "qemu-coco-dev",
+        "qemu-snp",
+        "qemu-tdx",
+        "qemu-nvidia-gpu",
+        "qemu-nvidia-gpu-snp",
+        "qemu-nvidia-gpu-tdx",
+      ];
+      const install = runCli([
+        "install",
+        "--host-root",
+        node.root,
+        "--artifacts",
+        `dir:${artifacts4}`,
+        "--shims",
+        shims.join(","),
+      ]);
+      expect(install.status, `${install.stdout}\n${install.stderr}`).toBe(0);
+      const served = await node.serving();
+      expect(served.handlers?.sort()).toEqual(["runc", ...shims.map((s) => `kata-${s}`)].sort());
+      expect(runCli(["uninstall", "--host-root", node.root]).status).toBe(0);
+      expect(fs.readFileSync(path.join(node.root, "etc/containerd/config.toml"), "utf8")).toBe(config);
+      expect((await node.serving()).handlers).toEqual(["runc"]);
       node.stop();
     });
   },
@@ -157,3 +194,72 @@ describe("containerd whose CRI plugin is off (Docker's containerd.io package)", 
     node.stop();
   });
 });
+
+describe.each(["1.7", "2"] as const)(
+  "containerd %s with the real nydus-snapshotter (EXPERIMENTAL_SETUP_SNAPSHOTTER=nydus)",
+  (minor) => {
+    it("the snapshotter runs and answers, containerd loads its proxy plugin, CRI serves the handler mapped to it", async () => {
+      // What kata-deploy's image carries for nydus: the real binaries (Debian's nydus-snapshotter),
+      // its configuration and unit (test/fixtures/nydus-snapshotter, kata-deploy's own texts).
+      const source = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-nydus-source-"));
+      const nydus = path.dirname(
+        realTool("nydus-snapshotter", realTools().find((t) => t.name === "nydus-snapshotter")?.minor ?? "")
+          .path,
+      );
+      for (const bin of ["containerd-nydus-grpc", "nydus-overlayfs"])
+        fs.copyFileSync(path.join(nydus, bin), path.join(source, bin));
+      for (const text of ["config-guest-pulling.toml", "nydus-snapshotter.service"])
+        fs.copyFileSync(
+          path.join(import.meta.dirname, "../fixtures/nydus-snapshotter", text),
+          path.join(source, text),
+        );
+      const config = fixture(MINORS[minor].configDefault);
+      const node = await realContainerdHost(minor, {
+        ...intelContainerd16(),
+        files: { "/etc/containerd/config.toml": config },
+      });
+      const env = {
+        EXPERIMENTAL_SETUP_SNAPSHOTTER: "nydus",
+        SNAPSHOTTER_HANDLER_MAPPING: "qemu-coco-dev:nydus",
+        KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: source,
+      };
+      const install = runCli(
+        [
+          "install",
+          "--host-root",
+          node.root,
+          "--artifacts",
+          `dir:${artifacts4}`,
+          "--shims",
+          "qemu,qemu-coco-dev",
+        ],
+        { env },
+      );
+      expect(install.status, `${install.stdout}\n${install.stderr}\n${node.log().slice(-1500)}`).toBe(0);
+      console.log(
+        `containerd ${minor} with ${realTools().find((t) => t.name === "nydus-snapshotter")?.versionLine}`,
+      );
+      // The snapshotter's own log says it started; its socket answers.
+      const socket = path.join(node.root, "run/nydus-for-kata-tee/containerd-nydus-grpc.sock");
+      expect(fs.existsSync(socket), node.unitLog("nydus-for-kata-tee")).toBe(true);
+      expect(node.unitLog("nydus-for-kata-tee")).toContain("Start nydus-snapshotter.");
+      const plugins = await containerdPlugins(node.socket, 5_000);
+      expect(plugins).toContainEqual({
+        plugin: "io.containerd.snapshotter.v1.nydus-for-kata-tee",
+        error: null,
+      });
+      const served = await node.serving();
+      expect(served.handlers).toEqual(expect.arrayContaining(["runc", "kata-qemu", "kata-qemu-coco-dev"]));
+      expect(fs.readFileSync(path.join(node.root, MINORS[minor].handlersIn), "utf8")).toMatch(
+        /snapshotter = "nydus-for-kata-tee"/,
+      );
+
+      const uninstall = runCli(["uninstall", "--host-root", node.root], { env });
+      expect(uninstall.status, uninstall.stderr).toBe(0);
+      expect(fs.readFileSync(path.join(node.root, "etc/containerd/config.toml"), "utf8")).toBe(config);
+      expect((await node.serving()).handlers).toEqual(["runc"]);
+      node.stop();
+      fs.rmSync(source, { recursive: true, force: true });
+    });
+  },
+);
