@@ -101,6 +101,8 @@ describe.each(KATA_DEPLOY_NODES)("kata-deploy 4.1.0's node %s", (name) => {
       const proxy = /agent\.https_proxy=\S+/.exec(String(hv(before).kernel_params ?? ""))?.[0];
       if (proxy) expect(String(hv(reads).kernel_params), h.name).toContain(proxy);
     }
+    // kata-install's journal, where kata-deploy's install was: the node is kata-install's now.
+    expect(fs.existsSync(path.join(host.root, prefix, ".install"))).toBe(true);
     real?.stop();
   });
 });
