@@ -6,7 +6,14 @@ import type { Host } from "../host/host.js";
 import type { ArtifactSource, FileSink } from "../install/artifacts.js";
 import type { ArtifactsRecord } from "../install/journal.js";
 import type { ListedEntry } from "../install/listing.js";
-import { GO_CONFIG_DIR, isShimConfig, type Release, RUST_CONFIG_DIR, releaseFromFiles } from "./release.js";
+import {
+  DEFAULT_CONFIGS,
+  GO_CONFIG_DIR,
+  isShimConfig,
+  type Release,
+  RUST_CONFIG_DIR,
+  releaseFromFiles,
+} from "./release.js";
 
 /** The image that carries the release's version and configuration files. */
 export const META = "meta";
@@ -21,7 +28,10 @@ export async function releaseFromSource(source: ArtifactSource): Promise<Release
   // Read into memory, as every entry of an image is checked on the way: nothing is written.
   const sink = new MemorySink((file) => file === "VERSION" || isShimConfig(file));
   await source.extract(META, sink);
-  const release = releaseFromFiles(sink.files, source.description, await listings(source, names));
+  const release = {
+    ...releaseFromFiles(sink.files, source.description, await listings(source, names)),
+    defaultConfigs: sink.defaults,
+  };
   if (release.shims.size === 0)
     throw new ReleaseSourceError(
       `${source.description}: its meta image holds no shim configuration (made by an earlier kata-install, which left them out?): split the release again with this kata-install`,
@@ -32,6 +42,8 @@ export async function releaseFromSource(source: ArtifactSource): Promise<Release
 /** An artifact's files, kept in memory as text: those `wanted` says; the others only read past. */
 class MemorySink implements FileSink {
   readonly files = new Map<string, string>();
+  /** The release's default configuration links, by runtime: their targets. */
+  readonly defaults: Partial<Record<"go" | "rust", string>> = {};
 
   constructor(private readonly wanted: (file: string) => boolean) {}
 
@@ -51,8 +63,9 @@ class MemorySink implements FileSink {
     };
   }
 
-  link(): void {
-    // The configuration.toml links name a default kata-install does not use.
+  link(file: string, target: string): void {
+    for (const [runtime, at] of Object.entries(DEFAULT_CONFIGS) as Array<["go" | "rust", string]>)
+      if (file === at) this.defaults[runtime] = target;
   }
 
   copy(file: string, from: string): void {
@@ -88,7 +101,16 @@ export async function releaseOnNode(
     }
   }
   if (![...files.keys()].some(isShimConfig)) return null; // a version of an earlier kata-install
-  return { ...releaseFromFiles(files, `the release installed in ${dir}`, null), installed: [...installed] };
+  const defaultConfigs: Partial<Record<"go" | "rust", string>> = {};
+  for (const [runtime, at] of Object.entries(DEFAULT_CONFIGS) as Array<["go" | "rust", string]>) {
+    const target = await host.readlink(`${current}/${at}`);
+    if (target !== null) defaultConfigs[runtime] = target;
+  }
+  return {
+    ...releaseFromFiles(files, `the release installed in ${dir}`, null),
+    installed: [...installed],
+    defaultConfigs,
+  };
 }
 
 async function listings(source: ArtifactSource, names: string[]): Promise<Map<string, ListedEntry[]>> {

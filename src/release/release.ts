@@ -41,7 +41,19 @@ export interface Release {
   installed?: string[];
   /** What kata-install noticed and set aside (a Rust file named like a Go shim), said in the plan. */
   notes: string[];
+  /**
+   * The release's default configurations (share/defaults/kata-containers/configuration.toml, and
+   * runtime-rs/'s): the file each links to ("configuration-qemu.toml"), which kata-runtime and Kata's
+   * other tools read when given no --config. Absent where the release has none.
+   */
+  defaultConfigs?: Partial<Record<"go" | "rust", string>>;
 }
+
+/** Where the release keeps its default configurations: links to one shim's file. */
+export const DEFAULT_CONFIGS: Record<"go" | "rust", string> = {
+  go: `${GO_CONFIG_DIR}/configuration.toml`,
+  rust: `${RUST_CONFIG_DIR}/configuration.toml`,
+};
 
 /** "configuration-qemu-runtime-rs.toml" in a configuration directory → the shim it configures. */
 export function shimOfFile(file: string): { shim: string; runtime: "go" | "rust" } | null {

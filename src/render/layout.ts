@@ -113,12 +113,31 @@ export const installDirFromEnv = kataDirFromEnv;
 export function defaultConfigLinks(
   decision: Decision,
   catalog: Catalog,
-): Array<{ path: string; target: string }> {
+): Array<{ path: string; target: string; reason?: string }> {
   const base = `${installDir(decision)}/share/defaults/kata-containers`;
-  return decision.shims.map(({ name }) => ({
+  const links: Array<{ path: string; target: string; reason?: string }> = decision.shims.map(({ name }) => ({
     path: `${base}/${catalog.shims.get(name)?.runtime === "rust" ? "runtime-rs/" : ""}configuration-${name}.toml`,
     target: `runtimes/${name}/configuration-${name}.toml`,
   }));
+  // The release's default configuration (configuration.toml, what kata-runtime reads without
+  // --config) where it has it, linking to the same name, when that shim is installed: through the
+  // shim's link, Kata reaches the file kata-install writes and its config.d/.
+  const defaults = catalog.release?.defaultConfigs ?? {};
+  for (const [runtime, target] of Object.entries(defaults) as Array<["go" | "rust", string]>) {
+    const shim = /^configuration-(.+)\.toml$/.exec(target)?.[1];
+    if (shim === undefined || target.includes("/")) continue;
+    if (
+      !decision.shims.some((s) => s.name === shim) ||
+      (catalog.shims.get(shim)?.runtime ?? "go") !== runtime
+    )
+      continue;
+    links.push({
+      path: `${base}/${runtime === "rust" ? "runtime-rs/" : ""}configuration.toml`,
+      target,
+      reason: `the release's default configuration, as it links it (${target}): what kata-runtime and Kata's other tools read without --config`,
+    });
+  }
+  return links;
 }
 
 /** Under the install directory: programs kata-install writes (not Kata's, so not under bin/, a link). */

@@ -118,7 +118,7 @@ export async function render(
     const before = takeover && link.path.startsWith(`${prefix}/`) ? null : await host.readlink(link.path);
     // A file there that is no link is not kata-install's (nor kata-deploy's): left as it is.
     if (before === null && !takeover && (await host.exists(link.path))) continue;
-    const c = change(link.path, before, link.target, 0o777, LINK_REASON, "kata");
+    const c = change(link.path, before, link.target, 0o777, link.reason ?? LINK_REASON, "kata");
     if (c) changes.push({ ...c, link: true });
   }
   let runtimeChanged = false;

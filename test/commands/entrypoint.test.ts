@@ -70,7 +70,7 @@ describe("kata-install entrypoint install, in a cluster", () => {
         metadata: { labels: { [RUNTIME_LABEL]: "false", [INSTANCE_MARK]: "false" } },
       });
       expect(run.stdout()).toContain("# modify /etc/containerd/config.toml");
-      expect(run.stdout()).toContain("Files: 5 written, 0 removed.");
+      expect(run.stdout()).toContain("Files: 6 written, 0 removed.");
       expect(labels()).toEqual({
         team: "infra",
         [RUNTIME_LABEL]: "true",
@@ -186,7 +186,7 @@ describe("kata-install entrypoint cleanup and reset", () => {
       );
       const run = await runCliAsync(["entrypoint", "cleanup"], { env });
       expect(run.status, run.stderr).toBe(0);
-      expect(run.stdout).toContain("Restored 1 file(s), removed 10, and the artifacts.");
+      expect(run.stdout).toContain("Restored 1 file(s), removed 12, and the artifacts.");
       expect(run.stderr).toContain("Node n1: kata-install's labels and annotation removed.");
       expect(snapshot(host.root)).toEqual(original);
       expect(labelsOf(kube)).toEqual({ team: "infra" });

@@ -48,7 +48,7 @@ describe("install, again, and uninstall", () => {
     expect(run.stderr).toMatch(/✔ Render configuration/);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(
-      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nPulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\.\nFiles: 11 written, 0 removed\.\nRuntime: restarted containerd, and it serves the Kata handlers\.\n$/,
+      /^Artifacts: version [0-9a-f]{16} \(\d+ files, \d+ bytes\) switched in\.\nPulled \d+ of the release's \d+ artifacts: \d+ of \d+ bytes \(\d+%\)\.\nFiles: 13 written, 0 removed\.\nRuntime: restarted containerd, and it serves the Kata handlers\.\n$/,
     );
     expect(calls()).toBe("restart containerd\n");
     expect(fs.readFileSync(path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2"), "utf8")).toBe(
@@ -104,7 +104,7 @@ describe("install, again, and uninstall", () => {
     );
     // Counted as the uninstall below counts what it did.
     expect(run.stdout).toMatch(
-      /\nUninstall would restore 1 file\(s\), remove 10, and the artifacts under \/opt\/kata\.\nRuntime: would restart containerd, and wait until it answers\.\n$/,
+      /\nUninstall would restore 1 file\(s\), remove 12, and the artifacts under \/opt\/kata\.\nRuntime: would restart containerd, and wait until it answers\.\n$/,
     );
     // --json: the same, as one document.
     const json = cli("uninstall", "--dry-run", "--json");
@@ -115,7 +115,7 @@ describe("install, again, and uninstall", () => {
       restored: ["/etc/containerd/config.toml"],
       restart: { kind: "restart", target: "containerd", owed: false },
     });
-    expect(JSON.parse(json.stdout).removed).toHaveLength(10);
+    expect(JSON.parse(json.stdout).removed).toHaveLength(12);
     expect(snapshot(host.root)).toEqual(before);
     // An admin's file in a directory kata-install made: uninstall leaves it, and says so first.
     const mine = path.join(host.root, "opt/kata/share/defaults/kata-containers/runtimes/qemu/notes.txt");
@@ -191,7 +191,7 @@ describe("install, again, and uninstall", () => {
     const run = cli("uninstall");
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(
-      "Restored 1 file(s), removed 10, and the artifacts.\nRuntime: restarted containerd, and it answers.\n",
+      "Restored 1 file(s), removed 12, and the artifacts.\nRuntime: restarted containerd, and it answers.\n",
     );
     expect(calls()).toBe("restart containerd\nrestart containerd\n");
     expect(withoutLog(snapshot(host.root))).toEqual(withoutLog(original));

@@ -104,7 +104,7 @@ describe("plan --out FILE, then install --plan FILE", () => {
     const direct = runCli(["install", "--host-root", plain.root, ...source]);
     expect(direct.status).toBe(0);
     expect(applied.stdout).toBe(direct.stdout);
-    expect(applied.stdout).toMatch(/\nFiles: 11 written, 0 removed\.\n/);
+    expect(applied.stdout).toMatch(/\nFiles: 13 written, 0 removed\.\n/);
     // The same tree, byte for byte; only the journal's random names for its saved copies, and the
     // inodes that key the probe cache, are those of each host.
     expect(installedTree(saved.root)).toEqual(installedTree(plain.root));
@@ -304,9 +304,9 @@ describe("entrypoint install with KATA_INSTALL_PLAN", () => {
     );
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(
-      `Plan: 10 to create, 1 to modify, 0 to delete; ${saved.plan.actions.length} action(s).\n`,
+      `Plan: 12 to create, 1 to modify, 0 to delete; ${saved.plan.actions.length} action(s).\n`,
     );
-    expect(run.stdout).toMatch(/\nFiles: 11 written, 0 removed\.\n/);
+    expect(run.stdout).toMatch(/\nFiles: 13 written, 0 removed\.\n/);
   });
 
   it("applies it again on a restart of the pod: a node already as the plan leaves it is a success, not a refusal", async () => {

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll } from "vitest";
+import { onTestFinished } from "vitest";
 import { type CriStatus, containerdPluginFailures, criStatus } from "../../src/host/cri.js";
 import { type ContainerdMinor, containerdOf, containerdVersionStub } from "./real-tools.js";
 import { buildHost, type NodeSpec, type TestHost } from "./test-host.js";
@@ -30,6 +30,12 @@ export interface RealContainerdHost extends TestHost {
 }
 
 const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** Every daemon this process started and has not stopped: killed when it exits. */
+const running = new Set<() => void>();
+process.on("exit", () => {
+  for (const end of running) end();
+});
 
 export async function realContainerdHost(
   minor: ContainerdMinor,
@@ -122,9 +128,15 @@ echo $! > "$S/$unit.pid"
         // gone already
       }
   };
-  afterAll(() => {
+  // Gone with the test (passed or failed), and with this process whatever happens.
+  const end = () => {
     stop();
     fs.rmSync(scratch, { recursive: true, force: true });
+  };
+  running.add(end);
+  onTestFinished(() => {
+    running.delete(end);
+    end();
   });
   const serving = async (): Promise<CriStatus> => {
     const deadline = Date.now() + 30_000;
