@@ -280,3 +280,28 @@ describe("kata-deploy's per-shim variables", () => {
     );
   });
 });
+
+describe("the release's default configuration", () => {
+  it("is linked as the release links it (configuration.toml -> configuration-qemu.toml) when that shim is installed, and not otherwise", () => {
+    const node = buildHost(amdSnpCrio());
+    const plan = (shims: string) =>
+      JSON.parse(
+        runCli([
+          "plan",
+          "--json",
+          "--host-root",
+          node.root,
+          "--artifacts",
+          `dir:${artifacts}`,
+          "--shims",
+          shims,
+        ]).stdout,
+      ).changes as Array<{ path: string; diff: string; link?: boolean }>;
+    const at = "/opt/kata/share/defaults/kata-containers/configuration.toml";
+    expect(plan("qemu,clh").find((c) => c.path === at)).toMatchObject({
+      after: "configuration-qemu.toml",
+      link: true,
+    });
+    expect(plan("clh").find((c) => c.path === at)).toBeUndefined();
+  });
+});
