@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real runtimes the tests judge kata-install's files with: containerd of each minor the runtime
 # layouts claim that Debian packages (1.6 bookworm, 1.7 trixie, 2.x sid), nydus-snapshotter (sid),
-# erofs-utils (trixie and sid) and CRI's api.proto (sid's golang-k8s-cri-api-dev). Fetched with apt
+# erofs-utils (bookworm's, older than kata-deploy's options; trixie's and sid's) and CRI's api.proto (sid's golang-k8s-cri-api-dev). Fetched with apt
 # through a private sources list and unpacked with dpkg -x into a cache folder the tests find:
 # nothing is installed, nothing lands on the system's PATH, the system's own containerd is untouched.
 #
@@ -100,7 +100,7 @@ fetch() {
     "containerd-nydus-grpc $(pkg_version sid nydus-snapshotter)" >>"$work/tools.tsv"
   # erofs-utils: linked against its suite's libc, so it runs through that libc's own loader, with
   # every library it needs from the same suite (the whole dependency closure, unpacked beside it).
-  for suite in trixie sid; do
+  for suite in bookworm trixie sid; do
     local closure
     closure=$(apt_cache_for "$suite" depends --recurse --no-recommends --no-suggests --no-conflicts \
       --no-breaks --no-replaces --no-enhances --no-pre-depends erofs-utils | grep '^[a-z0-9]' | sort -u)

@@ -85,7 +85,7 @@ export async function ownPath(host: Host, base: string, hostPath: string, kind: 
   return real;
 }
 
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL } = fs.constants;
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
 /**
  * A regular file's bytes, read without following a link at `real` and without blocking on a FIFO
@@ -118,24 +118,7 @@ export function readNoFollow(real: string, shown: string, maxBytes: number): Buf
   }
 }
 
-/**
- * A new file at `real` that nothing else can be: created with O_EXCL (a name already there, a
- * link planted at it included, fails) and never through a link. Returns its descriptor.
- */
-export function createExclusive(real: string, mode: number): number {
-  return fs.openSync(real, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
-}
-
-/**
- * A temp name that a file planted in advance is unlikely to have. What makes the temp safe is its
- * creation (O_EXCL, no link followed: a name already there fails it); the random part only keeps a
- * planted name out of the way. Not crypto's generator: loading it costs a no-op install a
- * millisecond, and nothing here needs to be secret.
- */
-export function tempName(prefix: string): string {
-  const random = Math.floor(Math.random() * 2 ** 48).toString(16);
-  return `${prefix}${process.pid}-${random}${process.hrtime.bigint().toString(16).slice(-4)}`;
-}
+export { createExclusive, tempName } from "../host/exclusive.js";
 
 /** The names in the directory `real`; none when it cannot be listed (absent, or not a directory). */
 export function namesIn(real: string): string[] {

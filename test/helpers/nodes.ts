@@ -1,6 +1,7 @@
 // A zoo of nodes that later stages' tests reuse: each is a short description, built into a real
 // directory tree by buildHost(). The cpuinfo texts are written here in the shapes real kernels print
 // (tab or space padding before ":", one stanza per CPU, arm64's "Features", s390x's global block).
+import { realTool } from "./real-tools.js";
 import type { NodeSpec } from "./test-host.js";
 
 const X86_BASE =
@@ -118,34 +119,12 @@ export const INTEL_MODULES_AVAILABLE = [
 ];
 
 /**
- * erofs-utils' mkfs.erofs answering --help as the real one prints it: 1.8.2 and later name
- * --mkfs-time and --sort, which kata-deploy's erofs differ settings pass it; 1.7 names neither.
+ * A node's mkfs.erofs: the real one of erofs-utils (Debian's, scripts/test-tools.sh), run from the
+ * test host's PATH. "1.8" (trixie's 1.8.6) and "1.9" (sid's 1.9.4) take --mkfs-time and --sort,
+ * which kata-deploy's erofs differ settings pass it; "1.5" (bookworm's) takes neither.
  */
-export function mkfsErofsScript(version: "1.8.2" | "1.7.1" = "1.8.2"): string {
-  const newer =
-    version === "1.7.1"
-      ? ""
-      : ` --mkfs-time           the timestamp is applied as build time only
- --sort=<path,none>    data sorting order for tarballs as input (default: path)
-`;
-  return `case "$1" in
-  --help) cat <<'HELP'
-Usage: mkfs.erofs [OPTIONS] FILE SOURCE(s)
-Generate EROFS image (FILE) from SOURCE(s).
-
-General options:
- -V, --version         print the version number of mkfs.erofs and exit
- -h, --help            display this help and exit
-
- -b#                   set block size to # (# = page size by default)
- -T#                   specify a fixed UNIX timestamp # as build time
- --all-root            make all files owned by root
-${newer} --tar=X               generate a full or index-only image from a tarball(-ish) source
-HELP
-  ;;
-  -V|--version) echo "mkfs.erofs (erofs-utils) ${version}" ;;
-  *) echo "mkfs.erofs: unexpected arguments: $*" >&2; exit 1 ;;
-esac`;
+export function mkfsErofsScript(minor: "1.5" | "1.8" | "1.9" = "1.8"): string {
+  return `exec ${JSON.stringify(realTool("erofs-utils", minor).path)} "$@"`;
 }
 
 /** Intel bare metal with vmx, containerd 1.6 from the distribution (config version 2). */

@@ -123,7 +123,7 @@ describe("an install whose restart leaves CRI unserved", () => {
         available: [...(spec.kernel.available ?? []), "erofs"],
         config: { ...spec.kernel.config, CONFIG_FS_VERITY: "y" },
       },
-      commands: { ...spec.commands, "/usr/bin/mkfs.erofs": mkfsErofsScript("1.8.2") },
+      commands: { ...spec.commands, "/usr/bin/mkfs.erofs": mkfsErofsScript("1.8") },
       files: {
         "/etc/containerd/config.toml": config,
         "/proc/1/mountinfo":
