@@ -1,6 +1,6 @@
 // The answers of binaries to detection's questions — anything asked of kata-install's own, the
 // version of any other — kept beside the journal and keyed by the file's identity (device, inode,
-// size, mtime). A node's no-op install (the DaemonSet pod restarting) then starts no process; a
+// size, mtime, ctime). A node's no-op install (the DaemonSet pod restarting) then starts no process; a
 // binary that changed in any way (a package upgrade writes a new file) is asked again. Only
 // kata-install writes the cache, and only in an install that changed the node (a no-op install
 // writes nothing).
@@ -86,7 +86,8 @@ export class ProbeCache {
   /** What makes this file this file; null when it is not there. */
   async identity(command: string): Promise<string | null> {
     const st = await this.host.stat(command);
-    return st === null ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    // ctime too: a binary rewritten in place with its mtime set back still has a new ctime.
+    return st === null ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
   }
 
   get(key: string, identity: string): CommandResult | null {

@@ -24,9 +24,11 @@ import { identitiesOf } from "./reuse.js";
 import { StagingDir } from "./staging.js";
 import {
   foreignEntries,
+  identityOf,
   removeVersionKeeping,
   VERSION_FILES,
   versionFiles,
+  versionIdentities,
   writeVersionFiles,
 } from "./version-files.js";
 
@@ -223,12 +225,19 @@ export interface Staged {
 }
 
 /** Whether a version directory holds `entry` as listed (a file of that size, or that link). */
-export function holds(version: string, entry: ListedEntry): boolean {
+export function holds(
+  version: string,
+  entry: ListedEntry,
+  /** The version's files as kata-install wrote them (versionIdentities); null: none recorded. */
+  identities: ReadonlyMap<string, string> | null = versionIdentities(version),
+): boolean {
   const st = fs.lstatSync(path.join(version, entry.path), { throwIfNoEntry: false });
   if (!st) return false;
   if (entry.type === "link")
     return st.isSymbolicLink() && fs.readlinkSync(path.join(version, entry.path)) === entry.target;
-  return st.isFile() && st.size === entry.size;
+  if (!st.isFile() || st.size !== entry.size) return false;
+  // The very file written then: a rewrite of the same size (or one put there by someone else) is not.
+  return identities === null || identities.get(entry.path) === identityOf(st);
 }
 
 /**
@@ -249,7 +258,8 @@ async function reuseArtifact(
   const direct = (entry: ListedEntry) =>
     fs.realpathSync.native(path.dirname(path.join(from, entry.path))) ===
     path.dirname(path.join(realFrom, entry.path));
-  if (!listing.every((entry) => holds(from, entry) && direct(entry))) return false;
+  const identities = versionIdentities(realFrom);
+  if (!listing.every((entry) => holds(from, entry, identities) && direct(entry))) return false;
   for (const entry of listing)
     if (entry.type === "link") into.link(entry.path, entry.target);
     else into.reuse(entry.path, path.join(from, entry.path), entry.mode);

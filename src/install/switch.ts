@@ -24,6 +24,7 @@ import type { ListedEntry } from "./listing.js";
 import { mkdirOwn, removeOwnTree } from "./own-place.js";
 import { KATA_DEPLOY_ENTRIES, recordedVersions, TAKEN_OVER } from "./prefix.js";
 import { identitiesOf, reusableArtifacts } from "./reuse.js";
+import { settleIdentities, updateVersionIdentities, versionIdentities } from "./version-files.js";
 
 export interface SwitchResult {
   staged: Staged | null;
@@ -183,6 +184,12 @@ export async function removeRetired(
   const retired = journal.artifacts.retired ?? [];
   if (retired.length === 0) return [];
   const kept = await removeVersions(store.host, prefix, retired);
+  // Files of the current version hard-linked from a removed one: their ctime moved with the unlink.
+  const current = journal.artifacts.version;
+  if (current !== null) {
+    const dir = await store.own(`${prefix}/versions/${current}`, "dir").catch(() => null);
+    if (dir !== null) settleIdentities(dir);
+  }
   journal.artifacts.retired = [];
   await store.save(journal);
   return kept;
@@ -203,8 +210,9 @@ async function repairVersion(
 ): Promise<number> {
   const version = await store.own(`${prefix}/versions/${id}`, "dir");
   const wrong: ListedEntry[] = [];
+  const identities = versionIdentities(version);
   for (const name of names)
-    for (const entry of await source.list(name)) if (!holds(version, entry)) wrong.push(entry);
+    for (const entry of await source.list(name)) if (!holds(version, entry, identities)) wrong.push(entry);
   if (wrong.length === 0) return 0;
   journal.staging = { dir: stagingPath(prefix, id), version: `${prefix}/versions/${id}`, createdDirs: [] };
   await store.save(journal);
@@ -220,6 +228,11 @@ async function repairVersion(
       if (!fs.lstatSync(there, { throwIfNoEntry: false })?.isDirectory()) fs.rmSync(there, { force: true });
       fs.renameSync(path.join(partial, entry.path), there);
     }
+    // What was put back is kata-install's as written now.
+    updateVersionIdentities(
+      version,
+      wrong.map((e) => e.path),
+    );
   } finally {
     await recoverStaging(store, journal);
     await store.save(journal);

@@ -25,16 +25,76 @@ export function reachedAs(entry: string, prefix: string): string {
 /** Far more than any release's list: a larger file is not one of ours. */
 const MAX_LIST_BYTES = 16 * 1024 * 1024;
 
+/**
+ * What makes a file the one kata-install wrote: its inode, size, mtime and ctime (a rewrite in
+ * place changes them, even with its mtime set back: ctime cannot be). Compared, not the size alone,
+ * before a file of a version is reused or called unchanged. An upgrade's own hard links and their
+ * removal move ctime too: settleIdentities() records it again right after.
+ */
+export function identityOf(st: fs.Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
 export function writeVersionFiles(dir: string, entries: Iterable<string>): void {
-  const text = `${JSON.stringify({ entries: [...entries].sort() }, null, 1)}\n`;
+  const sorted = [...entries].sort();
+  const identities: Record<string, string> = {};
+  for (const entry of sorted) {
+    const st = fs.lstatSync(path.join(dir, entry), { throwIfNoEntry: false });
+    if (st?.isFile()) identities[entry] = identityOf(st);
+  }
+  writeList(dir, sorted, identities);
+}
+
+function writeList(dir: string, entries: string[], identities: Record<string, string>): void {
+  const text = `${JSON.stringify({ entries, identities }, null, 1)}\n`;
   fs.writeFileSync(path.join(dir, VERSION_FILES), text, { mode: 0o644 });
 }
 
+/** The list's identities updated for `entries` (files put back by a repair), the rest as they were. */
+export function updateVersionIdentities(dir: string, entries: Iterable<string>): void {
+  const doc = readList(dir);
+  if (doc === null) return;
+  const identities = { ...(doc.identities ?? {}) };
+  for (const entry of entries) {
+    const st = fs.lstatSync(path.join(dir, entry), { throwIfNoEntry: false });
+    if (st?.isFile()) identities[entry] = identityOf(st);
+  }
+  writeList(dir, doc.entries, identities);
+}
+
 /**
- * The entries listed in the version at `dir` (its real path); null when it has none: a version
- * installed before the lists were kept, or kata-deploy's tree taken over, all of which is ours.
+ * After kata-install itself unlinked another name of files of the version at `dir` (the version
+ * switched from, whose unchanged files it hard-linked in): the ctime of each file otherwise as
+ * recorded (inode, size, mtime) is taken as it is now.
  */
-export function versionFiles(dir: string): Set<string> | null {
+export function settleIdentities(dir: string): void {
+  const doc = readList(dir);
+  if (doc?.identities === undefined) return;
+  const identities = { ...doc.identities };
+  const withoutCtime = (identity: string) => identity.split(":").slice(0, 3).join(":");
+  let moved = false;
+  for (const [entry, recorded] of Object.entries(identities)) {
+    const st = fs.lstatSync(path.join(dir, entry), { throwIfNoEntry: false });
+    if (!st?.isFile()) continue;
+    const now = identityOf(st);
+    if (now !== recorded && withoutCtime(now) === withoutCtime(recorded)) {
+      identities[entry] = now;
+      moved = true;
+    }
+  }
+  if (moved) writeList(dir, doc.entries, identities);
+}
+
+/**
+ * Each file's identity as kata-install wrote it, in the version at `dir`; null when the version
+ * records none (written before identities were kept, or kata-deploy's tree taken over).
+ */
+export function versionIdentities(dir: string): Map<string, string> | null {
+  const doc = readList(dir);
+  return doc?.identities === undefined ? null : new Map(Object.entries(doc.identities));
+}
+
+function readList(dir: string): { entries: string[]; identities?: Record<string, string> } | null {
   let bytes: Buffer | null;
   try {
     bytes = readNoFollow(path.join(dir, VERSION_FILES), VERSION_FILES, MAX_LIST_BYTES);
@@ -43,13 +103,28 @@ export function versionFiles(dir: string): Set<string> | null {
   }
   if (bytes === null) return null;
   try {
-    const doc = JSON.parse(bytes.toString("utf8")) as { entries?: unknown };
-    const { entries } = doc;
-    if (Array.isArray(entries) && entries.every((e) => typeof e === "string")) return new Set(entries);
+    const doc = JSON.parse(bytes.toString("utf8")) as { entries?: unknown; identities?: unknown };
+    const { entries, identities } = doc;
+    if (!Array.isArray(entries) || !entries.every((e) => typeof e === "string")) return null;
+    const ids =
+      identities !== null &&
+      typeof identities === "object" &&
+      Object.values(identities).every((v) => typeof v === "string")
+        ? (identities as Record<string, string>)
+        : undefined;
+    return { entries, ...(ids ? { identities: ids } : {}) };
   } catch {
-    // not a list of ours: as if there were none
+    return null;
   }
-  return null;
+}
+
+/**
+ * The entries listed in the version at `dir` (its real path); null when it has none: a version
+ * installed before the lists were kept, or kata-deploy's tree taken over, all of which is ours.
+ */
+export function versionFiles(dir: string): Set<string> | null {
+  const doc = readList(dir);
+  return doc === null ? null : new Set(doc.entries);
 }
 
 /**

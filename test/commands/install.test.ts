@@ -1003,3 +1003,31 @@ describe("install from a registry", () => {
     }
   });
 });
+
+describe("a file of the installed version rewritten in place, the same size, its mtime set back", () => {
+  it("is not reused by the next upgrade: pulled again, the rewrite gone", async () => {
+    const host = await answeringHost(intelContainerd16());
+    const rebuilt = artifactDir();
+    fs.writeFileSync(
+      path.join(rebuilt, "base/opt/kata/bin/containerd-shim-kata-v2"),
+      "a rebuilt shim binary\n",
+    );
+    const kernel = path.join(host.root, "opt/kata/share/kata-containers/vmlinux.container");
+    try {
+      expect(runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]).status).toBe(0);
+      const shipped = fs.readFileSync(kernel);
+      // Someone's bytes in Kata's kernel, as long as Kata's, with its times put back exactly
+      // (touch -r from a copy that kept them): inode, size and mtime are what kata-install wrote.
+      const times = `${kernel}.times`;
+      execFileSync("cp", ["-p", kernel, times]);
+      fs.writeFileSync(kernel, Buffer.alloc(shipped.length, "x"));
+      execFileSync("touch", ["-r", times, kernel]);
+      fs.rmSync(times);
+      const upgrade = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${rebuilt}`]);
+      expect(upgrade.status, upgrade.stderr).toBe(0);
+      expect(fs.readFileSync(kernel)).toEqual(shipped);
+    } finally {
+      fs.rmSync(rebuilt, { recursive: true, force: true });
+    }
+  });
+});
