@@ -10,7 +10,7 @@ import { loadFacts } from "./detect/load.js";
 import { ProbeCache } from "./detect/probe-cache.js";
 import type { StrategyName } from "./host/command.js";
 import type { Host } from "./host/host.js";
-import { openHost } from "./host/open.js";
+import { factsOnlyHost, openHost } from "./host/open.js";
 import { prepare } from "./inputs/prepare.js";
 import type { ArtifactSource } from "./install/artifacts.js";
 import { installedState, journalFor } from "./install/journal.js";
@@ -62,7 +62,10 @@ export async function planPipeline(
   parseArtifactSpecifier(options.artifacts);
   const prepared = given.prepared ?? (await prepare({ ...options, env }));
   const templates = await loadTemplates();
-  const host = given.host ?? (await openHost(options.hostRoot, options.hostExec));
+  // Saved facts describe another node: nothing of this machine's is read for them.
+  const host =
+    given.host ??
+    (options.facts !== undefined ? await factsOnlyHost() : await openHost(options.hostRoot, options.hostExec));
   const ctx: Partial<Planned> = { prepared, templates, host };
   await runStages([
     {

@@ -1,6 +1,8 @@
 // The host a command works on: the node's root directory (`--host-root`), checked before any stage
 // reads through it, and how commands run there.
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { UserError } from "../errors.js";
 import type { StrategyName } from "./command.js";
@@ -22,4 +24,18 @@ export async function openHost(hostRoot: string, strategy?: StrategyName): Promi
       `--host-root ${hostRoot}: not a node's root directory (it has no ${NODE_DIRS.join(", ")}): give the directory the node's / is mounted at`,
     );
   return new Host({ root, strategy });
+}
+
+/**
+ * The host a plan from saved facts (--facts) renders against: an empty root of its own, so that no
+ * path a facts file names (a runtime configuration at /root/secret, say) is read on this machine
+ * and shown as the diff's context. Every file is planned as new.
+ */
+export async function factsOnlyHost(): Promise<Host> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), "kata-install-facts-only-"));
+  process.once("exit", () => {
+    // Empty, as made (nothing writes to it): removed with this process.
+    fsSync.rmSync(root, { recursive: true, force: true });
+  });
+  return new Host({ root, strategy: "root-exec" });
 }

@@ -304,3 +304,18 @@ describe("the release's default configuration", () => {
     expect(plan("clh").find((c) => c.path === at)).toBeUndefined();
   });
 });
+
+describe("plan --facts", () => {
+  it("reads nothing of this machine at the paths a facts file names: no secret printed as the diff's context", () => {
+    const node = buildHost(amdSnpCrio());
+    const facts = JSON.parse(runCli(["facts", "--json", "--host-root", node.root]).stdout);
+    const secret = path.join(node.root, "secret.toml");
+    fs.writeFileSync(secret, 'password = "hunter2"\n');
+    facts.runtime = { ...facts.runtime, configPath: secret, configExists: true };
+    const file = path.join(node.root, "facts.json");
+    fs.writeFileSync(file, JSON.stringify(facts));
+    const plan = runCli(["plan", "--facts", file, "--artifacts", `dir:${artifacts}`]);
+    expect(plan.stdout + plan.stderr).not.toContain("hunter2");
+    expect(fs.readFileSync(secret, "utf8")).toBe('password = "hunter2"\n');
+  });
+});

@@ -106,7 +106,7 @@ describe("plan --out FILE, then install --plan FILE", () => {
     expect(applied.stdout).toBe(direct.stdout);
     expect(applied.stdout).toMatch(/\nFiles: 13 written, 0 removed\.\n/);
     // The same tree, byte for byte; only the journal's random names for its saved copies, and the
-    // inodes that key the probe cache, are those of each host.
+    // files' identities (inodes, times) in the probe cache and the version's list, are each host's.
     expect(installedTree(saved.root)).toEqual(installedTree(plain.root));
   });
 

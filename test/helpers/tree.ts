@@ -44,7 +44,8 @@ export function mtimes(root: string): Record<string, number> {
 /**
  * A host tree after an install, as two installs of one plan on two copies of a node share it: the
  * journal's saved copies named by their content instead of their random names, and the probe
- * cache's entries without the device, inode and mtime that identify each binary.
+ * cache's entries and each version's file list without the identities (device, inode, times) of
+ * each file, which differ between any two copies.
  */
 export function installedTree(root: string, prefix = "opt/kata"): TreeSnapshot {
   const dir = path.join(root, prefix, ".install");
@@ -64,6 +65,11 @@ export function installedTree(root: string, prefix = "opt/kata"): TreeSnapshot {
       const entries = JSON.parse(fs.readFileSync(full, "utf8")) as Record<string, { identity: string }>;
       for (const entry of Object.values(entries)) entry.identity = "(the file's identity)";
       out[rel] = rehashed(value, JSON.stringify(entries));
+    } else if (rel.endsWith("/.kata-install-files")) {
+      const list = JSON.parse(fs.readFileSync(full, "utf8")) as { identities?: Record<string, string> };
+      for (const key of Object.keys(list.identities ?? {}))
+        (list.identities as Record<string, string>)[key] = "(the file's identity)";
+      out[rel] = rehashed(value, JSON.stringify(list));
     } else out[named(rel)] = value;
   }
   return out;
