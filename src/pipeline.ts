@@ -65,7 +65,9 @@ export async function planPipeline(
   // Saved facts describe another node: nothing of this machine's is read for them.
   const host =
     given.host ??
-    (options.facts !== undefined ? await factsOnlyHost() : await openHost(options.hostRoot, options.hostExec));
+    (options.facts !== undefined
+      ? await factsOnlyHost()
+      : await openHost(options.hostRoot, options.hostExec));
   const ctx: Partial<Planned> = { prepared, templates, host };
   await runStages([
     {

@@ -3,7 +3,9 @@
 // — each with the overrides that make its nodes alike, the node affinity term that selects it (by
 // kubernetes.io/arch and the labels the nodes' NFD feature files give, nfd.feature_file), and the
 // preflight errors and warnings its nodes have.
+
 import { byText } from "../compare.js";
+import { UserError } from "../errors.js";
 import { NFD_PREFIX } from "../kube/nfd-features.js";
 import type { NodeSummary } from "../kube/summary.js";
 import { teeOf } from "../shims/tees.js";
@@ -120,10 +122,31 @@ function selectorOf(key: PoolKey, all: PoolKey[]): Requirement[] {
   return out;
 }
 
+/**
+ * What a pool's name is built of: a pool names files (--emit-overrides writes overrides.<pool>.toml)
+ * and TOML comments, so a value from a node's facts (its arch, a GPU's vendor) that is not a plain
+ * name — a newline, a slash — is refused, naming the node, before anything is written.
+ */
+const NAME_PART = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,62}$/;
+
+function checkKey(key: PoolKey, node: string): void {
+  const parts: Array<[string, string | null]> = [
+    ["arch", key.arch],
+    ...key.gpus.map((g): [string, string] => ["a GPU's vendor", g]),
+    ...key.tee.map((t): [string, string] => ["a confidential-computing feature", t]),
+  ];
+  for (const [what, value] of parts)
+    if (value !== null && !NAME_PART.test(value))
+      throw new UserError(
+        `node ${node}: its facts give ${what} ${JSON.stringify(value)}, which is no name (letters, digits, _ . + -): the report names pools and their files by it; nothing was written`,
+      );
+}
+
 export function poolsOf(nodes: readonly NodeEntry[], kinds: readonly NodeKind[] = kindsOf(nodes)): Pool[] {
   const groups = new Map<string, { key: PoolKey; kinds: NodeKind[] }>();
   for (const kind of kinds) {
     const key = keyOf(kind.summary);
+    checkKey(key, nodes[kind.at[0] ?? 0]?.name ?? "(unnamed)");
     const id = idOf(key);
     const group = groups.get(id) ?? { key, kinds: [] };
     group.kinds.push(kind);

@@ -1,6 +1,7 @@
 // `kata-install report`: a cluster's saved facts (or its nodes' annotations) compared on what
 // changes a decision, each kind of node decided once, and an overrides file that makes them alike.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SUMMARY_ANNOTATION } from "../../src/kube/node-labels.js";
@@ -345,5 +346,24 @@ describe("kata-install report --kubeconfig", () => {
     } finally {
       await kube.close();
     }
+  });
+});
+
+describe("report --emit-overrides, on facts whose names are not names", async () => {
+  it.each([
+    [
+      "a newline that would write live [config.all] keys",
+      'x86_64\n[config.all]\n"runtime.enable_debug" = true',
+    ],
+    ["a slash that would write outside the directory", "../../x86_64"],
+  ])("%s: refused, naming the node and the value; nothing written", async (_, arch) => {
+    const dir = await factsDir(3, { 1: [(node) => Object.assign(node, { arch })] });
+    made.push(dir);
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-pools-"));
+    made.push(out);
+    const run = runCli(["report", "--facts-dir", dir, "--emit-overrides", path.join(out, "overrides.toml")]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`node n0001: its facts give arch ${JSON.stringify(arch)}, which is no name`);
+    expect(fs.readdirSync(out)).toEqual([]);
   });
 });
