@@ -42,7 +42,9 @@ Examples:
   kata-install report --facts-dir ./facts --emit-overrides uniform.toml
   kata-install report --facts-dir ./facts --overrides uniform.toml    (every node now alike?)
   kata-install report --kubeconfig ~/.kube/config --json
-  kata-install report --kubeconfig ~/.kube/config --install-suffix ci   (the install kata-deploy-ci)`,
+  kata-install report --kubeconfig ~/.kube/config --install-suffix ci   (the install kata-deploy-ci)
+
+Each API request has 30 s to answer (KATA_INSTALL_KUBE_TIMEOUT, in seconds).`,
     )
     .action(async (options) => {
       // The scanning threads first: their start overlaps loading the command's modules and rules.
@@ -141,6 +143,7 @@ Actions:
 Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   NODE_NAME                      this node (labels are written only when it is set)
   POD_NAMESPACE, DAEMONSET_NAME  the DaemonSet to ask on SIGTERM (kube-system, kata-deploy)
+  KATA_INSTALL_KUBE_TIMEOUT      seconds an API request may go unanswered (30); /readyz is 503 meanwhile
   SHIMS[_<ARCH>], DEFAULT_SHIM[_<ARCH>], DEBUG, ALLOWED_HYPERVISOR_ANNOTATIONS, AGENT_HTTPS_PROXY,
   AGENT_NO_PROXY, SNAPSHOTTER_HANDLER_MAPPING, PULL_TYPE_MAPPING, EXPERIMENTAL_FORCE_GUEST_PULL,
   EXPERIMENTAL_SETUP_SNAPSHOTTER, EROFS_SNAPSHOTTER_MODE, EROFS_MERGE_MODE, EROFS_DMVERITY,

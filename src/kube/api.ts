@@ -54,6 +54,22 @@ export class KubeError extends Error {}
 const MAX_KUBECONFIG_BYTES = 4 << 20;
 
 /**
+ * How long one API request may go unanswered (KATA_INSTALL_KUBE_TIMEOUT, seconds; 30 by default):
+ * an API server that accepts and never answers must not hang `report --kubeconfig` or the
+ * entrypoint, whose readiness stays "not ready" meanwhile.
+ */
+export function requestTimeoutMs(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const given = env.KATA_INSTALL_KUBE_TIMEOUT;
+  if (given === undefined || given === "") return 30_000;
+  const seconds = Number(given);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+    throw new UserError(
+      `environment: KATA_INSTALL_KUBE_TIMEOUT: expected seconds (more than 0, at most 3600), got ${JSON.stringify(given)}`,
+    );
+  return seconds * 1000;
+}
+
+/**
  * A client from a kubeconfig file, or, without one, from the pod's service account (in-cluster) or
  * $KUBECONFIG / ~/.kube/config, as kubectl does.
  */
@@ -76,11 +92,32 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
   const server = config.getCurrentCluster()?.server ?? "(no cluster)";
   const core = config.makeApiClient(k8s.CoreV1Api);
   const apps = config.makeApiClient(k8s.AppsV1Api);
+  const timeoutMs = requestTimeoutMs();
+  const within = `${timeoutMs / 1000} s`;
+  /** Per request: a deadline (the request is aborted when it passes), and kata-install's name. */
+  const options = (given?: Parameters<typeof k8s.setHeaderOptions>[2]) => {
+    const withAgent = k8s.setHeaderOptions("User-Agent", "kata-install", given);
+    const middleware = [...(withAgent.middleware ?? [])];
+    const named = middleware.pop();
+    if (named !== undefined)
+      middleware.push({
+        pre: (request) => {
+          request.setSignal(AbortSignal.timeout(timeoutMs));
+          return named.pre(request);
+        },
+        post: (response) => named.post(response),
+      });
+    return { ...withAgent, middleware };
+  };
   const call = async <T>(what: string, request: () => Promise<T>): Promise<T> => {
     try {
       return await request();
     } catch (error) {
-      const e = error as { code?: number; body?: string; message?: string };
+      const e = error as { code?: number; body?: string; message?: string; name?: string; type?: string };
+      if (e.name === "AbortError" || e.name === "TimeoutError" || e.type === "aborted")
+        throw new KubeError(
+          `${server}: ${what}: no answer within ${within} (KATA_INSTALL_KUBE_TIMEOUT sets how long a request may take)`,
+        );
       const detail = e.body ? (safeMessage(e.body) ?? e.message) : e.message;
       throw new KubeError(`${server}: ${what}: ${e.code ? `HTTP ${e.code}: ` : ""}${detail}`);
     }
@@ -110,17 +147,19 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
   return {
     server,
     async getNode(name) {
-      return view(await call(`get node ${name}`, () => core.readNode({ name })));
+      return view(await call(`get node ${name}`, () => core.readNode({ name }, options())));
     },
     async patchNode(name, patch) {
-      const options = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-      return view(await call(`patch node ${name}`, () => core.patchNode({ name, body: patch }, options)));
+      const merge = options(k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+      return view(await call(`patch node ${name}`, () => core.patchNode({ name, body: patch }, merge)));
     },
     async listNodes() {
       const out: KubeNode[] = [];
       let token: string | undefined;
       do {
-        const page = await call("list nodes", () => core.listNode({ limit: 500, _continue: token }));
+        const page = await call("list nodes", () =>
+          core.listNode({ limit: 500, _continue: token }, options()),
+        );
         out.push(...page.items.map(view));
         token = page.metadata?._continue || undefined;
       } while (token);
@@ -129,7 +168,7 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
     async getDaemonSet(namespace, name) {
       let ds: import("@kubernetes/client-node").V1DaemonSet;
       try {
-        ds = await apps.readNamespacedDaemonSet({ namespace, name });
+        ds = await apps.readNamespacedDaemonSet({ namespace, name }, options());
       } catch (error) {
         if ((error as { code?: number }).code === 404) return null;
         return call(`get daemonset ${namespace}/${name}`, () => Promise.reject(error));
@@ -141,7 +180,7 @@ export async function kubeApi(kubeconfig?: string): Promise<KubeApi> {
       let token: string | undefined;
       do {
         const page = await call("list daemonsets", () =>
-          apps.listDaemonSetForAllNamespaces({ limit: 500, _continue: token }),
+          apps.listDaemonSetForAllNamespaces({ limit: 500, _continue: token }, options()),
         );
         out.push(...page.items.map(dsView));
         token = page.metadata?._continue || undefined;
