@@ -1,6 +1,7 @@
 // What uninstall does with one journalled file, decided in one place for the uninstall and its
 // dry run: a file as kata-install left it gets the node's own back (or goes, if kata-install made
 // it); a file edited since keeps the edit, with only kata-install's parts taken out.
+import { isUtf8 } from "node:buffer";
 import { posix } from "node:path";
 import { parse } from "smol-toml";
 import { tomlErrorText } from "../detect/toml.js";
@@ -24,11 +25,12 @@ export type Fate =
   /** As kata-install left it (or gone): its original comes back, or it goes if it had none. */
   | { kind: "back"; current: Entry | null }
   /**
-   * Edited since: `text` is what it becomes (null: nothing of ours was in it), `what` says so;
+   * Edited since: `bytes` is what it becomes (null: nothing of ours was in it), `what` says so;
    * `aside`: where it is moved instead, out of the runtime's reach (a runtime file kata-install
-   * made: it names what uninstall removes).
+   * made: it names what uninstall removes). Bytes, not text: what is the admin's (a Latin-1
+   * comment, a byte that is no UTF-8) is kept as it is, not decoded and encoded again.
    */
-  | { kind: "edited"; current: Entry; text: string | null; what: string; aside?: string };
+  | { kind: "edited"; current: Entry; bytes: Buffer | null; what: string; aside?: string };
 
 /** The admin's file as it was before kata-install (its saved copy), for a record edited in place. */
 export type OriginalOf = (record: FileRecord) => Promise<string | null>;
@@ -51,14 +53,22 @@ export async function fateOf(
     return {
       kind: "edited",
       current,
-      text: null,
+      bytes: null,
       what: `edited after the install: moved to ${aside}, with the edit in it, out of the runtime's reach (it names Kata's files, which uninstall removes)`,
       aside,
     };
   }
-  const text = current.bytes.toString("utf8");
+  // One character a byte: kata-install's parts (its markers, keys, imports) are ASCII, found and
+  // taken out of the admin's bytes without decoding them; the rest goes back byte for byte.
+  const text = current.bytes.toString("latin1");
   const missing = record.editedInPlace ? await blockMissing(text, path, record, originalOf) : false;
-  return { kind: "edited", current, ...givenBack(text, path, record, created, missing) };
+  const given = givenBack(text, path, record, created, missing);
+  return {
+    kind: "edited",
+    current,
+    bytes: given.text === null ? null : Buffer.from(given.text, "latin1"),
+    what: given.what,
+  };
 }
 
 /**
@@ -99,7 +109,7 @@ export function originalReader(store: JournalStore): OriginalOf {
   return async (record) => {
     const original = record.original;
     if (original === "absent" || "link" in original) return null;
-    return (await store.bytesOf(original.backup)).toString("utf8");
+    return (await store.bytesOf(original.backup)).toString("latin1");
   };
 }
 
@@ -153,11 +163,16 @@ function givenBack(
       what = "edited after the install: only kata-install's imports were removed, the rest kept as it is";
   }
   // The admin's edit may have left the file unreadable: the runtime will not start on it either.
-  if (record.role === "runtime" && path.endsWith(".toml"))
-    try {
-      parse(out);
-    } catch (error) {
-      what += `; it is not valid TOML (${tomlErrorText(error)}): the runtime will not start on it until it is fixed`;
-    }
+  if (record.role === "runtime" && path.endsWith(".toml")) {
+    const bytes = Buffer.from(out, "latin1");
+    if (!isUtf8(bytes))
+      what += "; it is not valid TOML (not UTF-8 text): the runtime will not start on it until it is fixed";
+    else
+      try {
+        parse(bytes.toString("utf8"));
+      } catch (error) {
+        what += `; it is not valid TOML (${tomlErrorText(error)}): the runtime will not start on it until it is fixed`;
+      }
+  }
   return { text: out === text ? null : out, what };
 }

@@ -70,7 +70,7 @@ export async function previewUninstall(store: JournalStore): Promise<UninstallPr
             : (await store.bytesOf(original.backup)).toString("utf8");
       (original === "absent" ? preview.removed : preview.restored).push(path);
     } else {
-      after = fate.aside !== undefined ? null : (fate.text ?? text);
+      after = fate.aside !== undefined ? null : (fate.bytes?.toString("utf8") ?? text);
       reason = fate.what;
       preview.leftEdited.push({ path, what: fate.what });
     }

@@ -58,7 +58,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
     if (!record.editedInPlace) continue;
     const current = await readEntry(store.host, path, false);
     if (current !== null && hash(current.bytes) !== record.afterHash)
-      await blockMissing(current.bytes.toString("utf8"), path, record, originalOf);
+      await blockMissing(current.bytes.toString("latin1"), path, record, originalOf);
   }
   // The units kata-install runs (nydus's) stop before their files go; systemd forgets them after.
   const units = unitsToStop(journal.files);
@@ -73,7 +73,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       (record.original === "absent" ? result.removed : result.restored).push(path);
     } else {
       if (fate.aside !== undefined) await moveAside(store, path, fate.aside);
-      else if (fate.text !== null) await atomicWrite(store.host, path, fate.text, fate.current.meta);
+      else if (fate.bytes !== null) await atomicWrite(store.host, path, fate.bytes, fate.current.meta);
       result.leftEdited.push({ path, what: fate.what });
       if (record.role === "runtime" && fate.what.includes("it is not valid TOML"))
         result.unloadable.push(path);

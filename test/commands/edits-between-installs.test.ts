@@ -219,3 +219,34 @@ describe("a Kata configuration kata-install wrote, edited on the node", () => {
     host.close();
   });
 });
+
+describe("bytes are bytes: what an admin adds after the install that is no UTF-8", () => {
+  const ADDED = Buffer.concat([
+    Buffer.from("# caf"),
+    Buffer.from([0xe9]), // Latin-1 é
+    Buffer.from(" \u0000 nul, "),
+    Buffer.from([0xff, 0xfe, 0xc3]), // no UTF-8 at all
+    Buffer.from("\n"),
+  ]);
+  const main2 = () => {
+    const spec = arm64Containerd20();
+    spec.files = {
+      ...spec.files,
+      "/etc/containerd/config.toml":
+        'version = 3\n\n[plugins."io.containerd.cri.v1.runtime".containerd]\n  default_runtime_name = "runc"\n',
+    };
+    return spec;
+  };
+  it.each([
+    ["containerd 1.7's config.toml, edited in place", intelContainerd17, x86],
+    ["containerd 2.0's main file, its import of kata-install's drop-in", main2, arm],
+  ])("%s: given back byte for byte, only kata-install's part taken out", async (_, spec, artifacts) => {
+    const node = await nodeOf(spec(), artifacts);
+    const before = fs.readFileSync(node.file);
+    node.install("qemu");
+    fs.appendFileSync(node.file, ADDED);
+    const uninstall = node.cli(["uninstall"]);
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(fs.readFileSync(node.file)).toEqual(Buffer.concat([before, ADDED]));
+  });
+});
