@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { answeringHost } from "../helpers/answering.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
-import { amdSnpCrio, CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import { amdSnpCrio, CONTAINERD_V2_MAIN, intelContainerd16, intelContainerd17 } from "../helpers/nodes.js";
 import { containerdOf } from "../helpers/real-tools.js";
 import { type NodeSpec, removeTestHosts } from "../helpers/test-host.js";
 import { snapshot } from "../helpers/tree.js";
@@ -184,7 +184,8 @@ describe("a CRI-O node kata-deploy 3.x installed (99-kata-deploy naming the rele
 
 describe("a node kata-deploy 3.x set nydus-snapshotter up on", () => {
   it("is refused by takeover-snapshotter alone, naming its unit and binaries; the prefix is still kata-deploy's to take over", async () => {
-    const host = await nodeOf(intelContainerd16(), (root) => {
+    // containerd 1.7: handlers can pull through nydus here (on 1.6 none could, and it goes, said).
+    const host = await nodeOf(intelContainerd17(), (root) => {
       olderTree(root);
       fs.writeFileSync(
         path.join(root, "etc/containerd/config.toml"),
