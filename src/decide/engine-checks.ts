@@ -118,10 +118,9 @@ export function snapshotterChecks(
     );
   const known = usableSnapshotters(facts, setUp);
   const unconfigured = mapped.filter(([, to]) => !known.has(to.value));
-  // Taking kata-deploy's node over: a mapping its own handler has already is kept as the node has
-  // it (its pods fail at unpack as they did), said, never a refusal the takeover alone cannot pass.
+  // A mapping the node's handler has already (kata-deploy's, taken over) is kept as the node has it
+  // (its pods fail at unpack as they do now), said: never a refusal that only an ignore flag passes.
   const asOnNode = ([shim, to]: Mapped) =>
-    facts.kata.managedBy === "kata-deploy" &&
     facts.runtime.handlers.some((h) => h.name.startsWith(`kata-${shim}`) && h.snapshotter === to.value);
   const kept = unconfigured.filter(asOnNode);
   const missing = unconfigured.filter((m) => !asOnNode(m));
@@ -133,7 +132,7 @@ export function snapshotterChecks(
             id: "handler-snapshotter",
             severity: "warning",
             status: "fail",
-            message: `${kept.map(([shim, to]) => `${to.name} maps ${shim} to the snapshotter "${to.value}"`).join("; ")}, which this node does not configure; kata-deploy's handler has that snapshotter already: kept as the node has it (pods of that handler fail at image unpack, as they do now)`,
+            message: `${kept.map(([shim, to]) => `${to.name} maps ${shim} to the snapshotter "${to.value}"`).join("; ")}, which this node does not configure; the node's handler has that snapshotter already: kept as the node has it (pods of that handler fail at image unpack, as they do now)`,
             hint: `configure it in containerd (configured here: ${[...known].sort().join(", ")}), or map the handler to one of those`,
             rule: "decide",
           },

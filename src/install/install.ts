@@ -34,6 +34,7 @@ import {
   refusedOf,
   type Transfer,
   transferOf,
+  wasTakenOver,
 } from "./verify.js";
 
 export interface InstallReport {
@@ -79,7 +80,12 @@ export async function install(
     } = await namedPaths(host, decision, changeset, planned.catalog);
     const problems = [...missing, ...refusedOf(configs)];
     // What a takeover keeps as kata-deploy had it (the plan said so) is no failure here either.
-    const failures = keptOnTakeover(await findFailures(paths, nodeWorld(host)), decision, changeset).rest;
+    const failures = keptOnTakeover(
+      await findFailures(paths, nodeWorld(host)),
+      decision,
+      changeset,
+      wasTakenOver(facts),
+    ).rest;
     if (failures.length > 0 || problems.length > 0)
       throw new UserError(
         `after the install, ${[...problems, describeFailures(failures)].filter(Boolean).join("; ")}: everything this run changed was rolled back`,

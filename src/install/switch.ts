@@ -141,7 +141,13 @@ export function retire(journal: Journal): void {
 async function moveAside(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
   const pending = journal.pendingSwitch as PendingSwitch;
   const listing = await store.host.readDir(prefix);
-  const names = (listing.ok ? listing.entries : []).filter((n) => KATA_DEPLOY_ENTRIES.includes(n));
+  // kata-deploy's runtime drop-in directory (containerd/) stays where the runtime's configuration
+  // imports it from until that configuration no longer does: moved, a runtime restarted in between
+  // (a node rebooted mid-takeover) would not start on an import of a missing file. It follows the
+  // tree once the switch is committed (removeRetired).
+  const names = (listing.ok ? listing.entries : []).filter(
+    (n) => KATA_DEPLOY_ENTRIES.includes(n) && n !== DROP_IN_ENTRY,
+  );
   pending.movedAside = { id: TAKEN_OVER, names };
   // The install taken over is kata-install's now, its directory too: uninstall removes it whole.
   if (!journal.dirs.includes(prefix)) journal.dirs.push(prefix);
@@ -153,6 +159,19 @@ async function moveAside(store: JournalStore, prefix: string, journal: Journal):
     crashPoint("takeover:move");
     fs.renameSync(await store.host.resolveLink(`${prefix}/${name}`), path.join(aside, name));
   }
+}
+
+/** kata-deploy's entry of the prefix that its runtime configuration imports a drop-in from. */
+const DROP_IN_ENTRY = "containerd";
+
+/** kata-deploy's containerd/ renamed into its moved-aside tree, if it is still in the prefix. */
+async function followTree(store: JournalStore, prefix: string): Promise<void> {
+  const at = await store.host.resolveLink(`${prefix}/${DROP_IN_ENTRY}`);
+  if (!fs.lstatSync(at, { throwIfNoEntry: false })?.isDirectory()) return;
+  const aside = await store.own(`${prefix}/versions/${TAKEN_OVER}`, "dir");
+  mkdirOwn(aside, `${prefix}/versions/${TAKEN_OVER}`);
+  const to = path.join(aside, DROP_IN_ENTRY);
+  if (!fs.lstatSync(to, { throwIfNoEntry: false })) fs.renameSync(at, to);
 }
 
 /** Rename a taken-over tree back into the prefix (a rollback of the switch that moved it). */
@@ -183,6 +202,9 @@ export async function removeRetired(
 ): Promise<string[]> {
   const retired = journal.artifacts.retired ?? [];
   if (retired.length === 0) return [];
+  // The takeover committed: kata-deploy's runtime drop-in directory, left in place until now, goes
+  // with its tree.
+  if (retired.includes(TAKEN_OVER)) await followTree(store, prefix);
   const kept = await removeVersions(store.host, prefix, retired);
   // Files of the current version hard-linked from a removed one: their ctime moved with the unlink.
   const current = journal.artifacts.version;

@@ -201,9 +201,11 @@ export function keptOnTakeover(
   failures: PathFailure[],
   decision: Decision,
   changeset: Changeset,
+  /** The node was kata-deploy's: now (its facts), or until a takeover still carried in the journal. */
+  wasKataDeploys = false,
 ): { kept: PathFailure[]; rest: PathFailure[]; check: Check | null } {
   const prefix = installDir(decision);
-  const takingOver = changeset.actions.some((a) => a.kind === "take-over");
+  const takingOver = wasKataDeploys || changeset.actions.some((a) => a.kind === "take-over");
   const outside = (f: PathFailure) =>
     takingOver && !f.path.startsWith(`${prefix}/`) && f.key !== "handler shim binary";
   const kept = failures.filter(outside);
@@ -222,6 +224,11 @@ export function keptOnTakeover(
             rule: "verify",
           },
   };
+}
+
+/** Whether the node is kata-deploy's, or was until a takeover of kata-install's (carried in its journal). */
+export function wasTakenOver(facts: { kata: { managedBy: string | null; carried?: unknown } }): boolean {
+  return facts.kata.managedBy === "kata-deploy" || facts.kata.carried !== undefined;
 }
 
 /** How many bytes a node pulls, against the whole release the source holds. */
@@ -272,6 +279,7 @@ export async function verifyPlanned(
     host: Host;
     catalog: Catalog;
     release?: Release | null;
+    facts?: { kata: { managedBy: string | null; carried?: unknown } };
   },
   source: ArtifactSource | null,
   allArtifacts: string[],
@@ -279,6 +287,7 @@ export async function verifyPlanned(
 ): Promise<void> {
   const { decision, changeset, host, catalog } = planned;
   if (decision.shims.length === 0) return;
+  const wasKataDeploys = planned.facts !== undefined && wasTakenOver(planned.facts);
   const names = decision.artifacts.filter((a) => a.from === "bundled").map((a) => a.name);
   const pulls = changeset.actions.filter((a) => a.kind === "pull-artifact");
   const { paths, problems, configs } = await namedPaths(
@@ -303,6 +312,7 @@ export async function verifyPlanned(
       await findFailures(paths, plannedWorld(host, decision, changeset, tree)),
       decision,
       changeset,
+      wasKataDeploys,
     );
     if (found.check !== null) decision.checks.push(found.check);
     decision.checks.push(
@@ -321,6 +331,7 @@ export async function verifyPlanned(
     await findFailures(paths, withPlanned(changeset, nodeWorld(host))),
     decision,
     changeset,
+    wasKataDeploys,
   );
   if (found.check !== null) decision.checks.push(found.check);
   let failures = found.rest;

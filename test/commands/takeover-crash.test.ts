@@ -10,13 +10,19 @@ import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
+import { deployEnv, layOutDeployNode } from "../helpers/kata-deploy-nodes.js";
 import { CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
+import { servedBy } from "../helpers/real-containerd.js";
+import { containerdVersionStub } from "../helpers/real-tools.js";
 import { removeTestHosts } from "../helpers/test-host.js";
 import { snapshot, type TreeSnapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
 afterAll(() => fs.rmSync(artifacts, { recursive: true, force: true }));
+/** The real 4.1.0 configurations (stand-in binaries): what kata-deploy 4.1.0's nodes were made from. */
+const release = artifactDir("4.1.0");
+afterAll(() => fs.rmSync(release, { recursive: true, force: true }));
 
 /** The install's named moments, in the order it passes them on a takeover. */
 const NAMED = [
@@ -87,6 +93,45 @@ describe("a takeover killed at every moment of the install", () => {
         if (next === "install") expect(after, `${moment}, then install`).toEqual(takenOver);
         else expect([deployed, gone], `${moment}, then uninstall`).toContainEqual(after);
       }
+    }
+  }, 600_000);
+});
+
+describe("kata-deploy 4.1.0's containerd 2.1 node (its drop-in under /opt/kata-blue, imported by path), killed at every moment of the takeover", () => {
+  it("the real containerd 2.1 loads the node's configuration after each kill; the next install finishes the takeover", async () => {
+    const env = {
+      ...deployEnv("containerd-2.1-suffix"),
+      KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: path.join(import.meta.dirname, "../fixtures/nydus-snapshotter"),
+    };
+    const node = () =>
+      answeringHost(
+        {
+          ...intelContainerd16(),
+          commands: { ...intelContainerd16().commands, "/usr/bin/containerd": containerdVersionStub("2") },
+          files: {},
+        },
+        (root) => {
+          layOutDeployNode("containerd-2.1-suffix", root);
+        },
+      );
+    const cli = (root: string, args: string[], more: Record<string, string> = {}) =>
+      runCli([...args, "--host-root", root, "--artifacts", `dir:${release}`], { env: { ...env, ...more } });
+    for (const moment of NAMED) {
+      const host = await node();
+      const cut = cli(host.root, ["install"], { KATA_INSTALL_CRASH_AT: moment });
+      expect(cut.status, `${moment}: killed`).toBeNull();
+      // The node's containerd, restarted now (a reboot), starts on what the kill left (the real
+      // daemon: `config dump` passes over an import of a missing file, the daemon does not start).
+      const rebooted = await servedBy({ minor: "2", root: host.root });
+      expect(rebooted.answered, `${moment}: containerd starts on it\n${rebooted.log.slice(-600)}`).toBe(true);
+      const next = cli(host.root, ["install"]);
+      expect(next.status, `${moment}, then install: ${next.stderr}`).toBe(0);
+      expect(
+        JSON.parse(runCli(["facts", "--json", "--host-root", host.root], { env }).stdout).kata.managedBy,
+      ).toBe("kata-install");
+      const after = await servedBy({ minor: "2", root: host.root });
+      expect(after.status?.runtimeReady, `${moment}: then installed, containerd serves`).toBe(true);
+      host.close();
     }
   }, 600_000);
 });

@@ -44,6 +44,16 @@ function loaded({ containerd, root, config }) {
       .join(" ");
     return { error: `containerd did not start on ${config}: ${said}` };
   }
+  // What `config dump` passes over and the daemon does not start on (containerd 2.1.9, seen):
+  // an import, named by its path, of a file that is not there.
+  try {
+    const main = parse(fs.readFileSync(path.join(root, config), "utf8"));
+    for (const entry of main.imports ?? [])
+      if (!entry.includes("*") && !fs.existsSync(path.join(root, entry)))
+        return { error: `containerd did not start on ${config}: open ${entry}: no such file or directory` };
+  } catch {
+    // read by config dump above already
+  }
   const plugins = dump.plugins ?? {};
   const cri =
     plugins["io.containerd.cri.v1.runtime"]?.containerd ??
