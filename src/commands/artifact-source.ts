@@ -7,6 +7,7 @@ import { type ArtifactSource, foreignInVersion } from "../install/artifacts.js";
 import { installChecks } from "../install/install-checks.js";
 import type { JournalStore } from "../install/journal.js";
 import { reusableArtifacts } from "../install/reuse.js";
+import { deployTree } from "../install/takeover-tree.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { NOTHING_REUSED, verifyPlanned } from "../install/verify.js";
 import { reachedAs } from "../install/version-files.js";
@@ -64,6 +65,30 @@ export async function withArtifactSource(
         status: "fail",
         message: `not kata-install's, in the installed version this install replaces: ${foreign.map((f) => `${reachedAs(f, prefix)} (kept as ${f})`).join(", ")}: kept, and no longer reached through ${prefix}'s links once the version is replaced`,
         hint: `move what you need of it out of ${prefix} (kata-install installs and removes Kata there), and point at it there; what is kept stays until you remove it`,
+        rule: "install",
+      });
+  }
+  // A takeover: what of kata-deploy's tree is someone else's is kept, and the release's tools it had
+  // that this install does not put back go with it; both said by name, before the install.
+  if (source !== null && planned.changeset.actions.some((a) => a.kind === "take-over")) {
+    const prefix = installDir(planned.decision);
+    const tree = await deployTree(planned.host, prefix, source, bundled);
+    if (tree.foreign.length > 0)
+      planned.decision.checks.push({
+        id: "takeover-kept",
+        severity: "warning",
+        status: "fail",
+        message: `not kata-deploy's, in its tree under ${prefix}: ${tree.foreign.map((f) => `${prefix}/${f}`).join(", ")}: kept (in ${prefix}/versions/kata-deploy.kept when kata-deploy's tree goes), no longer reached where it was`,
+        hint: `move what you need of it out of ${prefix} (kata-install installs and removes Kata there), and point at it there`,
+        rule: "install",
+      });
+    if (tree.dropped.length > 0)
+      planned.decision.checks.push({
+        id: "takeover-tools",
+        severity: "warning",
+        status: "fail",
+        message: `kata-deploy's node has ${tree.dropped.map((f) => `${prefix}/${f}`).join(", ")}, which this install does not put back (no chosen shim needs ${tree.dropped.length === 1 ? "it" : "them"}): gone with kata-deploy's tree`,
+        hint: "DEBUG=true installs Kata's tools (kata-runtime, kata-monitor, …) with the shims; nothing else does",
         rule: "install",
       });
   }

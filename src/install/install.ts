@@ -25,6 +25,7 @@ import {
   removeRetired,
   type SwitchResult,
 } from "./switch.js";
+import { deployTree } from "./takeover-tree.js";
 import {
   describeFailures,
   findFailures,
@@ -126,7 +127,9 @@ export async function install(
     // Artifacts first: no configuration may name a file that is not there yet.
     if (source && pulls.length > 0) {
       previousVersion = (await store.load())?.artifacts.version ?? null;
-      artifacts = await installArtifacts(store, prefix, source, names, { takeOver });
+      // kata-deploy's tree sorted into its own entries and someone else's, which are kept.
+      const tree = takeOver ? await deployTree(host, prefix, source, names) : null;
+      artifacts = await installArtifacts(store, prefix, source, names, tree ? { takeOver: tree } : {});
     }
     // A takeover: what kata-deploy served and wrote is kept with the install, for every later plan.
     const deploy = facts.kata.deploy;

@@ -24,7 +24,12 @@ import type { ListedEntry } from "./listing.js";
 import { mkdirOwn, removeOwnTree } from "./own-place.js";
 import { KATA_DEPLOY_ENTRIES, recordedVersions, TAKEN_OVER } from "./prefix.js";
 import { identitiesOf, reusableArtifacts } from "./reuse.js";
-import { settleIdentities, updateVersionIdentities, versionIdentities } from "./version-files.js";
+import {
+  settleIdentities,
+  updateVersionIdentities,
+  versionIdentities,
+  writeVersionFiles,
+} from "./version-files.js";
 
 export interface SwitchResult {
   staged: Staged | null;
@@ -52,7 +57,8 @@ export async function installArtifacts(
   prefix: string,
   source: ArtifactSource,
   names: string[],
-  options: { takeOver?: boolean } = {},
+  /** takeOver: kata-deploy's entries of the prefix (takeover-tree.ts): the rest is kept when its tree goes. */
+  options: { takeOver?: { ours: ReadonlySet<string> } } = {},
 ): Promise<SwitchResult> {
   const known = await store.load();
   if (names.length === 0 && (known?.artifacts.version ?? null) === null)
@@ -85,7 +91,7 @@ export async function installArtifacts(
       ...(previousIdentities !== undefined ? { identities: previousIdentities } : {}),
     },
   };
-  if (options.takeOver) await moveAside(store, prefix, journal);
+  if (options.takeOver) await moveAside(store, prefix, journal, options.takeOver.ours);
   const { links, dirs } = await missingLinks(store.host, prefix, staged.id);
   journal.pendingSwitch.createdLinks = links;
   journal.pendingSwitch.createdDirs = [...stagedDirs, ...dirs];
@@ -138,7 +144,12 @@ export function retire(journal: Journal): void {
  * versions/kata-deploy — on the same file system, so running VMs keep the files they have open —
  * journalled first, so a rollback renames them back.
  */
-async function moveAside(store: JournalStore, prefix: string, journal: Journal): Promise<void> {
+async function moveAside(
+  store: JournalStore,
+  prefix: string,
+  journal: Journal,
+  ours: ReadonlySet<string>,
+): Promise<void> {
   const pending = journal.pendingSwitch as PendingSwitch;
   const listing = await store.host.readDir(prefix);
   // kata-deploy's runtime drop-in directory (containerd/) stays where the runtime's configuration
@@ -155,6 +166,9 @@ async function moveAside(store: JournalStore, prefix: string, journal: Journal):
   mkdirOwn(await store.own(`${prefix}/versions`, "dir"), `${prefix}/versions`);
   const aside = await store.own(`${prefix}/versions/${TAKEN_OVER}`, "dir");
   mkdirOwn(aside, `${prefix}/versions/${TAKEN_OVER}`);
+  // What is kata-deploy's in it, listed as a version's files are, before anything moves: the rest
+  // (an admin's file in bin/, say) is kept when the tree is removed.
+  writeVersionFiles(aside, ours);
   for (const name of names) {
     crashPoint("takeover:move");
     fs.renameSync(await store.host.resolveLink(`${prefix}/${name}`), path.join(aside, name));

@@ -106,3 +106,40 @@ describe.each(KATA_DEPLOY_NODES)("kata-deploy 4.1.0's node %s", (name) => {
     real?.stop();
   });
 });
+
+describe("an admin's own files in kata-deploy's directories", () => {
+  it("are named by the plan and kept by the takeover, byte for byte, out of Kata's way", async () => {
+    const name = "takeover-18-containerd-1.6";
+    const mine = {
+      "opt/kata/bin/my-tool": "#!/bin/sh\necho mine\n",
+      "opt/kata/share/kata-containers/my-guest.img": "an image of mine\n",
+    };
+    const node = await answeringHost({ ...intelContainerd16(), files: {} }, (root) => {
+      layOutDeployNode(name, root);
+      for (const [file, text] of Object.entries(mine)) fs.writeFileSync(path.join(root, file), text);
+    });
+    const env = deployEnv(name);
+    const cli = (args: string[]) =>
+      runCli([...args, "--host-root", node.root, "--artifacts", `dir:${artifacts}`], { env });
+    const plan = cli(["plan"]);
+    const kept =
+      /\[WARNING\] takeover-kept: not kata-deploy's, in its tree under \/opt\/kata: (.*): kept/.exec(
+        plan.stdout,
+      )?.[1];
+    expect(kept, plan.stdout).toContain("/opt/kata/bin/my-tool");
+    expect(kept).toContain("/opt/kata/share/kata-containers/my-guest.img");
+    // kata-deploy's tools that no chosen shim needs: said by name, not gone without a word.
+    expect(plan.stdout).toMatch(
+      /\[WARNING\] takeover-tools: kata-deploy's node has [^\n]*\/opt\/kata\/bin\/kata-runtime[^\n]*, which this install does not put back/,
+    );
+    const install = cli(["install"]);
+    expect(install.status, install.stderr).toBe(0);
+    for (const [file, text] of Object.entries(mine)) {
+      const kept = path.join(node.root, file.replace("opt/kata/", "opt/kata/versions/kata-deploy.kept/"));
+      expect(fs.readFileSync(kept, "utf8"), file).toBe(text);
+      expect(install.stdout).toContain(
+        `kept /opt/kata/versions/kata-deploy.kept/${file.slice("opt/kata/".length)}`,
+      );
+    }
+  });
+});
