@@ -265,7 +265,10 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
   const lock = await acquireLock(host);
   if (lock.tookOver) process.stderr.write(`kata-install: took over ${LOCK_PATH}: ${lock.tookOver.why}\n`);
   try {
-    const runtime = (await store.load())?.runtime ?? null;
+    const journal = await store.load();
+    const runtime = journal?.runtime ?? null;
+    // A node taken over from kata-deploy: what it has after this is no Kata at all, said plainly.
+    const takenOver = journal?.carried !== undefined;
     const result = await uninstallFiles(store);
     // A rollback of a run cut short changed the node: said, even when nothing is left to uninstall.
     const rolledBack = result.recovered
@@ -300,6 +303,10 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
           ? [`${rolledBack} Nothing else was installed.`]
           : [rolledBack, restored];
     for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
+    if (takenOver)
+      lines.push(
+        `This node was kata-deploy's until kata-install took it over: kata-deploy's install is not restored (its files and handlers went with the takeover), and the node has no Kata now (${[...(journal?.carried?.shims ?? [])].map((s) => `kata-${s}`).join(", ") || "no handler"} gone). To have Kata again, install with kata-install, or deploy kata-deploy again.`,
+      );
     if (held && runtime)
       lines.push(
         `Runtime: not restarted: it would not start on ${result.unloadable.join(", ")}; it runs on what it loaded before, Kata's handlers with it, until you mend the file and restart ${runtime.action.target}.`,
@@ -312,7 +319,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     const restarted = restart && runtime ? runtime.action : null;
     out(
       options.json
-        ? `${JSON.stringify({ ...result, restarted, message: lines.join("\n") }, null, 2)}\n`
+        ? `${JSON.stringify({ ...result, restarted, takenOverFromKataDeploy: takenOver, message: lines.join("\n") }, null, 2)}\n`
         : `${lines.join("\n")}\n`,
     );
     return 0;

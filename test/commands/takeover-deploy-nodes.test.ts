@@ -103,6 +103,17 @@ describe.each(KATA_DEPLOY_NODES)("kata-deploy 4.1.0's node %s", (name) => {
     }
     // kata-install's journal, where kata-deploy's install was: the node is kata-install's now.
     expect(fs.existsSync(path.join(host.root, prefix, ".install"))).toBe(true);
+    // Uninstalled: no Kata at all, said plainly (kata-deploy's install does not come back).
+    const uninstall = runCli(["uninstall", "--host-root", host.root], { env });
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain(
+      "This node was kata-deploy's until kata-install took it over: kata-deploy's install is not restored",
+    );
+    if (real !== null) {
+      const after = (await real.serving()).handlers ?? [];
+      expect(after.filter((h) => h.startsWith("kata-"))).toEqual([]);
+      expect(after).toContain("runc");
+    }
     real?.stop();
   });
 });
