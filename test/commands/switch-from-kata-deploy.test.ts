@@ -1,6 +1,7 @@
 // Switching a cluster from kata-deploy, as the README's "Switching a cluster from kata-deploy" says,
-// against the tests' API server with kata-deploy's Helm release already there and a node it
-// installed: Helm lets go of its objects (kept, no hook run); kubectl apply learns what the chart
+// against the tests' API server with kata-deploy's Helm release stored as Helm stores it and a node
+// it installed, Helm's uninstall and kata-deploy's SIGTERM modelled from their code (helm.ts): Helm
+// forgets its release (its Secrets deleted: no object goes); kubectl apply learns what the chart
 // wrote; then one `kubectl apply` of `manifests` turns kata-deploy's DaemonSet into kata-install's,
 // whole (nothing of the chart's pod left). The rollout SIGTERMs kata-deploy's pod, which asks
 // whether its DaemonSet still selects the node: it does, so it leaves Kata in place; kata-install's
@@ -18,6 +19,7 @@ import { answeringHost } from "../helpers/answering.js";
 import { artifactDir } from "../helpers/artifacts.js";
 import { runCli } from "../helpers/cli.js";
 import { podEnv, startEntrypoint } from "../helpers/entrypoint.js";
+import { helmList, helmUninstall, kataDeployOnSigterm, storeRelease } from "../helpers/helm.js";
 import { deployHandler, kataDeployTree } from "../helpers/kata-deploy-node.js";
 import { type FakeKube, node, startFakeKube } from "../helpers/kube-api.js";
 import { daemonSetOf, type Obj, objects } from "../helpers/manifests.js";
@@ -37,9 +39,31 @@ const DS = "/apis/apps/v1/namespaces/kube-system/daemonsets/kata-deploy";
 type Json = Record<string, unknown>;
 type DaemonSetObj = Obj & { spec: { template: { metadata: Json; spec: Json & { containers: Json[] } } } };
 
+/**
+ * One more RuntimeClass of the chart's, for a shim kata-install's manifests do not make here (the
+ * chart makes one for each of its ~25 shims): what the switch's last step removes.
+ */
+const CHART_FC = `---
+kind: RuntimeClass
+apiVersion: node.k8s.io/v1
+metadata:
+  name: kata-fc
+  labels:
+    app.kubernetes.io/managed-by: kata-deploy
+    kata-deploy/instance: "default"
+handler: kata-fc
+scheduling:
+  nodeSelector:
+    katacontainers.io/kata-runtime: "true"
+    kata-deploy.katacontainers.io/default: "true"
+`;
+const CHART = `${fs.readFileSync(MANIFEST, "utf8")}${CHART_FC}`;
+
 /** The chart's objects as Helm creates them: with the ownership metadata Helm adds to each. */
 function asHelmCreatesThem(dir: string): string {
-  const docs = parseAllDocuments(fs.readFileSync(MANIFEST, "utf8")).map((d) => d.toJS() as Obj);
+  const docs = parseAllDocuments(CHART)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((d): d is Obj => d !== null);
   for (const doc of docs) {
     const meta = doc.metadata as Json & { labels?: Json; annotations?: Json };
     meta.labels = { ...meta.labels, "app.kubernetes.io/managed-by": "Helm" };
@@ -66,6 +90,29 @@ function manifestsFile(dir: string, name: string, ...set: string[]): { file: str
 const labelsOf = (kube: FakeKube) =>
   (kube.nodes.get("n1") as { metadata: { labels: Record<string, string> } }).metadata.labels;
 const live = (kube: FakeKube, p: string) => kube.objects.get(p) as Json;
+
+describe("the step an earlier README gave: annotate the live objects keep, then helm uninstall --no-hooks", () => {
+  it("deletes the DaemonSet and the RuntimeClasses all the same (Helm reads keep from its stored manifest), and every kata-deploy pod then cleans its node up", async () => {
+    const kube = await startFakeKube();
+    try {
+      kube.nodes.set("n1", node("n1", { [RUNTIME_LABEL]: "true", [MARK]: "true" }));
+      await kube.kubectl(
+        "create",
+        "--validate=false",
+        "-f",
+        asHelmCreatesThem(path.dirname(kube.kubeconfig)),
+      );
+      storeRelease(kube, "kata-deploy", "kube-system", CHART);
+      await kube.kubectl("annotate", "--overwrite", "-f", MANIFEST, "helm.sh/resource-policy=keep");
+      const deleted = helmUninstall(kube, "kata-deploy", "kube-system");
+      expect(deleted).toContain(DS);
+      expect(deleted).toContain("/apis/node.k8s.io/v1/runtimeclasses/kata-qemu");
+      expect(await kataDeployOnSigterm(kube, "n1")).toBe("cleanup");
+    } finally {
+      await kube.close();
+    }
+  });
+});
 
 describe("switching a cluster from kata-deploy to kata-install", () => {
   it("one apply turns the DaemonSet into kata-install's; its pod takes the node over without a label lost; the RuntimeClasses follow", async () => {
@@ -97,16 +144,30 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
         ),
       );
       await kube.kubectl("create", "--validate=false", "-f", asHelmCreatesThem(dir));
+      storeRelease(kube, "kata-deploy", "kube-system", CHART);
       const chartPod = (live(kube, DS) as DaemonSetObj).spec.template.spec;
       expect(chartPod.containers.map((c) => c.name)).toEqual(["kube-kata"]);
+      // At every step from here, were kata-deploy's pod SIGTERMed (a rollout, an eviction), it would
+      // leave its node as it is: its DaemonSet still selects it.
+      const keepsKata = async (step: string) =>
+        expect(await kataDeployOnSigterm(kube, "n1"), step).toBe("skip");
+      await keepsKata("before");
 
-      // 1. Helm lets go of its objects (helm uninstall --no-hooks keeps those marked keep: all).
-      await kube.kubectl("annotate", "--overwrite", "-f", MANIFEST, "helm.sh/resource-policy=keep");
+      // 1. Helm forgets its release: its Secrets go, and not one object of it.
+      const before = [...kube.objects.keys()].filter((p) => !p.includes("/secrets/")).sort();
+      await kube.kubectl("delete", "secret", "-n", "kube-system", "-l", "owner=helm,name=kata-deploy");
+      expect(helmList(kube, "kube-system")).toEqual([]);
+      expect([...kube.objects.keys()].filter((p) => !p.includes("/secrets/")).sort()).toEqual(before);
+      // A helm uninstall now, by mistake, finds nothing to delete.
+      expect(helmUninstall(kube, "kata-deploy", "kube-system")).toEqual([]);
+      await keepsKata("after step 1");
       // 2. kubectl apply learns what the chart wrote, so that what kata-install does not write goes.
       await kube.kubectl("apply", "set-last-applied", "--create-annotation", "-f", MANIFEST);
+      await keepsKata("after step 2");
       // 3. The switch: one apply, the RuntimeClasses left as the chart made them for now.
       const phase1 = manifestsFile(dir, "switch.yaml", "runtime_classes.create=false");
       await kube.kubectl("apply", "--validate=false", "-f", phase1.file);
+      await keepsKata("after step 3");
 
       // The DaemonSet is kata-install's, whole: nothing of the chart's pod is left in it.
       const ours = daemonSetOf(phase1.docs).ds as DaemonSetObj;
@@ -183,6 +244,13 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
         labels: { "app.kubernetes.io/managed-by": "kata-install", "kata-deploy/instance": "default" },
       });
       expect(labelsOf(kube)["katacontainers.io/shim.qemu"]).toBe("true");
+      // 5. What the chart made and kata-install does not (RuntimeClasses of shims no node installs
+      // now, selecting labels every node has): removed, by what Helm's labels say of them.
+      expect(kube.objects.has("/apis/node.k8s.io/v1/runtimeclasses/kata-fc")).toBe(true);
+      await kube.kubectl("delete", "runtimeclass", "-l", "app.kubernetes.io/managed-by=Helm");
+      expect(kube.objects.has("/apis/node.k8s.io/v1/runtimeclasses/kata-fc")).toBe(false);
+      for (const name of ["kata-qemu", "kata-clh"]) expect(rc(name)).toBeDefined();
+      await keepsKata("after step 5");
 
       // A restart of kata-install's pod leaves everything in place.
       pod.child.kill("SIGTERM");

@@ -229,6 +229,7 @@ export async function startFakeKube(): Promise<FakeKube> {
             const o = parse(k);
             return o?.resource === t.resource && o.group === t.group && k.startsWith(prefix);
           })
+          .filter((k) => matchesLabels(objects.get(k), url.searchParams.get("labelSelector")))
           .sort();
         const limit = Number(url.searchParams.get("limit") ?? 0) || all.length;
         const start = Number(url.searchParams.get("continue") ?? 0);
@@ -405,4 +406,26 @@ export function changeAfterFirstRead(
     return seen;
   };
   return () => reads;
+}
+
+/**
+ * An equality-based label selector (`owner=helm,name=kata-deploy`, `key`, `key!=value`) as the API
+ * server applies it to a list: kubectl delete -l lists with it, then deletes what the list holds.
+ */
+function matchesLabels(object: unknown, selector: string | null): boolean {
+  if (selector === null || selector === "") return true;
+  const labels = (((object as Json | undefined)?.metadata as Json | undefined)?.labels ?? {}) as Record<
+    string,
+    string
+  >;
+  return selector.split(",").every((term) => {
+    const [key, value] = term.includes("!=")
+      ? term.split("!=")
+      : term.includes("=")
+        ? term.split(/==?/)
+        : [term, undefined];
+    if (key === undefined) return true;
+    if (term.includes("!=")) return labels[key] !== value;
+    return value === undefined ? key in labels : labels[key] === value;
+  });
 }
