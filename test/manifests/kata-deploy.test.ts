@@ -29,8 +29,12 @@ const asDaemonSet = (name: string) =>
   );
 
 /** `manifests -f FILE`: the objects, and what stderr said of each key not carried. */
+/** `manifests -f file`, its nydus choice made (an image said to carry it) unless `more` makes it. */
 function manifests(file: string, ...more: string[]) {
-  const run = runCli(["manifests", "-f", file, ...more]);
+  const choice = more.some((m) => m.startsWith("setup_snapshotter=") || m.startsWith("nydus_in_image="))
+    ? []
+    : ["--set", "nydus_in_image=true"];
+  const run = runCli(["manifests", "-f", file, ...choice, ...more]);
   return { ...run, docs: run.status === 0 ? objects(run.stdout) : [] };
 }
 
@@ -255,12 +259,18 @@ describe("the chart's own values files read", () => {
       failureThreshold: 60,
     });
     expect(container.imagePullPolicy).toBe("Always");
-    // The chart's nydus set up by the nodes, as kata-deploy sets it up, with a word that
-    // kata-install's image lacks its binaries.
-    expect(run.stderr).toMatch(
-      /snapshotter\.setup: nydus: each containerd 2\.x node sets nydus-for-kata-tee up from the binaries in its image's \/opt\/kata-artifacts\/nydus-snapshotter/,
-    );
+    // The chart's nydus set up by the nodes, as kata-deploy sets it up, with the image said to carry it.
     expect(daemonSetOf(run.docs).env.EXPERIMENTAL_SETUP_SNAPSHOTTER).toBe("nydus");
+    // Without that choice, refused before the rollout (kata-install's image has no nydus binaries),
+    // saying both ways out; without nydus, the nodes set none up.
+    const unchosen = runCli(["manifests", "-f", fixture("values.yaml")]);
+    expect(unchosen.status).toBe(1);
+    expect(unchosen.stderr).toMatch(
+      /snapshotter\.setup: nydus: each containerd 1\.7 and 2\.x node would set nydus-for-kata-tee up .* choose before the rollout\. Without nydus: --set setup_snapshotter= .* With it: an image that adds the binaries/,
+    );
+    const without = manifests(fixture("values.yaml"), "--set", "setup_snapshotter=");
+    expect(without.status, without.stderr).toBe(0);
+    expect(daemonSetOf(without.docs).env.EXPERIMENTAL_SETUP_SNAPSHOTTER).toBeUndefined();
     // Every shim the chart enables is a release's: the nodes decide among them all, none refused here.
     expect(run.stderr).not.toMatch(/shims: not carried/);
     expect(run.stderr).toMatch(/nodeFeatureRules\.create: not carried: auto asks the cluster/);
@@ -328,7 +338,6 @@ describe("the chart's own values files read", () => {
     });
     expect(gpu.overhead).toEqual({ podFixed: { memory: "10240Mi", cpu: "1.0" } });
     // setup: ["nydus", "erofs"], erofsSnapshotterMode: memory, erofsDmverity: true.
-    expect(run.stderr).toMatch(/snapshotter\.setup: nydus: each containerd 2\.x node/);
     expect(run.stderr).not.toMatch(/erofsSnapshotterMode|erofsDmverity/);
     // containerd.userDropIn: mounted beside the overrides, named to every node's install.
     expect(run.stderr).not.toMatch(/containerd\.userDropIn/);

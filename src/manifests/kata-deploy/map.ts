@@ -206,9 +206,9 @@ function mapSnapshotters(m: Mapping): void {
   // kata-deploy's image carries nydus-snapshotter's binaries; kata-install's does not (nor does
   // Kata's release): said here, before every containerd 2.x node's install stops on it.
   if (setup.includes("nydus"))
-    m.note(
+    m.issue(
       ["snapshotter", "setup"],
-      "nydus: each containerd 2.x node sets nydus-for-kata-tee up from the binaries in its image's /opt/kata-artifacts/nydus-snapshotter, which kata-deploy's image has and kata-install's does not: run an image that adds them (see the README's EXPERIMENTAL_SETUP_SNAPSHOTTER), or leave nydus out of snapshotter.setup; otherwise those nodes' installs stop, naming the missing files, and change nothing",
+      `${m.has(["snapshotter", "setup"]) ? "" : "the chart's default, "}nydus: each containerd 1.7 and 2.x node would set nydus-for-kata-tee up from the binaries in its image's /opt/kata-artifacts/nydus-snapshotter, which kata-deploy's image has and kata-install's does not, and its install would stop there: choose before the rollout. Without nydus: --set setup_snapshotter=${named.filter((n) => n !== "nydus").join(",")} (handlers the chart maps to nydus then pull on the node). With it: an image that adds the binaries (see the README's EXPERIMENTAL_SETUP_SNAPSHOTTER), --set image=<it> --set nydus_in_image=true`,
     );
   for (const [key, dflt, target] of [
     ["erofsMergeMode", "", "erofs_merge_mode"],
