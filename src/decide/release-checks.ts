@@ -5,7 +5,8 @@
 // (configValueCheck, called for every offer).
 import { closest } from "../closest.js";
 import { byText } from "../compare.js";
-import { baseName } from "../release/release.js";
+import type { KeyInfo } from "../release/config-file.js";
+import { baseName, type Release } from "../release/release.js";
 import { compareVersions, versionParts } from "../version.js";
 import { fitsType } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
@@ -180,8 +181,11 @@ export function configValueCheck(
     },
     keep,
   });
-  const info = catalog.keyInfo(shim, key);
   const base = baseName(release, shim);
+  // A key this shim's file lacks that another configuration of the same runtime has is one the
+  // runtime reads all the same (its structures are one for every shim: Go's reads
+  // experimental_force_guest_pull for qemu too, which kata-deploy's EXPERIMENTAL_FORCE_GUEST_PULL sets).
+  const info = catalog.keyInfo(shim, key) ?? runtimesKey(release, shim, key);
   if (info === undefined) {
     const near = closest(key, release.shims.get(shim)?.config.keys.keys() ?? []);
     return fail(
@@ -211,4 +215,24 @@ export function configValueCheck(
 
 function show(value: unknown): string {
   return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v));
+}
+
+/**
+ * What the shim's runtime (Go or Rust) knows of `key` from the release's other configurations of
+ * that runtime: the same key, under this shim's hypervisor section where it is one's.
+ */
+function runtimesKey(release: Release, shim: string, key: string): KeyInfo | undefined {
+  const own = release.shims.get(shim);
+  if (own === undefined) return undefined;
+  const [table, section, ...rest] = key.split(".");
+  for (const other of release.shims.values()) {
+    if (other.runtime !== own.runtime || other.shim === shim) continue;
+    const theirs =
+      table === "hypervisor" && section === own.hypervisor && other.hypervisor !== null
+        ? ["hypervisor", other.hypervisor, ...rest].join(".")
+        : key;
+    const info = other.config.keys.get(theirs);
+    if (info !== undefined) return info;
+  }
+  return undefined;
 }

@@ -319,3 +319,23 @@ describe("plan --facts", () => {
     expect(fs.readFileSync(secret, "utf8")).toBe('password = "hunter2"\n');
   });
 });
+
+describe("EXPERIMENTAL_FORCE_GUEST_PULL for a Go shim whose file lacks the key", () => {
+  it("is written: Kata's Go runtime reads experimental_force_guest_pull for every shim (other configurations of the release name it)", () => {
+    const node = buildHost(amdSnpCrio());
+    const release = artifactDir("4.1.0");
+    try {
+      const run = runCli(
+        ["plan", "--host-root", node.root, "--artifacts", `dir:${release}`, "--shims", "qemu"],
+        {
+          env: { EXPERIMENTAL_FORCE_GUEST_PULL: "qemu" },
+        },
+      );
+      expect(run.status, run.stdout.slice(0, 2000)).toBe(0);
+      expect(run.stdout).not.toContain("config-key");
+      expect(run.stdout).toMatch(/\n\+experimental_force_guest_pull = true\n/);
+    } finally {
+      fs.rmSync(release, { recursive: true, force: true });
+    }
+  });
+});
