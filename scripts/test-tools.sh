@@ -109,17 +109,19 @@ fetch() {
     local root="$out/erofs-$suite" lib
     mv "$work/out/$suite" "$work/out/erofs-$suite"
     lib="$root/usr/lib/$multiarch"
+    # bookworm's libc6 keeps its loader in /lib, not yet merged into /usr/lib.
     local loader
-    loader=$(basename "$(ls "$work/out/erofs-$suite/usr/lib/$multiarch"/ld-linux*.so.* | head -1)")
+    loader=$(ls "$work/out/erofs-$suite/usr/lib/$multiarch"/ld-linux*.so.* "$work/out/erofs-$suite/lib/$multiarch"/ld-linux*.so.* 2>/dev/null | head -1)
+    loader=${loader#"$work/out/erofs-$suite"}
     cat >"$work/out/erofs-$suite/mkfs.erofs" <<EOF
 #!/bin/sh
 # mkfs.erofs of Debian $suite, run through its own libc's loader (scripts/test-tools.sh).
-exec "$lib/$loader" --library-path "$lib:$root/lib/$multiarch" "$root/usr/bin/mkfs.erofs" "\$@"
+exec "$root$loader" --library-path "$lib:$root/lib/$multiarch" "$root/usr/bin/mkfs.erofs" "\$@"
 EOF
     chmod +x "$work/out/erofs-$suite/mkfs.erofs"
     local version
     version=$(pkg_version "$suite" erofs-utils)
-    printf 'erofs-utils\t%s\t%s\t%s\t%s\t%s\n' "$(echo "$version" | cut -d. -f1,2)" "$suite" "$version" \
+    printf 'erofs-utils\t%s\t%s\t%s\t%s\t%s\n' "$(echo "${version%%-*}" | cut -d. -f1,2)" "$suite" "$version" \
       "$out/erofs-$suite/mkfs.erofs" "mkfs.erofs (erofs-utils) ${version%%-*}" >>"$work/tools.tsv"
   done
   # CRI's own protocol definition, for the tests' small CRI client.
