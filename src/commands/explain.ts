@@ -11,6 +11,7 @@ import { type Explained, explainDocument, renderExplain, selectExplained } from 
 import { valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import { asWritten, baseTable } from "../render/kata-config.js";
+import { ignoredKey } from "../render/kata-loader.js";
 import { type DecideCommandOptions, runDecide } from "./decide-run.js";
 import { nodeDropIns, setOnNode } from "./node-drop-ins.js";
 
@@ -82,6 +83,12 @@ export async function runExplain(
         });
       }
     }
+  }
+  // A key Kata reads and does nothing with (the remote hypervisor's kernel_params): said so.
+  for (const v of values) {
+    if (v.kind !== "config" || v.shim === undefined) continue;
+    const why = ignoredKey(v.key, catalog.shims.get(v.shim)?.runtime ?? "go");
+    if (why !== null) v.ignoredByKata = why;
   }
   // Held against the admin's own drop-ins on the node: Kata reads them too, and a later one wins.
   const notes: string[] = [];

@@ -235,7 +235,9 @@ export function loadValues(
   // The chart's nydus, refused until chosen: answered by --set (no nydus in setup_snapshotter, or
   // an image said to carry it).
   const chosen =
-    !String(values.setup_snapshotter ?? "").split(",").includes("nydus") || values.nydus_in_image === true;
+    !String(values.setup_snapshotter ?? "")
+      .split(",")
+      .includes("nydus") || values.nydus_in_image === true;
   const left = issues.filter((i) => !(chosen && i.file === valuesFile && i.key === "snapshotter.setup"));
   if (left.length > 0) throw new InputError("the manifests' values are invalid", left);
   return { values, notes, entries, origins };

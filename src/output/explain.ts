@@ -32,6 +32,8 @@ export interface Explained {
    * release's kernel parameters with `value` appended, the release's annotations joined with it.
    */
   kataReads?: { value: unknown; how: "appended" | "joined" };
+  /** Why Kata reads this key and does nothing with it (the remote hypervisor's kernel_params). */
+  ignoredByKata?: string;
 }
 
 export function explainDocument(decision: Decision): { values: Explained[] } {
@@ -280,6 +282,7 @@ export function renderExplain(values: Explained[]): string {
         : "";
     lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}${reads}${replaced}`);
     lines.push(`    set by ${describeSource(v.source)}`);
+    if (v.ignoredByKata) lines.push(`    ignored by Kata: ${v.ignoredByKata}`);
     const why = whyOf(v.source);
     if (why) lines.push(`      why: ${why}`);
     // Added to the release's parameters, not in their place: say so.

@@ -85,6 +85,17 @@ const REMOTE_READS = new Set([
   "guest_hook_path",
 ]);
 
+/**
+ * Why Kata's runtime of `flavour` reads `key` (a dotted key of a shim's configuration) and does
+ * nothing with it; null when it uses it, as far as is known here.
+ */
+export function ignoredKey(key: string, flavour: KataFlavour): string | null {
+  const remote = /^hypervisor\.remote\.(.+)$/.exec(key)?.[1];
+  if (flavour === "go" && remote !== undefined && !REMOTE_READS.has(remote))
+    return `Kata's Go runtime reads only ${[...REMOTE_READS].join(", ")} of the remote hypervisor (newRemoteHypervisorConfig)`;
+  return null;
+}
+
 /** Go's name of a decoded value's destination type, as BurntSushi/toml's error says it. */
 const GO_TYPE: Record<TomlType, string> = {
   string: "string",
@@ -139,12 +150,11 @@ export function loadKataConfig(
     for (const entry of sorted) {
       const remote = isTable(entry.table?.hypervisor) ? entry.table.hypervisor.remote : undefined;
       if (isTable(remote))
-        for (const key of Object.keys(remote))
-          if (!REMOTE_READS.has(key))
-            ignored.push({
-              key: `hypervisor.remote.${key}`,
-              why: `set in ${entry.file}, and Kata's Go runtime reads only ${[...REMOTE_READS].join(", ")} of the remote hypervisor (newRemoteHypervisorConfig)`,
-            });
+        for (const key of Object.keys(remote)) {
+          const why = ignoredKey(`hypervisor.remote.${key}`, flavour);
+          if (why !== null)
+            ignored.push({ key: `hypervisor.remote.${key}`, why: `set in ${entry.file}, and ${why}` });
+        }
     }
   return { config, refusals, ignored };
 }

@@ -487,3 +487,28 @@ describe("shims", () => {
     );
   });
 });
+
+describe("a key Kata reads and does nothing with", () => {
+  it("the remote hypervisor's kernel_params (AGENT_HTTPS_PROXY): explain says Kata ignores it, the plan warns", () => {
+    const node = buildHost(amdSnpCrio());
+    const env = { SHIMS: "remote qemu", AGENT_HTTPS_PROXY: "http://proxy:3128" };
+    const remote = runCli(["explain", "--host-root", node.root, "remote:kernel_params", ...release], { env });
+    expect(remote.status, remote.stderr).toBe(0);
+    expect(remote.stdout).toContain(
+      "    ignored by Kata: Kata's Go runtime reads only remote_hypervisor_socket, remote_hypervisor_timeout, machine_type, enable_annotations, guest_hook_path of the remote hypervisor (newRemoteHypervisorConfig)\n",
+    );
+    // qemu reads its kernel_params: nothing said of it.
+    const qemu = runCli(["explain", "--host-root", node.root, "qemu:kernel_params", ...release], { env });
+    expect(qemu.stdout).toContain("[qemu] hypervisor.qemu.kernel_params");
+    expect(qemu.stdout).not.toContain("ignored by Kata");
+    const json = JSON.parse(
+      runCli(["explain", "--host-root", node.root, "remote:kernel_params", "--json", ...release], { env })
+        .stdout,
+    );
+    expect(json.values[0].ignoredByKata).toMatch(/newRemoteHypervisorConfig/);
+    const plan = runCli(["plan", "--host-root", node.root, ...release], { env });
+    expect(plan.stdout).toContain(
+      "[WARNING] kata-config-ignored: Kata reads these and does nothing with them: remote: hypervisor.remote.kernel_params: set in /opt/kata/share/defaults/kata-containers/runtimes/remote/config.d/50-kata-install.toml, and Kata's Go runtime reads only",
+    );
+  });
+});
