@@ -225,6 +225,8 @@ function runtimesKey(release: Release, shim: string, key: string): KeyInfo | und
   const own = release.shims.get(shim);
   if (own === undefined) return undefined;
   const [table, section, ...rest] = key.split(".");
+  // Another hypervisor's section is no key of this shim's: Kata refuses a second hypervisor.
+  if (table === "hypervisor" && section !== own.hypervisor) return undefined;
   for (const other of release.shims.values()) {
     if (other.runtime !== own.runtime || other.shim === shim) continue;
     const theirs =

@@ -54,6 +54,12 @@ export const KataFacts = z.object({
       ),
     }),
   ),
+  /**
+   * kata-deploy's runtime drop-ins for this prefix where kata-deploy's install is not (its tree
+   * gone, or kata-install's now): they would replace kata-install's handlers, so an install
+   * removes them (uninstall gives them back). Absent: none.
+   */
+  deployLeftovers: z.optional(z.array(z.string())),
   deploy: z.optional(
     z.object({
       dropIns: z.array(z.string()),
@@ -125,7 +131,8 @@ export const kata = defineSource({
       /^configuration.*\.toml$/.test(name),
     );
     if (!hasRuntime && !hasShim && configs.length === 0) {
-      return { ...NOT_INSTALLED, etcConfig };
+      const left = await deployLeftovers(ctx, prefix);
+      return { ...NOT_INSTALLED, etcConfig, ...(left.length > 0 ? { deployLeftovers: left } : {}) };
     }
     const probe = hasRuntime ? runtimeBinary : hasShim ? shimBinary : null;
     const run = probe === null ? null : await ctx.run("kata", probe, ["--version"]);
@@ -148,6 +155,7 @@ export const kata = defineSource({
       managedBy: ours ? "kata-install" : deploy !== null ? "kata-deploy" : "other",
       ...(deploy !== null ? { deploy } : {}),
       ...(carried !== null ? { carried } : {}),
+      ...(await leftoversOf(ctx, prefix, deploy === null)),
     };
   },
 });
@@ -236,12 +244,7 @@ async function kataDeployTraces(
   const dropIns: string[] = [];
   const own = `${prefix}/containerd/config.d/kata-deploy.toml`;
   if (await ctx.exists("kata", own)) dropIns.push(own);
-  for (const { dir, name, content } of DEPLOY_DROP_IN_DIRS)
-    for (const entry of await ctx.list("kata", dir)) {
-      if (!name.test(entry)) continue;
-      if (content && !content((await ctx.read("kata", `${dir}/${entry}`)) ?? "\0")) continue;
-      dropIns.push(`${dir}/${entry}`);
-    }
+  dropIns.push(...(await deployRuntimeDropIns(ctx, prefix)));
   if (shims.length === 0 && dropIns.length === 0) return null;
   const snapshotters = await deploySnapshotters(ctx, prefix, dropIns);
   const customRuntimes = await deployCustomRuntimes(ctx, prefix, shims);
@@ -252,6 +255,45 @@ async function kataDeployTraces(
     ...(snapshotters.length > 0 ? { snapshotters } : {}),
     ...(customRuntimes.length > 0 ? { customRuntimes } : {}),
   };
+}
+
+/**
+ * kata-deploy's runtime drop-ins outside the prefix that are this prefix's install's: of its names
+ * (kata-deploy[-<suffix>].toml, 99-kata-deploy[-<suffix>]) and naming files under the prefix — so
+ * a second install's (MULTI_INSTALL_SUFFIX, /opt/kata-blue) is never taken for this one's. CRI-O's
+ * 100-debug names no path: kata-deploy's while it holds only its debug level.
+ */
+async function deployRuntimeDropIns(ctx: DetectContext, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const { dir, name, content } of DEPLOY_DROP_IN_DIRS)
+    for (const entry of await ctx.list("kata", dir)) {
+      if (!name.test(entry)) continue;
+      const text = (await ctx.read("kata", `${dir}/${entry}`)) ?? "\0";
+      if (content ? !content(text) : !text.includes(`"${prefix}/`)) continue;
+      found.push(`${dir}/${entry}`);
+    }
+  return found.sort();
+}
+
+/**
+ * kata-deploy's runtime drop-ins for this prefix where kata-deploy's install is not (its tree gone
+ * — wiped, an uninstall cut short — or kata-install's now): handlers naming files that are not
+ * kata-deploy's any more, read after kata-install's drop-in (kata-deploy.toml sorts after
+ * 50-kata-install.toml), so they would replace kata-install's handlers. CRI-O's shared 100-debug
+ * is not one of them.
+ */
+async function deployLeftovers(ctx: DetectContext, prefix: string): Promise<string[]> {
+  return (await deployRuntimeDropIns(ctx, prefix)).filter((f) => !f.endsWith("/100-debug"));
+}
+
+async function leftoversOf(
+  ctx: DetectContext,
+  prefix: string,
+  noDeploy: boolean,
+): Promise<{ deployLeftovers?: string[] }> {
+  if (!noDeploy) return {};
+  const left = await deployLeftovers(ctx, prefix);
+  return left.length > 0 ? { deployLeftovers: left } : {};
 }
 
 /** The drop-ins of a custom runtime's config.d that are the admin's (install.rs: 50-overrides.toml, 25-devkit.toml). */

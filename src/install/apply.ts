@@ -121,6 +121,19 @@ export async function applyChanges(
         role: c.role,
         ...(c.link ? { link: true } : {}),
       };
+    } else if (journal.files[c.path] === undefined && c.after === null && current !== null) {
+      // A file of the node's that goes (kata-deploy's drop-in left without its install): uninstall
+      // puts it back as it was. A takeover's deletions say restore: null, and are not recorded.
+      if (c.restore === undefined)
+        journal.files[c.path] = {
+          original: c.link
+            ? { link: current.bytes.toString("utf8") }
+            : { backup: await store.keep("original", current.bytes), ...current.meta },
+          afterHash: "",
+          editedInPlace: false,
+          role: c.role,
+          ...(c.link ? { link: true } : {}),
+        };
     } else if (c.after !== null && typeof c.restore === "string" && current !== null && !c.link) {
       const record = journal.files[c.path];
       // The admin's file, edited since kata-install last wrote it (between two installs): what

@@ -31,7 +31,10 @@ export interface DeployTree {
   dropped: string[];
 }
 
-/** Every file and link under the prefix's kata-deploy entries, relative to the prefix. */
+/**
+ * Every file and link under the prefix's kata-deploy entries, relative to the prefix, and each
+ * empty directory as "<dir>/" (kata-deploy's config.d/ with no drop-in: not someone else's).
+ */
 function entriesUnder(real: string): string[] {
   const out: string[] = [];
   for (const top of KATA_DEPLOY_ENTRIES) {
@@ -45,6 +48,7 @@ function entriesUnder(real: string): string[] {
     for (const rel of fs.readdirSync(at, { recursive: true }) as string[]) {
       const entry = `${top}/${rel}`;
       if (!fs.lstatSync(path.join(real, entry)).isDirectory()) out.push(entry);
+      else if (fs.readdirSync(path.join(real, entry)).length === 0) out.push(`${entry}/`);
     }
   }
   return out.sort();

@@ -190,11 +190,16 @@ export function removeVersionKeeping(dir: string, keptAt?: string): string[] {
   return foreign;
 }
 
-/** The directories on the way to the listed entries (relative paths). */
+/**
+ * The directories on the way to the listed entries (relative paths), and those listed themselves:
+ * an entry ending in "/" is a directory that was empty (kata-deploy's config.d/ with no drop-in).
+ */
 function directoriesOf(listed: ReadonlySet<string>): Set<string> {
   const out = new Set<string>();
-  for (const entry of listed)
-    for (let at = path.posix.dirname(entry); at !== "."; at = path.posix.dirname(at)) out.add(at);
+  for (const entry of listed) {
+    const file = entry.endsWith("/") ? `${entry.slice(0, -1)}/.` : entry;
+    for (let at = path.posix.dirname(file); at !== "."; at = path.posix.dirname(at)) out.add(at);
+  }
   return out;
 }
 

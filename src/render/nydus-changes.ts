@@ -138,7 +138,8 @@ export async function nydusChanges(
           : text !== null
             ? change(path, text, null, 0o644, ENDED, "kata")
             : null;
-      if (c) changes.push({ ...c, ...(target !== null ? { link: true } : {}) });
+      // Ended for good: uninstall does not bring back kata-deploy's unit pointing at nothing.
+      if (c) changes.push({ ...c, restore: null, ...(target !== null ? { link: true } : {}) });
     }
   const actions: PlanAction[] = [];
   const gone = changes.filter((c) => c.after === null && isNydusUnitPath(c.path) && !c.link);

@@ -127,6 +127,23 @@ export async function render(
     await consider(file, "runtime");
     if (changes.length > before) runtimeChanged = true;
   }
+  // kata-deploy's drop-ins left without its install would replace kata-install's handlers (they
+  // are read after ours): they go with the install, and uninstall gives them back as they were.
+  if (takeover === null && decision.shims.length > 0)
+    for (const path of facts.kata.deployLeftovers ?? []) {
+      const before = changes.length;
+      await consider(
+        {
+          path,
+          content: null,
+          mode: 0o644,
+          template: "(leftover)",
+          reason: `kata-deploy's runtime drop-in, left without kata-deploy's install (none under ${prefix}): its handlers, read after kata-install's, would replace them`,
+        },
+        "runtime",
+      );
+      if (changes.length > before) runtimeChanged = true;
+    }
   if (takeover === null && withRelease)
     changes.push(...(await staleKataFiles(decision, catalog, kata, host, read, installed)));
 

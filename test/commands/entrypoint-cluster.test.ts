@@ -67,6 +67,9 @@ describe("the DaemonSet from kata-deploy's values, on a node", () => {
       valuesFile(VALUES, "values.yaml"),
       "--set",
       "nfd.feature_file=true",
+      // The chart's nydus kept, for an image said to carry its binaries (the node here has none to use).
+      "--set",
+      "nydus_in_image=true",
     ]);
     expect(out.status, out.stderr).toBe(0);
     const docs = objects(out.stdout);

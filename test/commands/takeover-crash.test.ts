@@ -15,7 +15,7 @@ import { CONTAINERD_V2_MAIN, intelContainerd16 } from "../helpers/nodes.js";
 import { servedBy } from "../helpers/real-containerd.js";
 import { containerdVersionStub } from "../helpers/real-tools.js";
 import { removeTestHosts } from "../helpers/test-host.js";
-import { snapshot, type TreeSnapshot } from "../helpers/tree.js";
+import { installedTree, type TreeSnapshot } from "../helpers/tree.js";
 
 afterAll(removeTestHosts);
 const artifacts = artifactDir();
@@ -65,12 +65,12 @@ describe("a takeover killed at every moment of the install", () => {
   it("the next uninstall gives back kata-deploy's install or no Kata; the next install ends as an uninterrupted takeover", async () => {
     // The references: kata-deploy's node; it taken over; and then uninstalled.
     const reference = await kataDeployNode();
-    const deployed = visible(snapshot(reference.root));
+    const deployed = visible(installedTree(reference.root));
     const plan = JSON.parse(reference.cli(["plan", "--json"]).stdout) as { changes: unknown[] };
     expect(reference.cli(["install"]).status).toBe(0);
-    const takenOver = visible(snapshot(reference.root));
+    const takenOver = visible(installedTree(reference.root));
     expect(runCli(["uninstall", "--host-root", reference.root]).status).toBe(0);
-    const gone = visible(snapshot(reference.root));
+    const gone = visible(installedTree(reference.root));
     expect(gone).not.toEqual(deployed);
 
     const last = plan.changes.length - 1;
@@ -89,7 +89,7 @@ describe("a takeover killed at every moment of the install", () => {
         const run =
           next === "install" ? host.cli(["install"]) : runCli(["uninstall", "--host-root", host.root]);
         expect(run.status, `${moment}, then ${next}: ${run.stderr}`).toBe(0);
-        const after = visible(snapshot(host.root));
+        const after = visible(installedTree(host.root));
         if (next === "install") expect(after, `${moment}, then install`).toEqual(takenOver);
         else expect([deployed, gone], `${moment}, then uninstall`).toContainEqual(after);
       }

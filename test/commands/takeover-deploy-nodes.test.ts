@@ -20,6 +20,7 @@ import {
   layOutDeployNode,
 } from "../helpers/kata-deploy-nodes.js";
 import { amdSnpCrio, intelContainerd16, k3sImportingDropIns } from "../helpers/nodes.js";
+import { configDump } from "../helpers/real-containerd.js";
 import { realContainerdHost } from "../helpers/real-containerd-host.js";
 import type { ContainerdMinor } from "../helpers/real-tools.js";
 import type { NodeSpec } from "../helpers/test-host.js";
@@ -152,5 +153,61 @@ describe("an admin's own files in kata-deploy's directories", () => {
         `kept /opt/kata/versions/kata-deploy.kept/${file.slice("opt/kata/".length)}`,
       );
     }
+  });
+});
+
+describe("kata-deploy's containerd drop-in left without its install (its tree wiped)", () => {
+  it("goes with the install, so kata-install's handlers are the ones containerd loads; uninstall gives it back; another install's stays", async () => {
+    // What kata-deploy 4.1.0 writes in conf.d on containerd 2.2 (config.rs:864-868 @ 4.1.0): the
+    // 2.1-suffix node's drop-in, for the default install (/opt/kata) and for the blue one.
+    const blue = fs.readFileSync(
+      path.join(
+        import.meta.dirname,
+        "../fixtures/kata-deploy/nodes-4.1.0/containerd-2.1-suffix/opt/kata-blue/containerd/config.d/kata-deploy.toml",
+      ),
+      "utf8",
+    );
+    const mine = blue.replaceAll("/opt/kata-blue/", "/opt/kata/").replaceAll("-blue", "");
+    const config = 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n';
+    const node = await realContainerdHost("2", {
+      ...intelContainerd16(),
+      files: {
+        "/etc/containerd/config.toml": config,
+        "/etc/containerd/conf.d/kata-deploy.toml": mine,
+        "/etc/containerd/conf.d/kata-deploy-blue.toml": blue,
+      },
+    });
+    const env = { SHIMS: "qemu" };
+    const facts = JSON.parse(runCli(["facts", "--json", "--host-root", node.root], { env }).stdout);
+    expect(facts.kata.deployLeftovers).toEqual(["/etc/containerd/conf.d/kata-deploy.toml"]);
+    const cli = (args: string[]) =>
+      runCli([...args, "--host-root", node.root, "--artifacts", `dir:${artifacts}`], { env });
+    const plan = cli(["plan"]);
+    expect(plan.stdout).toContain(
+      "# delete /etc/containerd/conf.d/kata-deploy.toml: kata-deploy's runtime drop-in, left without kata-deploy's install (none under /opt/kata): its handlers, read after kata-install's, would replace them",
+    );
+    expect(plan.stdout).not.toContain("kata-deploy-blue.toml:");
+    const install = cli(["install"]);
+    expect(install.status, `${install.stdout}\n${install.stderr}`).toBe(0);
+    expect(fs.existsSync(path.join(node.root, "etc/containerd/conf.d/kata-deploy.toml"))).toBe(false);
+    expect(fs.readFileSync(path.join(node.root, "etc/containerd/conf.d/kata-deploy-blue.toml"), "utf8")).toBe(
+      blue,
+    );
+    // containerd's own view: kata-qemu is kata-install's (its configuration, under runtimes/qemu).
+    const dump = configDump("2", node.root);
+    expect(dump).toMatch(
+      /runtimes\.kata-qemu\.options\][^[]*ConfigPath = '\/opt\/kata\/share\/defaults\/kata-containers\/runtimes\/qemu\/configuration-qemu\.toml'/,
+    );
+    const served = (await node.serving()).handlers ?? [];
+    expect(served).toEqual(expect.arrayContaining(["runc", "kata-qemu", "kata-clh-blue"]));
+    expect(served).not.toContain("kata-clh");
+    // Planned again: nothing to do (it is not found again, nor put back).
+    expect(cli(["plan", "--detailed-exitcode"]).status).toBe(0);
+    const uninstall = runCli(["uninstall", "--host-root", node.root], { env });
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(node.root, "etc/containerd/conf.d/kata-deploy.toml"), "utf8")).toBe(
+      mine,
+    );
+    node.stop();
   });
 });

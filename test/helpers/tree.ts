@@ -65,12 +65,28 @@ export function installedTree(root: string, prefix = "opt/kata"): TreeSnapshot {
       const entries = JSON.parse(fs.readFileSync(full, "utf8")) as Record<string, { identity: string }>;
       for (const entry of Object.values(entries)) entry.identity = "(the file's identity)";
       out[rel] = rehashed(value, JSON.stringify(entries));
-    } else if (rel.endsWith("/.kata-install-files")) {
-      const list = JSON.parse(fs.readFileSync(full, "utf8")) as { identities?: Record<string, string> };
-      for (const key of Object.keys(list.identities ?? {}))
-        (list.identities as Record<string, string>)[key] = "(the file's identity)";
-      out[rel] = rehashed(value, JSON.stringify(list));
-    } else out[named(rel)] = value;
+    } else if (rel.endsWith("/.kata-install-files")) out[rel] = listWithoutIdentities(full, value);
+    else out[named(rel)] = value;
   }
+  return out;
+}
+
+/** A version's file list as a snapshot value, each file's identity (inode, times) left out. */
+function listWithoutIdentities(full: string, value: string): string {
+  const list = JSON.parse(fs.readFileSync(full, "utf8")) as { identities?: Record<string, string> };
+  for (const key of Object.keys(list.identities ?? {}))
+    (list.identities as Record<string, string>)[key] = "(the file's identity)";
+  const sha = createHash("sha256").update(JSON.stringify(list)).digest("hex");
+  return value.replace(/[0-9a-f]{64}$/, sha);
+}
+
+/** A version directory's tree, its file list without the identities, which differ between copies. */
+export function versionTree(dir: string): TreeSnapshot {
+  const out = snapshot(dir);
+  if (out[".kata-install-files"] !== undefined)
+    out[".kata-install-files"] = listWithoutIdentities(
+      path.join(dir, ".kata-install-files"),
+      out[".kata-install-files"],
+    );
   return out;
 }
