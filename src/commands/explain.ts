@@ -7,6 +7,7 @@ import type { Decision } from "../decide/decision.js";
 import type { Source } from "../decide/provenance.js";
 import { dotted } from "../detect/toml.js";
 import { UserError } from "../errors.js";
+import { toJson } from "../json-text.js";
 import { type Explained, explainDocument, renderExplain, selectExplained } from "../output/explain.js";
 import { valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
@@ -145,7 +146,7 @@ export async function runExplain(
       `nothing decided matches ${unmatched.map((k) => `"${k}"`).join(", ")} (try a key such as hypervisor.qemu.shared_fs, a shim name, or shim:key)${hint}`,
     );
   }
-  const json = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x), 2);
+  const json = (v: unknown) => toJson(v, 2);
   if (options.json) out(`${json({ values: selected, ...(notes.length > 0 ? { notes } : {}) })}\n`);
   else out(`${renderExplain(selected)}${notes.map((n) => `note: ${n}\n`).join("")}`);
   return 0;

@@ -6,6 +6,7 @@ import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import type { StrategyName } from "../host/command.js";
 import { openHost } from "../host/open.js";
+import { toJson } from "../json-text.js";
 import { renderFactsSummary } from "../output/facts-summary.js";
 
 export interface FactsOptions {
@@ -39,7 +40,7 @@ export async function runFacts(
   const facts = options.facts !== undefined ? await loadFacts(options.facts) : await detectNode(options, env);
   if (options.json && options.nfd) throw new UserError("--json and --nfd: choose one");
   if (options.nfd) out(await nfdFeatures(facts, options.hostRoot, "kata-install facts --nfd"));
-  else if (options.json) out(`${JSON.stringify(facts, null, 2)}\n`);
+  else if (options.json) out(`${toJson(facts, 2)}\n`);
   else
     out(
       renderFactsSummary(

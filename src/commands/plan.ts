@@ -2,6 +2,7 @@ import { UserError } from "../errors.js";
 import type { ArtifactSource } from "../install/artifacts.js";
 import { journalFor } from "../install/journal.js";
 import { recordingEnv } from "../install/plan-inputs.js";
+import { toJson } from "../json-text.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
 import { planPipeline } from "../pipeline.js";
 import { installDirFromEnv } from "../render/layout.js";
@@ -43,6 +44,6 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
           envNames: env.read(),
           source,
         });
-  out(options.json ? `${JSON.stringify(doc, null, 2)}\n` : `${renderPlan(doc)}${saved ? `\n${saved}` : ""}`);
+  out(options.json ? `${toJson(doc, 2)}\n` : `${renderPlan(doc)}${saved ? `\n${saved}` : ""}`);
   return planExitCode(decision, doc, options.detailedExitcode === true);
 }

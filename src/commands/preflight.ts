@@ -1,3 +1,4 @@
+import { toJson } from "../json-text.js";
 import {
   type PreflightDocument,
   preflightDocument,
@@ -21,7 +22,7 @@ export async function runPreflight(
     );
   }
   const doc: PreflightDocument = preflightDocument(decision);
-  if (options.json) out(`${JSON.stringify(doc, null, 2)}\n`);
+  if (options.json) out(`${toJson(doc, 2)}\n`);
   else out(renderPreflight(doc, options.facts ?? options.hostRoot));
   return preflightExitCode(decision);
 }

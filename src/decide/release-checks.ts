@@ -5,6 +5,7 @@
 // (configValueCheck, called for every offer).
 import { closest } from "../closest.js";
 import { byText } from "../compare.js";
+import { toJson } from "../json-text.js";
 import type { KeyInfo } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import { compareVersions, versionParts } from "../version.js";
@@ -214,7 +215,7 @@ export function configValueCheck(
 }
 
 function show(value: unknown): string {
-  return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v));
+  return toJson(value);
 }
 
 /**

@@ -6,6 +6,7 @@
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import * as z from "zod/mini";
+import { fromJson, toJson } from "../json-text.js";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
 import { tomlErrorText } from "./toml.js";
@@ -91,7 +92,7 @@ async function runHook(ctx: DetectContext, file: string): Promise<unknown> {
 function parseJson(ctx: DetectContext, file: string, text: string | null): unknown {
   if (text === null) return undefined;
   try {
-    return JSON.parse(text);
+    return fromJson(text);
   } catch (error) {
     ctx.problem("local", `invalid JSON: ${(error as Error).message}`, { path: file });
     return undefined;
@@ -102,7 +103,7 @@ function parseTomlFile(ctx: DetectContext, file: string, text: string | null): u
   if (text === null) return undefined;
   try {
     // Round-trip through JSON: TOML dates become strings, as a JSON fact would carry them.
-    return JSON.parse(JSON.stringify(parseToml(text)));
+    return fromJson(toJson(parseToml(text, { integersAsBigInt: "asNeeded" })));
   } catch (error) {
     ctx.problem("local", tomlErrorText(error), { path: file });
     return undefined;

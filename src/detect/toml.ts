@@ -12,7 +12,7 @@ export async function readToml(
   const text = await ctx.read(source, hostPath, { utf8: true });
   if (text === null) return null;
   try {
-    return parse(text) as TomlTable;
+    return parse(text, { integersAsBigInt: "asNeeded" }) as TomlTable;
   } catch (error) {
     ctx.problem(source, tomlErrorText(error), { path: hostPath });
     return null;

@@ -13,6 +13,7 @@ import { JOURNAL_DIR } from "../detect/kata.js";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
+import { fromJson, toJson } from "../json-text.js";
 import { PLAN_ACTION_KINDS } from "../plan-schema.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
@@ -197,7 +198,7 @@ export class JournalError extends UserError {}
 export function parseJournal(file: string, text: string): Journal {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = fromJson(text);
   } catch (error) {
     throw new JournalError(`${file}: not a journal (invalid JSON: ${(error as Error).message})`);
   }
@@ -260,7 +261,7 @@ export class JournalStore {
     const file = `${dir}/journal.json`;
     // The directory it is born in is a fresh one createDirsWith() just made.
     const real = dir === this.dir ? await this.own(file, "file") : await this.host.resolve(file);
-    await writeAtomically(real, file, `${JSON.stringify(journal, null, 2)}\n`, rootOnly());
+    await writeAtomically(real, file, `${toJson(journal, 2)}\n`, rootOnly());
   }
 
   /** Save a file's bytes under original/ or txn/; returns the name to record. */

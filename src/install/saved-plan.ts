@@ -4,6 +4,7 @@
 import * as z from "zod/mini";
 import { UserError } from "../errors.js";
 import { parseJson, readDocument } from "../json-file.js";
+import { toJson } from "../json-text.js";
 import { PlanJson, Sha256 } from "../plan-schema.js";
 import { keyPath } from "../schema.js";
 import { writeFileAtomically } from "../write-file.js";
@@ -68,7 +69,7 @@ export function parseSavedPlan(file: string, text: string): SavedPlan {
 
 /** Checked against the schema first: a plan that could not be loaded again is not written. */
 export function writeSavedPlan(file: string, saved: SavedPlan): void {
-  writeFileAtomically(file, `${JSON.stringify(SavedPlan.parse(saved), null, 2)}\n`, "--out");
+  writeFileAtomically(file, `${toJson(SavedPlan.parse(saved), 2)}\n`, "--out");
 }
 
 const short = (hash: string | null) => (hash === null ? "absent" : `${hash.slice(0, 16)}…`);
@@ -112,7 +113,7 @@ export function differences(
   // Nothing the plan is made from moved, and it does the same: the rest of what was reviewed (the
   // diffs, the checks, the reasons) must be what it is now too, or the file was edited.
   return (Object.keys(PlanJson.shape) as Array<keyof PlanJson>)
-    .filter((key) => JSON.stringify(saved.plan[key]) !== JSON.stringify(now.plan[key]))
+    .filter((key) => toJson(saved.plan[key]) !== toJson(now.plan[key]))
     .flatMap((key) => reviewedDifferences(key, saved.plan[key], now.plan[key]));
 }
 
@@ -130,9 +131,7 @@ function entryName(entry: unknown, index: number): string {
 function differingFields(was: unknown, is: unknown): string[] {
   const a = (was ?? {}) as Record<string, unknown>;
   const b = (is ?? {}) as Record<string, unknown>;
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(
-    (k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]),
-  );
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => toJson(a[k]) !== toJson(b[k]));
 }
 
 /** A part of what was reviewed that is not so now, by the entry and the fields that differ. */
@@ -148,7 +147,7 @@ function reviewedDifferences(key: string, was: unknown, is: unknown): string[] {
   for (const name of new Set([...saved.keys(), ...again.keys()])) {
     const a = saved.get(name);
     const b = again.get(name);
-    if (JSON.stringify(a) === JSON.stringify(b)) continue;
+    if (toJson(a) === toJson(b)) continue;
     if (key === "checks") {
       out.push(checkDifference(name, a, b));
       continue;

@@ -3,6 +3,7 @@
 import type { Decision, ErofsSetup, NydusSetup } from "../decide/decision.js";
 import { addsToKernelParams, type Decided, describeSource, type Source } from "../decide/provenance.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
+import { toJson } from "../json-text.js";
 import { handlerName } from "../render/layout.js";
 
 export interface Explained {
@@ -299,7 +300,7 @@ export function renderExplain(values: Explained[]): string {
 
 /** A value as TOML-ish text: JSON, with a release's large integers (bigints) as their digits. */
 export function show(value: unknown): string {
-  return JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)) ?? "undefined";
+  return toJson(value) ?? "undefined";
 }
 
 function whyOf(source: Source): string | undefined {

@@ -9,6 +9,7 @@
 import { isUtf8 } from "node:buffer";
 import fs from "node:fs";
 import { segmentsOf, valueAt } from "../detect/value-at.js";
+import { fromJson, toJson } from "../json-text.js";
 import { type SummaryFacts, summaryFacts } from "../kube/summary-facts.js";
 import { readBounded } from "../read-bounded.js";
 
@@ -41,7 +42,7 @@ export interface Kinds {
 
 /** The values of the decision facts on a node, as one comparable string. */
 export function fingerprint(facts: unknown, paths: readonly string[]): string {
-  return JSON.stringify(paths.map((p) => valueAt(facts, p) ?? null));
+  return toJson(paths.map((p) => valueAt(facts, p) ?? null));
 }
 
 /**
@@ -50,7 +51,7 @@ export function fingerprint(facts: unknown, paths: readonly string[]): string {
  * alike at every step summaryFacts or a fingerprint takes, so they fail alike too.
  */
 export function keyOf(document: unknown, paths: readonly string[]): string {
-  return JSON.stringify(paths.map((p) => traceAt(document, p)));
+  return toJson(paths.map((p) => traceAt(document, p)));
 }
 
 function traceAt(document: unknown, path: string): unknown {
@@ -82,7 +83,7 @@ export function scanFile(file: string, ctx: ScanContext, kinds: Kinds): number |
   if (text === null) return undefined;
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = fromJson(text);
   } catch {
     return undefined;
   }

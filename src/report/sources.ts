@@ -13,6 +13,7 @@ import { upgradeFacts } from "../detect/upgrade.js";
 import { UserError } from "../errors.js";
 import { failure } from "../host/host.js";
 import { readInputText } from "../input-file.js";
+import { fromJson, toJson } from "../json-text.js";
 import type { KubeApi } from "../kube/api.js";
 import { summaryAnnotation } from "../kube/node-labels.js";
 import { assembleSummary, decidedPart, NodeSummary, publishedFactPaths } from "../kube/summary.js";
@@ -104,7 +105,7 @@ export async function fromFactsDir(
       let decision = decided.get(key);
       if (decision === undefined) {
         // The first node of its kind is checked whole against the schema, then decided for all.
-        const checked = parseFacts(full, JSON.stringify(facts ?? readFacts(full).facts));
+        const checked = parseFacts(full, toJson(facts ?? readFacts(full).facts));
         decision = decideFor(prepared, checked).decision;
         decided.set(key, decision);
         const part = summaryFacts(checked, factPaths);
@@ -156,7 +157,7 @@ function readFacts(full: string): { facts: Facts; missing: string[] } {
   if (!read.ok) throw new Error(read.reason);
   let document: unknown;
   try {
-    document = JSON.parse(read.text);
+    document = fromJson(read.text);
   } catch (error) {
     throw new Error(`not JSON (${(error as Error).message}): not a saved \`facts --json\` document`);
   }

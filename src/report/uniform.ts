@@ -1,6 +1,7 @@
 // The overrides that make a set of nodes alike (a pool, or the whole cluster for what they share):
 // the shims every one can run, one default, and the values some nodes' facts decided differently.
 import { byText } from "../compare.js";
+import { toJson } from "../json-text.js";
 import { CHART_DEFAULT_SHIM } from "../manifests/kata-deploy/chart.js";
 import { countOf, type NodeKind, namesOf } from "./kinds.js";
 import type { NodeEntry } from "./report.js";
@@ -66,7 +67,7 @@ export function uniform(
           unruled += kind.at.length;
           continue;
         }
-        const id = JSON.stringify(table[key]);
+        const id = toJson(table[key]);
         const entry = ruledBy.get(id) ?? { value: table[key], kinds: [], count: 0 };
         entry.kinds.push(kind);
         entry.count += kind.at.length;

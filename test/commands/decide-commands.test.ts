@@ -512,3 +512,25 @@ describe("a key Kata reads and does nothing with", () => {
     );
   });
 });
+
+describe("an int64 of Kata's Rust configurations", () => {
+  it("explain --json gives compact_force_times as the digits the release has (no number holds them)", () => {
+    const node = buildHost(amdSnpCrio());
+    const run = runCli(
+      [
+        "explain",
+        "--json",
+        "--host-root",
+        node.root,
+        "clh-runtime-rs:agent.kata.mem_agent.compact_force_times",
+        ...release,
+      ],
+      { env: { SHIMS: "clh-runtime-rs" } },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('"value": 9223372036854775807,');
+    expect(
+      runCli(["explain", "--host-root", node.root, "clh-runtime-rs:compact_force_times", ...release]).stdout,
+    ).toContain("agent.kata.mem_agent.compact_force_times = 9223372036854775807\n");
+  });
+});
