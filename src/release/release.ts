@@ -95,12 +95,16 @@ export function releaseFromFiles(
     }
     const text = must(files.get(file), file);
     let config: ConfigFile | undefined;
+    const hypervisor = /^\s*\[\s*hypervisor\.([A-Za-z0-9_-]+)\s*\]/m.exec(text)?.[1] ?? null;
     shims.set(of.shim, {
       shim: of.shim,
-      runtime: of.runtime,
+      // Dragonball is built into runtime-rs only: Kata 3.0 put its file beside the Go runtime's
+      // (runtime-rs had no directory of its own yet), and kata-deploy 3.0 ran it with runtime-rs's
+      // shim (kata-deploy.sh @ 3.0.0: /opt/kata/runtime-rs/bin/containerd-shim-kata-v2).
+      runtime: hypervisor === "dragonball" ? "rust" : of.runtime,
       file,
       text,
-      hypervisor: /^\s*\[\s*hypervisor\.([A-Za-z0-9_-]+)\s*\]/m.exec(text)?.[1] ?? null,
+      hypervisor,
       get config() {
         if (config === undefined)
           try {

@@ -251,6 +251,9 @@ describe("a new Kata release in the source, under the same artifact names", () =
         sampleContent("base", "bin/containerd-shim-kata-v2", "3.10.0"),
       );
       expect(calls()).toBe("restart containerd\n");
+      // facts says the release now installed, not the one it read before the switch.
+      const facts = JSON.parse(runCli(["facts", "--json", "--host-root", host.root]).stdout);
+      expect(facts.kata.version).toBe("3.10.0");
       const again = runCli(["install", "--host-root", host.root, "--artifacts", `dir:${newer}`]);
       expect(again.stdout).toContain("Nothing to do: the node is as the plan wants it.");
       // Back to the older release (an image tag rolled back): said, not refused.

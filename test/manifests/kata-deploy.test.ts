@@ -317,8 +317,13 @@ describe("the chart's own values files read", () => {
       const run = manifests(fixture(name));
       expect(run.status).toBe(1);
       expect(run.stdout).toBe("");
+      const line =
+        fs
+          .readFileSync(fixture(name), "utf8")
+          .split("\n")
+          .findIndex((l) => l.startsWith("deploymentMode:")) + 1;
       expect(run.stderr).toContain(
-        `${name}:6: deploymentMode: job: kata-install has no job mode (per-node Jobs without a service-account token); it runs a DaemonSet`,
+        `${name}:${line}: deploymentMode: job: kata-install has no job mode (per-node Jobs without a service-account token); it runs a DaemonSet`,
       );
       expect(run.stderr).toContain("Set deploymentMode: daemonset to take that DaemonSet");
     }

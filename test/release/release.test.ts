@@ -75,3 +75,15 @@ describe("the release's version", () => {
     expect(versionFromTarballName("release.tar")).toBeUndefined();
   });
 });
+
+describe("Kata 3.0's dragonball", () => {
+  it("is runtime-rs's though its file is beside the Go runtime's, as kata-deploy 3.0 ran it", () => {
+    const files = new Map([
+      ["share/defaults/kata-containers/configuration-qemu.toml", "[hypervisor.qemu]\n"],
+      ["share/defaults/kata-containers/configuration-dragonball.toml", "[hypervisor.dragonball]\n"],
+    ]);
+    const release = releaseFromFiles(files, "t", null, "3.0.0");
+    expect(release.shims.get("dragonball")?.runtime).toBe("rust");
+    expect(release.shims.get("qemu")?.runtime).toBe("go");
+  });
+});
