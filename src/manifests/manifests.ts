@@ -9,6 +9,7 @@ import { parse as parseYaml } from "yaml";
 import type { Catalog } from "../decide/catalog.js";
 import { InputError, type InputIssue } from "../decide/input-error.js";
 import { tomlErrorText } from "../detect/toml.js";
+import { type ReferenceKind, referenceProblem } from "../image-reference.js";
 import { parseStartupTaints } from "../kube/taints.js";
 import type { Templates } from "../render/templates.js";
 import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, PLANS_DIR, suffixOf } from "./environment.js";
@@ -30,6 +31,33 @@ type Table = Record<string, unknown>;
 /** A Kubernetes name of one DNS label (a namespace, an object name): what the API server takes. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** The values that name images, and what each must be (`empty`: "" takes the default). */
+const IMAGE_KEYS: Array<{ path: string[]; kind: ReferenceKind; empty: boolean }> = [
+  { path: ["image"], kind: "reference", empty: false },
+  { path: ["monitor", "image"], kind: "repository", empty: false },
+  { path: ["monitor", "tag"], kind: "tag", empty: true },
+  { path: ["kata_version"], kind: "tag", empty: false },
+  { path: ["artifacts_tag"], kind: "tag", empty: true },
+];
+
+/** Each image value that is not one: every node would fail to pull it (or, with a newline, worse). */
+function referenceIssues(v: Values, file: string): InputIssue[] {
+  const issues: InputIssue[] = [];
+  for (const { path, kind, empty } of IMAGE_KEYS) {
+    let value: unknown = v;
+    for (const part of path)
+      value = value !== null && typeof value === "object" ? (value as Table)[part] : undefined;
+    if (typeof value !== "string" || (empty && value === "")) continue;
+    const problem = referenceProblem(value, kind);
+    if (problem !== null) issues.push({ file, key: path.join("."), message: problem });
+  }
+  if (typeof v.artifacts === "string" && v.artifacts.startsWith("registry:")) {
+    const problem = referenceProblem(v.artifacts.slice("registry:".length), "repository");
+    if (problem !== null) issues.push({ file, key: "artifacts", message: `registry:${problem}` });
+  }
+  return issues;
+}
+
 /**
  * Values the API server (or the pod) would refuse, refused here where they are named, not at
  * `kubectl apply`: a namespace or name that is no DNS label, an empty image, a port or a grace
@@ -47,6 +75,7 @@ function checkObjectValues(v: Values, file: string, issues: InputIssue[]): void 
   }
   if (typeof v.image === "string" && v.image.trim() === "")
     issues.push({ file, key: "image", message: "empty: the DaemonSet's pods would have no image to run" });
+  else issues.push(...referenceIssues(v, file));
   const integer = (key: string, least: number, most: number) => {
     const value = v[key];
     if (typeof value === "number" && (!Number.isInteger(value) || value < least || value > most))

@@ -533,9 +533,34 @@ describe("kata-install manifests", () => {
 
   it("a value cannot break the YAML: it stays one string", () => {
     const evil = 'x"\n      privileged: true\n#';
-    const set = runCli(["manifests", "--set", `image=${evil}`]);
-    expect(set.status).toBe(0);
-    expect(daemonSetOf(objects(set.stdout)).container.image).toBe(evil);
+    const set = runCli(["manifests", "--set", `priority_class_name=${evil}`]);
+    expect(set.status, set.stderr).toBe(0);
+    const ds = objects(set.stdout).find((o) => o.kind === "DaemonSet") as unknown as {
+      spec: { template: { spec: { priorityClassName?: string } } };
+    };
+    expect(ds.spec.template.spec.priorityClassName).toBe(evil);
+  });
+
+  it("an image that is no image reference is refused by its key, as every node would fail to pull it", () => {
+    for (const [set, shown] of [
+      ["image=quay.io/x\n      privileged: true", '"quay.io/x\\n      privileged: true"'],
+      ["image=Quay.io/Kata/Install:v1", '"Quay.io/Kata/Install:v1"'],
+      ["kata_version=4.1.0 rc", '"4.1.0 rc"'],
+      ["artifacts=registry:quay.io/kata containers", '"quay.io/kata containers"'],
+    ] as const) {
+      const run = runCli(["manifests", "--set", set.replace("\\n", "\n")]);
+      expect(run.status, set).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(`--set: ${set.split("=")[0]}: `);
+      expect(run.stderr).toContain(`${shown} is not an image`);
+    }
+    // A digest, a port, a tag: all references.
+    const good = runCli([
+      "manifests",
+      "--set",
+      "image=registry.local:5000/kata/install:v1@sha256:" + "a".repeat(64),
+    ]);
+    expect(good.status, good.stderr).toBe(0);
   });
 
   it("bad values: every problem at once, with file, line and key; nothing printed", () => {
