@@ -1,7 +1,7 @@
 // A JSON document the user gives (a facts file, a saved plan): read and parsed, or one error naming
 // what went wrong, made by the caller, whose error says which document it expected.
 import { readInputText } from "./input-file.js";
-import { fromJson } from "./json-text.js";
+import { fromJson, jsonErrorText } from "./json-text.js";
 
 type Invalid = (details: string[]) => Error;
 
@@ -22,6 +22,6 @@ export function parseJson(text: string, invalid: Invalid): unknown {
   try {
     return fromJson(text);
   } catch (error) {
-    throw invalid([`invalid JSON: ${(error as Error).message}`]);
+    throw invalid([`invalid JSON: ${jsonErrorText(error)}`]);
   }
 }

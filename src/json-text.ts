@@ -23,3 +23,15 @@ export function toJson(value: unknown, indent?: number): string {
   const text = JSON.stringify(value, (_, v) => (typeof v === "bigint" ? `${MARK}${v}` : v), indent);
   return text === undefined ? text : text.replace(MARKED, "$1");
 }
+
+/**
+ * Why a text is not JSON, without quoting it (Node's message quotes the text's start: a secret in a
+ * file given by mistake would be printed).
+ */
+export function jsonErrorText(error: unknown): string {
+  const message = (error as Error).message;
+  const at = /at position (\d+)/.exec(message)?.[1];
+  if (/is not valid JSON$/.test(message) || /^Unexpected token/.test(message))
+    return `an unexpected character${at === undefined ? "" : ` at position ${at}`}`;
+  return message.replace(/"[^"]*"/g, "…");
+}

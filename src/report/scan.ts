@@ -134,7 +134,8 @@ const scratch = Buffer.allocUnsafeSlow(64 * 1024);
 function readRegular(file: string, maxBytes: number): string | null {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    // Not through a link: the main thread's read refuses it, saying so.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
   } catch {
     return null;
   }

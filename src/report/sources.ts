@@ -3,6 +3,7 @@
 // annotation. A file or node that cannot be read is reported and left out, never fatal: one broken
 // node must not hide the other 4,999.
 
+import fs from "node:fs";
 import { decideFor, type Prepared } from "../decide/decide-for.js";
 import type { Decision } from "../decide/decision.js";
 import type { RuleSet } from "../decide/rules.js";
@@ -13,7 +14,7 @@ import { upgradeFacts } from "../detect/upgrade.js";
 import { UserError } from "../errors.js";
 import { failure } from "../host/host.js";
 import { readInputText } from "../input-file.js";
-import { fromJson, toJson } from "../json-text.js";
+import { fromJson, jsonErrorText, toJson } from "../json-text.js";
 import type { KubeApi } from "../kube/api.js";
 import { summaryAnnotation } from "../kube/node-labels.js";
 import { assembleSummary, decidedPart, NodeSummary, publishedFactPaths } from "../kube/summary.js";
@@ -153,13 +154,16 @@ export function scanContext(rules: RuleSet): ScanContext {
  * throws with why it cannot be.
  */
 function readFacts(full: string): { facts: Facts; missing: string[] } {
+  // The directory's own files only: a link there may lead anywhere kata-install can read.
+  if (fs.lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new Error("a symbolic link: only the directory's regular files are read");
   const read = readInputText(full, MAX_FACTS_BYTES);
   if (!read.ok) throw new Error(read.reason);
   let document: unknown;
   try {
     document = fromJson(read.text);
   } catch (error) {
-    throw new Error(`not JSON (${(error as Error).message}): not a saved \`facts --json\` document`);
+    throw new Error(`not JSON (${jsonErrorText(error)}): not a saved \`facts --json\` document`);
   }
   const facts = upgradeFacts(document) as Facts;
   if (facts?.schemaVersion !== SCHEMA_VERSION) {

@@ -162,6 +162,22 @@ describe("kata-install report --facts-dir", async () => {
     expect(unread.stderr).toBe(
       `kata-install: facts in ${empty}: no node's facts could be read:\n  ${path.join(empty, "cut.json")}: not JSON (Unexpected end of JSON input): not a saved \`facts --json\` document\n`,
     );
+    // A file given by mistake is not quoted; a link is not followed (it may lead anywhere).
+    fs.rmSync(path.join(empty, "cut.json"));
+    fs.writeFileSync(path.join(empty, "secret.json"), "password=hunter2\n");
+    const secret = path.join(path.dirname(dir), `${path.basename(empty)}-outside.json`);
+    made.push(secret);
+    fs.copyFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith(".json")) ?? ""), secret);
+    fs.symlinkSync(secret, path.join(empty, "linked.json"));
+    const refused = runCli(["report", "--facts-dir", empty]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).not.toContain("hunter2");
+    expect(refused.stderr).toContain(
+      `${path.join(empty, "secret.json")}: not JSON (an unexpected character): not a saved \`facts --json\` document\n`,
+    );
+    expect(refused.stderr).toContain(
+      `${path.join(empty, "linked.json")}: a symbolic link: only the directory's regular files are read\n`,
+    );
   });
 
   it("--emit-overrides makes the directory it writes in", () => {
