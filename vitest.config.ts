@@ -7,6 +7,8 @@ export default defineConfig({
     // Test hosts are real directory trees and some tests spawn the built CLI: give them room on a
     // shared two-core machine instead of failing on a slow moment.
     testTimeout: 30_000,
+    // Hooks remove test hosts and artifact trees: a busy machine's rm of thousands of files.
+    hookTimeout: 60_000,
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-results.json" },
   },
