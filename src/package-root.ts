@@ -6,21 +6,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 let root: string | undefined;
-/** A file of the package the run started from, where the code has no module URL of its own. */
-let startFile: string | undefined;
-
-/**
- * Say where the package is: a start-up snapshot's code was compiled at build time, in another
- * directory (the image's build stage), so its main passes the file it was started as.
- */
-export function startedFrom(file: string): void {
-  startFile = file;
-  root = undefined;
-}
 
 export function packageRoot(): string {
   if (root !== undefined) return root;
-  let dir = path.dirname(startFile ?? fileURLToPath(import.meta.url));
+  let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     try {
       const manifest = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as {

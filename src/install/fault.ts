@@ -15,7 +15,7 @@ interface Spec {
   count: number;
 }
 
-// Read at the first operation, not when the module loads: the start-up snapshot loads it at build time.
+// Read at the first operation, not when the module loads: a test sets it after importing.
 let parsed: Spec[] | undefined;
 
 function faultSpecs(): Spec[] {

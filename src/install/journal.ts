@@ -387,7 +387,7 @@ export function emptyJournal(): Journal {
 
 /**
  * Backups hold the node's files, some of them private: only root reads them. Asked of the running
- * process each time, not when the module loads (the start-up snapshot loads it at build time).
+ * process each time.
  */
 function rootOnly(): FileMeta {
   return { mode: 0o600, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };

@@ -47,7 +47,7 @@ export function threadsFor(files: number, env: Readonly<Record<string, string | 
 
 /**
  * Where the worker's bundle is (dist/commands/, beside the command groups); null when not built.
- * Found from the package's root, not this module's URL: a start-up snapshot's code has none.
+ * Found from the package's root: this module is bundled into another file.
  */
 function workerFile(): string | null {
   const file = dataPath("dist", "commands", "report-scan.cjs");
