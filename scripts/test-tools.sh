@@ -22,6 +22,9 @@ if [ "${1:-}" = "--dir" ]; then
 fi
 
 index="$cache/current/tools.tsv"
+# What this script fetches: raised whenever the set of tools changes, so that a cache made by an
+# earlier version of it (without bookworm's erofs-utils, say) is fetched again, not trusted.
+layout=2
 print_index() {
   echo "Real runtimes for the tests ($cache/current):"
   awk -F'\t' '{ printf "  %-18s %-5s %-9s %s\n", $1, $2, $3, $6 }' "$index"
@@ -30,6 +33,7 @@ fresh_enough() {
   [ -f "$index" ] || return 1
   [ "${KATA_INSTALL_TEST_TOOLS_REFRESH:-0}" = 1 ] && return 1
   [ -z "$(find "$index" -mtime +7)" ] || return 1
+  [ "$(cat "$cache/current/layout" 2>/dev/null)" = "$layout" ] || return 1
   # Every path it names is still there.
   while IFS=$'\t' read -r _ _ _ _ path _; do [ -e "$path" ] || return 1; done <"$index"
 }
@@ -132,6 +136,7 @@ EOF
     "$out/cri-api/api.proto" "k8s.io/cri-api $(pkg_version sid golang-k8s-cri-api-dev)" >>"$work/tools.tsv"
   rm -rf "$work/out/bookworm" "$work/out/trixie" "$work/out/sid"
   mv "$work/tools.tsv" "$work/out/tools.tsv"
+  echo "$layout" >"$work/out/layout"
 }
 
 if fetch; then
