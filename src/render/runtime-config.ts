@@ -456,10 +456,11 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
   // kata-deploy's imports go with the drop-ins they name (a takeover), or because their file is
   // gone: containerd refuses to start on an import of a missing file.
   const withoutImports = t.dropImport ? removeImports(before, t.dropImport) : before;
-  // kata-deploy's proxy plugin for the nydus kata-install now runs (a takeover) is replaced by ours.
+  // kata-deploy's proxy plugin for nydus goes with a takeover: replaced by ours where kata-install
+  // sets nydus up, else gone with the unit the takeover ends (a plugin on a socket nothing serves).
   const deployNydus =
-    t.takeover !== null && decision.nydus !== null
-      ? deployNydusPlugins(parsedBefore, decision.nydus.name)
+    t.takeover !== null
+      ? deployNydusPlugins(parsedBefore, decision.nydus?.name ?? nydusName(suffix))
       : new Set<string>();
   const ours = (p: string[]) => t.ours(p) || (p[0] === "proxy_plugins" && deployNydus.has(p[1] ?? ""));
   const tablesOut = removeTables(withoutImports, ours);

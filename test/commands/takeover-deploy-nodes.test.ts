@@ -102,6 +102,12 @@ describe.each(KATA_DEPLOY_NODES)("kata-deploy 4.1.0's node %s", (name) => {
       const proxy = /agent\.https_proxy=\S+/.exec(String(hv(before).kernel_params ?? ""))?.[0];
       if (proxy) expect(String(hv(reads).kernel_params), h.name).toContain(proxy);
     }
+    // On containerd 1.6 no handler can use nydus, so kata-install does not set it up: kata-deploy's
+    // proxy plugin goes with the unit the takeover ends (a plugin on a socket nothing serves).
+    if (minor === "1.6")
+      expect(fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8")).not.toContain(
+        "proxy_plugins.nydus-for-kata-tee",
+      );
     // kata-install's journal, where kata-deploy's install was: the node is kata-install's now.
     expect(fs.existsSync(path.join(host.root, prefix, ".install"))).toBe(true);
     // Uninstalled: no Kata at all, said plainly (kata-deploy's install does not come back).
