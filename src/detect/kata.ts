@@ -12,6 +12,34 @@ const DEFAULTS_DIR = "share/defaults/kata-containers";
 /** Where kata-install keeps its journal under the prefix (the install issue). */
 export const JOURNAL_DIR = ".install";
 
+/**
+ * kata-deploy's custom runtimes (the chart's customRuntimes): the handler, its base shim, the
+ * values of its own drop-ins (50-overrides.toml, the devkit's); the snapshotter its runtime table
+ * names is the runtime's facts'. Its -debug handlers are DEBUG's, not here.
+ */
+const CustomRuntimes = z.array(
+  z.object({
+    handler: z.string(),
+    base: z.string(),
+    file: z.string(),
+    values: z.record(z.string(), z.unknown()),
+  }),
+);
+
+/**
+ * What a takeover carried of kata-deploy's: the shims it served and what it wrote in their
+ * config.d, its custom runtimes — kept in the journal, so that every later plan keeps those
+ * handlers and values (their files are gone with kata-deploy's tree).
+ */
+export const CarriedSettings = z.object({
+  shims: z.array(z.string()),
+  settings: z.array(
+    z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
+  ),
+  /** Absent: none, or a journal (facts) written before they were carried. */
+  customRuntimes: z.optional(CustomRuntimes),
+});
+
 export const KataFacts = z.object({
   installed: z.boolean(),
   prefix: z.nullable(z.string()),
@@ -22,44 +50,21 @@ export const KataFacts = z.object({
   etcConfig: z.nullable(z.string()),
   managedBy: z.nullable(z.enum(["kata-install", "kata-deploy", "other"])),
   /**
-   * What kata-deploy left on the node, for a takeover: its container-runtime drop-ins (and the
-   * imports that name them), and the shims it configured under the prefix. Optional: facts saved
-   * before it was recorded still load.
-   */
-  /**
    * Ours, after a takeover: the shims kata-deploy served and what it wrote in their config.d, as
    * the journal keeps them (later plans keep those handlers and values). Absent: none.
    */
-  carried: z.optional(
-    z.object({
-      shims: z.array(z.string()),
-      settings: z.array(
-        z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
-      ),
-      /**
-       * kata-deploy's custom runtimes (the chart's customRuntimes): the handler, its base shim, the
-       * values of its own drop-ins (50-overrides.toml, the devkit's); the snapshotter its runtime
-       * table names is the runtime's facts'. Its -debug handlers are DEBUG's, not here. Absent in
-       * facts saved before.
-       */
-      customRuntimes: z.optional(
-        z.array(
-          z.object({
-            handler: z.string(),
-            base: z.string(),
-            file: z.string(),
-            values: z.record(z.string(), z.unknown()),
-          }),
-        ),
-      ),
-    }),
-  ),
+  carried: z.optional(CarriedSettings),
   /**
    * kata-deploy's runtime drop-ins for this prefix where kata-deploy's install is not (its tree
    * gone, or kata-install's now): they would replace kata-install's handlers, so an install
    * removes them (uninstall gives them back). Absent: none.
    */
   deployLeftovers: z.optional(z.array(z.string())),
+  /**
+   * What kata-deploy left on the node, for a takeover: its container-runtime drop-ins (and the
+   * imports that name them), and the shims it configured under the prefix. Optional: facts saved
+   * before it was recorded still load.
+   */
   deploy: z.optional(
     z.object({
       dropIns: z.array(z.string()),
@@ -83,22 +88,8 @@ export const KataFacts = z.object({
        * and what its containerd drop-in configures (the proxy plugin, erofs), by path.
        */
       snapshotters: z.optional(z.array(z.object({ name: z.string(), paths: z.array(z.string()) }))),
-      /**
-       * kata-deploy's custom runtimes (the chart's customRuntimes): the handler, its base shim, the
-       * values of its own drop-ins (50-overrides.toml, the devkit's); the snapshotter its runtime
-       * table names is the runtime's facts'. Its -debug handlers are DEBUG's, not here. Absent in
-       * facts saved before.
-       */
-      customRuntimes: z.optional(
-        z.array(
-          z.object({
-            handler: z.string(),
-            base: z.string(),
-            file: z.string(),
-            values: z.record(z.string(), z.unknown()),
-          }),
-        ),
-      ),
+      /** kata-deploy's custom runtimes (CustomRuntimes). Absent in facts saved before. */
+      customRuntimes: z.optional(CustomRuntimes),
     }),
   ),
 });

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
-import { JOURNAL_DIR } from "../detect/kata.js";
+import { CarriedSettings, JOURNAL_DIR } from "../detect/kata.js";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
@@ -141,27 +141,8 @@ const StagingSchema = z.object({
 });
 export type Staging = z.infer<typeof StagingSchema>;
 
-/**
- * A takeover: the shims kata-deploy served and what it wrote in their config.d, kept so that every
- * later plan keeps those handlers and values (their files are gone with kata-deploy's tree).
- */
-const CarriedSchema = z.object({
-  shims: z.array(z.string()),
-  settings: z.array(
-    z.object({ shim: z.string(), file: z.string(), values: z.record(z.string(), z.unknown()) }),
-  ),
-  /** kata-deploy's custom runtimes (absent: none, or a journal written before they were carried). */
-  customRuntimes: z.optional(
-    z.array(
-      z.object({
-        handler: z.string(),
-        base: z.string(),
-        file: z.string(),
-        values: z.record(z.string(), z.unknown()),
-      }),
-    ),
-  ),
-});
+/** A takeover: what it carried of kata-deploy's (detect/kata.ts). */
+const CarriedSchema = CarriedSettings;
 
 const JournalSchema = z.object({
   version: z.literal(JOURNAL_VERSION),
