@@ -75,6 +75,28 @@ describe.each(Object.entries(MINORS) as [ContainerdMinor, (typeof MINORS)[Contai
       node.stop();
     });
 
+    it("an admin's gVisor handler (runsc) beside runc: served with Kata's, and still served after uninstall", async () => {
+      const base = fixture(configDefault);
+      const plugin = /^version = 3/m.test(base)
+        ? "io.containerd.cri.v1.runtime"
+        : "io.containerd.grpc.v1.cri";
+      const config = `${base}\n[plugins."${plugin}".containerd.runtimes.runsc]\n  runtime_type = "io.containerd.runsc.v1"\n`;
+      const node = await realContainerdHost(minor, {
+        ...intelContainerd16(),
+        files: { "/etc/containerd/config.toml": config },
+      });
+      const cli = (...args: string[]) => runCli([...args, "--host-root", node.root]);
+      expect((await node.serving()).handlers?.sort()).toEqual(["runc", "runsc"]);
+      const install = cli("install", "--artifacts", `dir:${artifacts}`);
+      expect(install.status, `${install.stderr}\n${node.log().slice(-2000)}`).toBe(0);
+      expect((await node.serving()).handlers?.sort()).toEqual(["runc", "runsc", ...KATA].sort());
+      const uninstall = cli("uninstall");
+      expect(uninstall.status, uninstall.stderr).toBe(0);
+      expect(fs.readFileSync(path.join(node.root, "etc/containerd/config.toml"), "utf8")).toBe(config);
+      expect((await node.serving()).handlers?.sort()).toEqual(["runc", "runsc"]);
+      node.stop();
+    });
+
     it("a GPU/TEE shim set (the chart's confidential and NVIDIA shims) loads and is served; uninstall, runc alone", async () => {
       const config = fixture(configDefault);
       const node = await realContainerdHost(minor, {
