@@ -11,7 +11,7 @@ import { type Changeset, change, type FileChange, type PlanAction } from "./chan
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
 import { DECIDED_DROP_IN, defaultConfigLinks, installDir, variantsDir, WRAPPERS_DIR } from "./layout.js";
 import { isNydusUnitPath, nydusChanges } from "./nydus-changes.js";
-import { renderRuntimeConfig } from "./runtime-config.js";
+import { backupOf, renderRuntimeConfig } from "./runtime-config.js";
 import { goneKataDeployImports } from "./stale-imports.js";
 import type { Templates } from "./templates.js";
 
@@ -75,6 +75,8 @@ export async function render(
   const runtimeFiles = [
     facts.runtime.configPath,
     facts.runtime.templatePath,
+    // kata-deploy's backup of the file it edited in place: what uninstall gives back after a takeover.
+    ...(takeover && facts.runtime.configPath !== null ? [backupOf(facts.runtime.configPath)] : []),
     ...(facts.runtime.kind !== null && RUNTIME_LAYOUTS[facts.runtime.kind].family === "crio"
       ? facts.runtime.imports
       : []),

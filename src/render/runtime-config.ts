@@ -3,6 +3,7 @@
 // CRI table); containerd 2.x: a drop-in of the main file's version, imported from it; k3s/rke2: the
 // drop-in directory their template imports; k0s: containerd.d/; microk8s: its template; CRI-O:
 // crio.conf.d/. The admin's own files are edited minimally and parsed back before any plan shows them.
+import { isDeepStrictEqual } from "node:util";
 import { parse } from "smol-toml";
 import { itemAt } from "../at.js";
 import type { Catalog } from "../decide/catalog.js";
@@ -204,6 +205,18 @@ export function renderRuntimeConfig(
     importsDropped(takeover, gone),
   );
   if (takeover === null || decision.shims.length === 0) return rendered;
+  // kata-deploy's backup of a file it edited in place, now what uninstall gives back (restoreOf):
+  // its bytes are in kata-install's journal, so kata-deploy's copy goes with its install.
+  const backups: RenderedFile[] = rendered.files
+    .filter((f) => f.restore != null && f.restore === current.get(backupOf(f.path)))
+    .map((f) => ({
+      path: backupOf(f.path),
+      content: null,
+      mode: 0o644,
+      template: "(takeover)",
+      reason: `kata-deploy's backup of ${f.path}: what uninstall gives back now (kata-install's journal keeps it)`,
+      restore: null,
+    }));
   // kata-deploy's drop-ins outside the prefix go in the same transaction that writes ours (the
   // one under the prefix goes with its tree): never two definitions of one handler.
   const prefix = installDir(decision);
@@ -217,7 +230,7 @@ export function renderRuntimeConfig(
       reason: "kata-deploy's runtime handlers: kata-install's replace them, under the same names",
       restore: null,
     }));
-  return { ...rendered, files: [...rendered.files, ...deletions] };
+  return { ...rendered, files: [...rendered.files, ...deletions, ...backups] };
 }
 
 function renderFor(
@@ -519,7 +532,7 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
     // What uninstall gives back: the admin's file without kata-install's parts (nor another
     // installer's, a takeover's). Taken as it is now whenever the admin edited it since the last
     // install (install/apply.ts), so that an edit between two installs is never lost.
-    ...(text !== null ? { restore: dropBlock(without, path, suffix) } : {}),
+    ...(text !== null ? { restore: restoreOf(t, path, dropBlock(without, path, suffix)) } : {}),
     block: suffix,
     template: name,
     reason:
@@ -534,6 +547,35 @@ function editInPlaceOf(t: Target, path: string): RenderedFile {
  * sets up, and 3.x's (named plain "nydus", known by its nydus-snapshotter socket), which the
  * takeover replaces as kata-deploy 4.x replaces it on an upgrade (takeover.ts says so).
  */
+/**
+ * What uninstall gives back of the admin's file after a takeover: kata-deploy's backup of it
+ * (`<file>.bak`, what kata-deploy's own uninstall restores: containerd.rs @ 4.1.0) when the file
+ * without kata-deploy's parts is that backup but for the settings kata-deploy sets in place (the
+ * log level of its DEBUG, nydus's snapshot annotations) — so those go back too, byte for byte.
+ * Else (the admin edited the file since) the file as it is without kata-deploy's parts.
+ */
+function restoreOf(t: Target, path: string, stripped: string): string {
+  const backup = t.takeover === null ? null : (t.current.get(backupOf(path)) ?? null);
+  if (backup === null) return stripped;
+  const a = parseOrNull(stripped);
+  const b = parseOrNull(backup);
+  if (a === null || b === null) return stripped;
+  for (const table of [a, b]) {
+    const debug = dig(table, ["debug"]);
+    if (isTable(debug)) delete debug.level;
+    for (const plugin of ["io.containerd.grpc.v1.cri", "cri"]) {
+      const containerd = dig(table, ["plugins", plugin, "containerd"]);
+      if (isTable(containerd)) delete containerd.disable_snapshot_annotations;
+    }
+  }
+  return isDeepStrictEqual(a, b) ? backup : stripped;
+}
+
+/** kata-deploy's backup of a containerd configuration it edits in place (containerd.rs @ 4.1.0). */
+export function backupOf(path: string): string {
+  return `${path}.bak`;
+}
+
 function deployNydusPlugins(parsed: Record<string, unknown>, name: string): Set<string> {
   const proxies = dig(parsed, ["proxy_plugins"]);
   const older = Object.entries(isTable(proxies) ? proxies : {})

@@ -121,6 +121,20 @@ describe.each(KATA_DEPLOY_NODES)("kata-deploy 4.1.0's node %s", (name) => {
       expect(after.filter((h) => h.startsWith("kata-"))).toEqual([]);
       expect(after).toContain("runc");
     }
+    // containerd 1.x, whose file kata-deploy edited in place: what kata-deploy's own uninstall
+    // restores, its backup of the admin's file, byte for byte (its DEBUG log level, nydus's
+    // annotations line and blank lines gone with it); the backup itself went with the takeover.
+    if (minor === "1.6" || minor === "1.7") {
+      const backup = fs.readFileSync(
+        path.join(
+          import.meta.dirname,
+          `../fixtures/kata-deploy/nodes-4.1.0/${name}/etc/containerd/config.toml.bak`,
+        ),
+        "utf8",
+      );
+      expect(fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8")).toBe(backup);
+      expect(fs.existsSync(path.join(host.root, "etc/containerd/config.toml.bak"))).toBe(false);
+    }
     real?.stop();
   });
 });
@@ -215,5 +229,26 @@ describe("kata-deploy's containerd drop-in left without its install (its tree wi
       mine,
     );
     node.stop();
+  });
+});
+
+describe("containerd 1.x's file the admin edited after kata-deploy's install", () => {
+  it("is given back with the admin's edit (not kata-deploy's older backup, which stays theirs)", async () => {
+    const name = "containerd-1.6";
+    const node = await answeringHost({ ...intelContainerd16(), files: {} }, (root) => {
+      layOutDeployNode(name, root);
+      const file = path.join(root, "etc/containerd/config.toml");
+      fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/^oom_score = 0$/m, "oom_score = -999"));
+    });
+    const env = { ...deployEnv(name), KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR: NYDUS };
+    const backup = fs.readFileSync(path.join(node.root, "etc/containerd/config.toml.bak"), "utf8");
+    const install = runCli(["install", "--host-root", node.root, "--artifacts", `dir:${artifacts}`], { env });
+    expect(install.status, install.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(node.root, "etc/containerd/config.toml.bak"), "utf8")).toBe(backup);
+    const uninstall = runCli(["uninstall", "--host-root", node.root], { env });
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    const after = fs.readFileSync(path.join(node.root, "etc/containerd/config.toml"), "utf8");
+    expect(after).toMatch(/^oom_score = -999$/m);
+    expect(after).not.toContain("kata-");
   });
 });
