@@ -177,6 +177,10 @@ export async function runInstall(
       );
     if (report.pulled) lines.push(transferLine(report.pulled).replace(/^Pulls/, "Pulled"));
     lines.push(`Files: ${report.files.written.length} written, ${report.files.removed.length} removed.`);
+    for (const aside of report.files.setAside)
+      lines.push(
+        `  set aside ${aside.path} as ${aside.to}: edited since kata-install wrote it, with the edit in it`,
+      );
     if (report.restarted)
       lines.push(
         `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, ${servedText(report.served)}.`,

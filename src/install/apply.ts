@@ -12,6 +12,7 @@ import { readInput } from "../input-file.js";
 import { type FileChange, hash } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { crashPoint } from "./crash-point.js";
+import { asidePath } from "./fate.js";
 import {
   atomicLink,
   atomicWrite,
@@ -34,6 +35,8 @@ import { discardIfEmpty, openJournal, prefixOf, recoverStaging, recoverSwitch, r
 export interface ApplyResult {
   written: string[];
   removed: string[];
+  /** Runtime files of ours the admin edited, set aside before they went (asidePath). */
+  setAside: Array<{ path: string; to: string }>;
   /** Whether a file the container runtime reads changed. */
   runtimeChanged: boolean;
 }
@@ -62,7 +65,7 @@ export async function applyChanges(
   changes: FileChange[],
   options: ApplyOptions = {},
 ): Promise<ApplyResult> {
-  const result: ApplyResult = { written: [], removed: [], runtimeChanged: false };
+  const result: ApplyResult = { written: [], removed: [], setAside: [], runtimeChanged: false };
   if (changes.length === 0) return result;
   const journal = await openJournal(store);
   if (journal.transaction || (journal.pendingSwitch && !options.withSwitch)) {
@@ -146,6 +149,24 @@ export async function applyChanges(
     crashPoint(`step:${i}:before-write`);
 
     if (c.after === null) {
+      // A runtime file of ours the admin edited since (the copied user drop-in, say) is set aside
+      // as uninstall sets it aside, out of the runtime's reach, never deleted with their edit. The
+      // copy is a step of its own, so a rollback removes it again.
+      const record = journal.files[c.path];
+      if (
+        record?.original === "absent" &&
+        record.role === "runtime" &&
+        record.link !== true &&
+        current !== null &&
+        record.afterHash !== "" &&
+        hash(current.bytes) !== record.afterHash
+      ) {
+        const aside = await asidePath(store.host, c.path);
+        journal.transaction.steps.push({ path: aside, pre: "absent", createdDirs: [] });
+        await store.save(journal);
+        await atomicWrite(store.host, aside, current.bytes, current.meta);
+        result.setAside.push({ path: c.path, to: aside });
+      }
       await removeFile(store.host, c.path);
       result.removed.push(c.path);
       // A file of ours that goes leaves nothing to restore; one that was the node's stays recorded.

@@ -77,7 +77,7 @@ export async function fateOf(
  * crio.conf.d/, config.toml.d/: a runtime may read any file there) into the one above it; a
  * name already taken gets a number.
  */
-async function asidePath(host: Host, file: string): Promise<string> {
+export async function asidePath(host: Host, file: string): Promise<string> {
   const dir = posix.dirname(file);
   const into = dir.endsWith(".d") ? posix.dirname(dir) : dir;
   return firstFreePath(host, `${into}/${posix.basename(file)}.kata-install-edited`);

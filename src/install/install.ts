@@ -113,7 +113,7 @@ export async function install(
   };
   let served: Served = "not-asked";
   let artifacts: SwitchResult = { staged: null, switched: false, repaired: 0 };
-  let files: ApplyResult = { written: [], removed: [], runtimeChanged: false };
+  let files: ApplyResult = { written: [], removed: [], setAside: [], runtimeChanged: false };
   // The node as the plan found it, or nothing is written (not even the artifacts). A takeover
   // plans the prefix's files as new: kata-deploy's there are moved aside first.
   const takeOver = changeset.actions.some((a) => a.kind === "take-over");

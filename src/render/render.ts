@@ -40,6 +40,9 @@ const EDITED = {
     "edited on the node since kata-install wrote it: the edit is replaced (the file is kata-install's; an admin's settings go in a file of their own)",
 };
 
+const SET_ASIDE =
+  "edited on the node since kata-install wrote it: set aside as <name>.kata-install-edited (out of a drop-in directory), with the edit in it";
+
 /** kata-deploy's install at the prefix being installed, which this decision takes over. */
 export function takesOver(decision: Decision, facts: Facts): boolean {
   return (
@@ -99,9 +102,18 @@ export async function render(
     if (c) {
       const recorded = file.block === undefined ? installed.written?.get(file.path) : undefined;
       const edited = c.action === "modify" && recorded !== undefined && c.beforeHash !== recorded;
+      // A runtime file of ours that goes, edited since: install sets it aside (install/apply.ts).
+      const setAside =
+        c.action === "delete" &&
+        role === "runtime" &&
+        installed.files.get(file.path) === false &&
+        recorded !== undefined &&
+        recorded !== "" &&
+        c.beforeHash !== recorded;
       changes.push({
         ...c,
         ...(edited ? { reason: `${c.reason}; ${EDITED[role]}` } : {}),
+        ...(setAside ? { reason: `${c.reason}; ${SET_ASIDE}` } : {}),
         ...(file.restore !== undefined ? { restore: file.restore } : {}),
         ...(file.block !== undefined ? { block: file.block } : {}),
       });

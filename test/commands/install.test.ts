@@ -800,6 +800,7 @@ describe("a runtime that does not come back on the new files, but does on the ol
     spec.commands = {
       ...spec.commands,
       "/usr/bin/systemctl": [
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion
         'root="${0%/usr/bin/systemctl}"',
         'n=$(cat "$root/restarts" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$root/restarts"',
         'if [ "$n" -ge 2 ]; then',

@@ -232,4 +232,29 @@ describe("journalled like every file kata-install writes", () => {
     expect(runCli(["uninstall", "--host-root", host.root]).status).toBe(0);
     expect(snapshot(host.root)).toEqual(before);
   });
+
+  it("a copy the admin edited, then the variable unset: set aside with the edit, never deleted", async () => {
+    const host = await answeringHost(containerd2());
+    const written = path.join(host.root, "etc/containerd/conf.d/zz-kata-install-user.toml");
+    const install = (env: Record<string, string> = {}) =>
+      runCli(["install", "--host-root", host.root, "--artifacts", `dir:${artifacts}`], { env });
+    expect(install({ [VARIABLE]: userFile }).status).toBe(0);
+    const edited = `${USER}# and a line of the admin's, on the node\n`;
+    fs.writeFileSync(written, edited);
+    const plan = runCli(["plan", "--host-root", host.root, "--artifacts", `dir:${artifacts}`]);
+    expect(plan.stdout).toMatch(
+      /# delete \/etc\/containerd\/conf\.d\/zz-kata-install-user\.toml: .*edited on the node since kata-install wrote it: set aside as <name>\.kata-install-edited/,
+    );
+    const without = install();
+    expect(without.status, without.stderr).toBe(0);
+    const aside = path.join(host.root, "etc/containerd/zz-kata-install-user.toml.kata-install-edited");
+    expect(without.stdout).toContain(
+      "  set aside /etc/containerd/conf.d/zz-kata-install-user.toml as /etc/containerd/zz-kata-install-user.toml.kata-install-edited: edited since kata-install wrote it, with the edit in it",
+    );
+    expect(fs.existsSync(written)).toBe(false);
+    expect(fs.readFileSync(aside, "utf8")).toBe(edited);
+    // Not kata-install's: uninstall leaves it.
+    expect(runCli(["uninstall", "--host-root", host.root]).status).toBe(0);
+    expect(fs.readFileSync(aside, "utf8")).toBe(edited);
+  });
 });

@@ -52,7 +52,7 @@ describe("idempotency and edits", () => {
     await applyChanges(storeFor(host), (await planOn(host.host)).changeset.changes);
     const times = mtimes(host.root);
     const again = await applyChanges(storeFor(host), (await planOn(host.host)).changeset.changes);
-    expect(again).toEqual({ written: [], removed: [], runtimeChanged: false });
+    expect(again).toEqual({ written: [], removed: [], setAside: [], runtimeChanged: false });
     expect(mtimes(host.root)).toEqual(times);
   });
 
