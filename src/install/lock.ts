@@ -9,10 +9,12 @@
 // The lock's directory (/run/lock) is world-writable on Debian and Ubuntu: nothing there is opened
 // through a link or waited on. The temp name is made with O_EXCL under an unguessable name; a link,
 // FIFO or device at the lock's name is not a lock kata-install made, and is taken over (its name
-// removed, never what it points at); the lock is read only as a regular file, a few bytes at most.
+// removed, never what it points at); a directory there (anyone may make one, with files inside that
+// only its maker can remove) is renamed aside whole, its contents untouched; the lock is read only
+// as a regular file, a few bytes at most.
 import fs from "node:fs";
 import path from "node:path";
-import { HostError, hostError, UserError } from "../errors.js";
+import { hostError, UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import { ensureParents, removeEmptyDirs } from "./fs-ops.js";
 import { createExclusive, describeEntry, namesIn, readNoFollow, tempName } from "./own-place.js";
@@ -118,14 +120,29 @@ function judge(owner: Owner, st: fs.Stats): Verdict {
       };
 }
 
+/** Where a directory found at the lock's name goes: beside it, under a name nothing else has. */
+function asideOf(file: string): string {
+  return path.join(path.dirname(file), tempName(`${path.basename(file)}.aside-`));
+}
+
 /** What stands at the lock's name, judged: a lock of ours, or something to take over (and why). */
-function inspect(file: string): { owner: Owner | null; verdict: Verdict; ino: number } | null {
+function inspect(
+  file: string,
+): { owner: Owner | null; verdict: Verdict; ino: number; aside?: string } | null {
   const st = fs.lstatSync(file, { throwIfNoEntry: false });
   if (st === undefined) return null;
-  if (st.isDirectory())
-    throw new HostError(
-      `${LOCK_PATH} is a directory, not a lock kata-install made: remove it (rmdir ${file}), then run kata-install again`,
-    );
+  if (st.isDirectory()) {
+    const aside = asideOf(file);
+    return {
+      owner: null,
+      verdict: {
+        kind: "stale",
+        why: `it was a directory, not a lock kata-install makes (moved aside whole to ${path.join(LOCK_PATH, "..", path.basename(aside))})`,
+      },
+      ino: st.ino,
+      aside,
+    };
+  }
   if (!st.isFile())
     return {
       owner: null,
@@ -153,10 +170,16 @@ function inspect(file: string): { owner: Owner | null; verdict: Verdict; ino: nu
   return { owner, verdict: judge(owner, st), ino: st.ino };
 }
 
-/** Remove the name at `file` if it is still the entry judged (a link goes, never what it points at). */
-function removeIfSame(file: string, ino: number): void {
+/**
+ * Remove the name at `file` if it is still the entry judged (a link goes, never what it points at);
+ * a directory is renamed to `aside`, never walked.
+ */
+function removeIfSame(file: string, ino: number, aside?: string): void {
   const st = fs.lstatSync(file, { throwIfNoEntry: false });
-  if (st !== undefined && st.ino === ino) fs.rmSync(file, { force: true });
+  if (st === undefined || st.ino !== ino) return;
+  if (st.isDirectory()) {
+    if (aside !== undefined) fs.renameSync(file, aside);
+  } else fs.rmSync(file, { force: true });
 }
 
 export async function acquireLock(host: Host): Promise<Lock> {
@@ -204,7 +227,11 @@ export async function acquireLock(host: Host): Promise<Lock> {
           `${LOCK_PATH} is held by pid ${owner?.pid}, but ${verdict.why}, where this kata-install cannot see whether it still runs. If no kata-install is running on this node, remove the lock: rm ${file}`,
         );
       tookOver = { pid: owner?.pid ?? 0, why: verdict.why };
-      removeIfSame(file, found.ino);
+      try {
+        removeIfSame(file, found.ino, found.aside);
+      } catch (error) {
+        throw hostError(`cannot take ${LOCK_PATH}: ${verdict.why.replace(/ \(moved aside.*\)$/, "")}`, error);
+      }
       continue;
     }
     fs.rmSync(temp, { force: true });

@@ -160,6 +160,26 @@ describe("what is planted in the lock's world-writable directory", () => {
     expect(fs.existsSync(path.join(host.root, LOCK_PATH))).toBe(false);
   });
 
+  it("a directory at the lock's name, another user's file inside: moved aside whole, nothing in it touched", async () => {
+    const host = buildHost(nestedVmWithoutVmx());
+    const lockDir = path.join(host.root, LOCK_PATH);
+    fs.mkdirSync(lockDir, { recursive: true });
+    fs.writeFileSync(path.join(lockDir, "theirs"), "not kata-install's\n");
+    fs.chownSync(path.join(lockDir, "theirs"), 65534, 65534);
+    fs.chownSync(lockDir, 65534, 65534);
+    const lock = await acquireLock(host.host);
+    const why = lock.tookOver?.why ?? "";
+    expect(why).toMatch(
+      /^it was a directory, not a lock kata-install makes \(moved aside whole to \/run\/lock\/kata-install\.lock\.aside-[0-9a-f-]+\)$/,
+    );
+    const aside = path.join(host.root, /to (\S+)\)$/.exec(why)?.[1] ?? "");
+    expect(fs.readFileSync(path.join(aside, "theirs"), "utf8")).toBe("not kata-install's\n");
+    expect(fs.statSync(aside).uid).toBe(65534);
+    expect(fs.lstatSync(lockDir).isFile()).toBe(true);
+    await lock.release();
+    expect(fs.existsSync(lockDir)).toBe(false);
+  });
+
   it("a lock file of another user's is not kata-install's: taken over", async () => {
     const host = buildHost(nestedVmWithoutVmx());
     host.write(LOCK_PATH, lockOf(1));
