@@ -206,6 +206,52 @@ describe("files that are not files", async () => {
     expect(snapshot(host.root)).toEqual(before);
   });
 
+  it.each([
+    ["its target's directory missing", false],
+    ["its target's directory there", true],
+  ])(
+    "a dangling link as config.toml (%s): named by plan, refused by install, nothing written",
+    (_name, dirThere) => {
+      fs.rmSync(host.config, { recursive: true, force: true });
+      for (const name of fs.readdirSync(path.dirname(host.config)))
+        if (name.startsWith("loop")) fs.rmSync(path.join(path.dirname(host.config), name));
+      fs.rmSync(path.join(host.root, "mnt"), { recursive: true, force: true });
+      if (dirThere) fs.mkdirSync(path.join(host.root, "mnt/cfg-volume"), { recursive: true });
+      fs.symlinkSync("/mnt/cfg-volume/containerd.toml", host.config);
+      const before = snapshot(host.root);
+      const plan = host.cli("plan");
+      expect(plan.status).toBe(1);
+      expect(plan.stdout).toContain(
+        "[ERROR] containerd-config-readable: /etc/containerd/config.toml: is a symbolic link to /mnt/cfg-volume/containerd.toml, which does not exist",
+      );
+      const install = host.cli("install", "--artifacts", `dir:${artifacts}`);
+      expect(install.status).toBe(1);
+      expect(install.stderr).toContain("containerd-config-readable");
+      expect(snapshot(host.root)).toEqual(before);
+      expect(fs.readlinkSync(host.config)).toBe("/mnt/cfg-volume/containerd.toml");
+    },
+  );
+
+  it("config.toml a link to a volume's file: install writes the file, uninstall gives it back byte for byte, the link stays the admin's", () => {
+    fs.rmSync(host.config, { recursive: true, force: true });
+    fs.rmSync(path.join(host.root, "mnt"), { recursive: true, force: true });
+    const target = path.join(host.root, "mnt/cfg-volume/containerd.toml");
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    const original =
+      'version = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n';
+    fs.writeFileSync(target, original);
+    fs.symlinkSync("/mnt/cfg-volume/containerd.toml", host.config);
+    const install = host.cli("install", "--artifacts", `dir:${artifacts}`);
+    expect(install.status, install.stderr).toBe(0);
+    expect(fs.readlinkSync(host.config)).toBe("/mnt/cfg-volume/containerd.toml");
+    expect(fs.readFileSync(target, "utf8")).toContain("kata");
+    const uninstall = host.cli("uninstall");
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(fs.readlinkSync(host.config)).toBe("/mnt/cfg-volume/containerd.toml");
+    expect(fs.readFileSync(target, "utf8")).toBe(original);
+    fs.rmSync(host.config);
+  });
+
   it("a FIFO as the overrides file is refused by type, at once", () => {
     const fifo = path.join(host.root, "..", `${path.basename(host.root)}.fifo.toml`);
     execFileSync("mkfifo", [fifo]);

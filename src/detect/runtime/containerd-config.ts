@@ -51,7 +51,16 @@ export async function readContainerdConfig(
   const exists = main !== null || (await ctx.exists("runtime", configPath));
   // There but unreadable (a directory, a FIFO, bad TOML), or not even reachable (a link loop).
   const recorded = ctx.problems.find((p) => p.path === configPath && p.source === "runtime")?.reason;
-  const problem = main === null && (exists || recorded !== undefined) ? (recorded ?? "cannot be read") : null;
+  // A dangling link is not a file to create: writing would go through it, to wherever it points
+  // (an unmounted volume's directory, say), and no rollback could tell the link from our file.
+  const dangling =
+    main === null && !exists && recorded === undefined ? await ctx.readlink("runtime", configPath) : null;
+  const problem =
+    dangling !== null
+      ? `is a symbolic link to ${dangling}, which does not exist`
+      : main === null && (exists || recorded !== undefined)
+        ? (recorded ?? "cannot be read")
+        : null;
   const imports = stringList(main?.imports);
   const files: Array<[string, TomlTable]> = main === null ? [] : [[configPath, main]];
   for (const pattern of imports) {
