@@ -1,11 +1,12 @@
 // Faults injected on purpose, for the tests that make each write, rename, fsync and restart of an
 // install fail in turn: KATA_INSTALL_FAULT=<kind>:<n>[+][@<path part>][,…] — the n-th operation of
-// that kind fails with EIO (with "+", that one and every later one: a disk that stays full); with
+// that kind fails with EIO (a hard link with EXDEV: its two names on two file systems) (with "+",
+// that one and every later one: a disk that stays full); with
 // "@", only operations on a path containing that part are counted. Several, comma-separated, make
 // a rollback fail after the failure it rolls back. Unset, as on every node, this is one comparison
 // per operation.
 import { itemAt } from "../at.js";
-export type FaultKind = "write" | "rename" | "fsync" | "restart";
+export type FaultKind = "write" | "rename" | "fsync" | "restart" | "link";
 
 interface Spec {
   kind: string;
@@ -21,7 +22,7 @@ let parsed: Spec[] | undefined;
 function faultSpecs(): Spec[] {
   parsed ??= (process.env.KATA_INSTALL_FAULT ?? "")
     .split(",")
-    .map((text) => /^(write|rename|fsync|restart):(\d+)(\+?)(?:@(.+))?$/.exec(text.trim()))
+    .map((text) => /^(write|rename|fsync|restart|link):(\d+)(\+?)(?:@(.+))?$/.exec(text.trim()))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => ({
       kind: itemAt(m, 1, "the fault's kind"),
@@ -40,6 +41,10 @@ export function fault(kind: FaultKind, what: string): void {
     if (spec.kind !== kind || (spec.on !== null && !what.includes(spec.on))) continue;
     spec.count++;
     if (spec.count === spec.n || (spec.sticky && spec.count > spec.n))
-      throw Object.assign(new Error(`EIO: i/o error (injected), ${kind} ${what}`), { code: "EIO" });
+      throw kind === "link"
+        ? Object.assign(new Error(`EXDEV: cross-device link not permitted (injected), ${kind} ${what}`), {
+            code: "EXDEV",
+          })
+        : Object.assign(new Error(`EIO: i/o error (injected), ${kind} ${what}`), { code: "EIO" });
   }
 }

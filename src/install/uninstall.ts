@@ -7,7 +7,8 @@ import { hostError } from "../errors.js";
 import { hash } from "../render/changeset.js";
 import { recover, restore } from "./apply.js";
 import { blockMissing, createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
-import { atomicWrite, readEntry, removeEmptyDirs } from "./fs-ops.js";
+import { fault } from "./fault.js";
+import { atomicWrite, type FileMeta, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 import { reloadSystemd, stopUnits, unitsToStop } from "./services.js";
 import { prefixOf, removeArtifacts } from "./switch.js";
@@ -72,7 +73,7 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
       await restore(store, path, record.original);
       (record.original === "absent" ? result.removed : result.restored).push(path);
     } else {
-      if (fate.aside !== undefined) await moveAside(store, path, fate.aside);
+      if (fate.aside !== undefined) await moveAside(store, path, fate.aside, fate.current);
       else if (fate.bytes !== null) await atomicWrite(store.host, path, fate.bytes, fate.current.meta);
       result.leftEdited.push({ path, what: fate.what });
       if (record.role === "runtime" && fate.what.includes("it is not valid TOML"))
@@ -93,12 +94,27 @@ export async function uninstallFiles(store: JournalStore): Promise<UninstallResu
   return result;
 }
 
-/** An edited file of ours moved to `aside`, never over something there (a hard link, then the old name goes). */
-async function moveAside(store: JournalStore, file: string, aside: string): Promise<void> {
+/**
+ * An edited file of ours moved to `aside`, never over something there (a hard link, then the old
+ * name goes). Across file systems (conf.d on a mount of its own) it is copied whole first, bytes,
+ * mode and owner, then the old name goes: a run killed in between leaves both, never neither.
+ */
+async function moveAside(
+  store: JournalStore,
+  file: string,
+  aside: string,
+  current: { bytes: Buffer; meta: FileMeta },
+): Promise<void> {
   const from = await store.host.resolveLink(file);
   const to = await store.host.resolveLink(aside);
   try {
-    fs.linkSync(from, to);
+    try {
+      fault("link", file);
+      fs.linkSync(from, to);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+      await atomicWrite(store.host, aside, current.bytes, current.meta);
+    }
     fs.unlinkSync(from);
   } catch (error) {
     throw hostError(`cannot move ${file} to ${aside}`, error);

@@ -196,6 +196,26 @@ describe("containerd 2.0 importing conf.d/*.toml: kata-install's drop-in edited 
   });
 });
 
+describe("conf.d on a file system of its own (a hard link across it fails with EXDEV)", () => {
+  it("uninstall copies the edited drop-in aside whole, then removes it: done in one run, the edit kept, mode too", async () => {
+    const node = await nodeOf(arm64Containerd20(), arm);
+    const dropIn = path.join(node.host.root, "etc/containerd/conf.d/50-kata-install.toml");
+    const aside = path.join(node.host.root, "etc/containerd/50-kata-install.toml.kata-install-edited");
+    node.install("qemu");
+    fs.appendFileSync(dropIn, Buffer.from("# r\xe9glage de l'admin\n", "latin1"));
+    fs.chmodSync(dropIn, 0o640);
+    const edited = fs.readFileSync(dropIn);
+    const uninstall = node.cli(["uninstall"], { KATA_INSTALL_FAULT: "link:1+" });
+    expect(uninstall.status, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain("moved to /etc/containerd/50-kata-install.toml.kata-install-edited");
+    expect(fs.existsSync(dropIn)).toBe(false);
+    expect(fs.readFileSync(aside)).toEqual(edited);
+    expect(fs.statSync(aside).mode & 0o777).toBe(0o640);
+    expect(fs.existsSync(path.join(node.host.root, "opt/kata/.install/journal.json"))).toBe(false);
+    expect(node.cli(["uninstall"]).stdout).toContain("Nothing to uninstall");
+  });
+});
+
 describe("a Kata configuration kata-install wrote, edited on the node", () => {
   it("the next plan says the edit is replaced, and where an admin's values go; an unedited one it does not", async () => {
     const { host, cli, install } = await nodeOf(intelContainerd17(), x86);
