@@ -7,12 +7,13 @@
 // pulls (split-assign.ts). An entry claimed twice, a link whose target is not in its artifact (or
 // one it depends on), a link that dangles where a shim needs it, or one path with different
 // content in two tarballs fails the split, each named, and no layout is written.
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { PassThrough, Readable } from "node:stream";
-import { createGunzip, gzipSync } from "node:zlib";
+import { PassThrough, Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGunzip, createGzip } from "node:zlib";
 import { Decompress } from "fzstd";
 import { create as createTar, Parser, type ReadEntry } from "tar";
 // A CommonJS module whose named exports Node cannot see from ESM: take them from the default.
@@ -20,6 +21,7 @@ import xzDecompress from "xz-decompress";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UNCLAIMED } from "../artifacts/catalogue.js";
 import { must } from "../at.js";
+import { tempName } from "../host/exclusive.js";
 import { versionFromTarballName } from "../release/release.js";
 import { ArtifactError } from "./artifact-error.js";
 import { linkInside } from "./artifacts.js";
@@ -78,6 +80,70 @@ export class SplitError extends ArtifactError {
   }
 }
 
+/**
+ * Compressed bytes fed to zstd a small piece at a time: one piece of a highly compressed stream
+ * (a zero-filled image: 4 bytes a 128 KiB block) can inflate to 16 MiB at most, and no piece goes
+ * in while the reader has more than its fill waiting. Fed whole chunks, a 151 KB tarball came out
+ * as 1.5 GiB held in memory at once, faster than the files it holds could be written.
+ */
+const ZSTD_PIECE = 512;
+
+function zstdStream(raw: fs.ReadStream, said: (error: Error) => Error): Readable {
+  const pending: Buffer[] = [];
+  let full = false;
+  let blocked = false;
+  let rawEnded = false;
+  let finished = false;
+  const out = new Readable({
+    read() {
+      if (!blocked) return;
+      blocked = false;
+      pump();
+    },
+  });
+  const zstd = new Decompress((chunk, final) => {
+    if (chunk.length > 0 && !out.push(Buffer.from(chunk))) full = true;
+    if (final && !finished) {
+      finished = true;
+      out.push(null);
+    }
+  });
+  const fail = (error: unknown) => {
+    raw.destroy();
+    out.destroy(said(error as Error));
+  };
+  function pump(): void {
+    try {
+      for (let head = pending[0]; head !== undefined; head = pending[0]) {
+        const piece = head.subarray(0, ZSTD_PIECE);
+        if (piece.length === head.length) pending.shift();
+        else pending[0] = head.subarray(ZSTD_PIECE);
+        zstd.push(new Uint8Array(piece.buffer, piece.byteOffset, piece.length));
+        if (full) {
+          full = false;
+          blocked = true;
+          return;
+        }
+      }
+      if (!rawEnded) raw.resume();
+      else if (!finished) zstd.push(new Uint8Array(0), true);
+    } catch (error) {
+      fail(error);
+    }
+  }
+  raw.on("data", (c) => {
+    raw.pause();
+    pending.push(c as Buffer);
+    pump();
+  });
+  raw.on("end", () => {
+    rawEnded = true;
+    if (!blocked) pump();
+  });
+  raw.on("error", (error) => out.destroy(error));
+  return out;
+}
+
 /** The tarball's bytes, decompressed by its name's suffix. */
 function decompressed(file: string): Readable {
   const raw = fs.createReadStream(file);
@@ -85,33 +151,7 @@ function decompressed(file: string): Readable {
   // 5") name neither the file's format nor what is wrong with it.
   const said = (format: string) => (error: Error) =>
     new Error(`its ${format} data is corrupt or cut short (${error.message})`);
-  if (/\.(zst|tzst)$/.test(file)) {
-    const out = new Readable({ read() {} });
-    const fail = (error: unknown) => {
-      raw.destroy();
-      out.destroy(said("zstd")(error as Error));
-    };
-    const zstd = new Decompress((chunk, final) => {
-      out.push(Buffer.from(chunk));
-      if (final) out.push(null);
-    });
-    raw.on("data", (c) => {
-      try {
-        zstd.push(new Uint8Array(c as Buffer));
-      } catch (error) {
-        fail(error);
-      }
-    });
-    raw.on("end", () => {
-      try {
-        zstd.push(new Uint8Array(0), true);
-      } catch (error) {
-        fail(error);
-      }
-    });
-    raw.on("error", (error) => out.destroy(error));
-    return out;
-  }
+  if (/\.(zst|tzst)$/.test(file)) return zstdStream(raw, said("zstd"));
   const wrapped = (stream: Readable, format: string) => {
     const out = new PassThrough();
     raw.on("error", (error) => out.destroy(error));
@@ -465,6 +505,60 @@ async function unpackByArtifact(
   if (failure) throw failure;
 }
 
+/**
+ * The image's one layer, streamed to its blob: the tar of `root` (reproducible: sorted entries, no
+ * owners or times of the machine that split), gzipped or not, hashed on the way, never held in
+ * memory whole (a guest image is hundreds of MiB). `diffId`: the digest of the tar itself.
+ */
+async function writeLayer(
+  root: string,
+  layout: string,
+  layers: LayerFormat,
+): Promise<{ layer: { mediaType: string; digest: string; size: number }; diffId: string }> {
+  const blobs = path.join(layout, "blobs", "sha256");
+  const temp = path.join(blobs, tempName(".layer-"));
+  const tarDigest = createHash("sha256");
+  const blobDigest = createHash("sha256");
+  let size = 0;
+  const hashing = (digest: Hash, count: boolean) =>
+    new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        digest.update(chunk);
+        if (count) size += chunk.length;
+        done(null, chunk);
+      },
+    });
+  const tar = createTar({ cwd: root, portable: true, mtime: new Date(0) }, ["opt"]) as unknown as Readable;
+  const file = fs.createWriteStream(temp, { flags: "wx" });
+  try {
+    if (layers === "gzip")
+      await pipeline(
+        tar,
+        hashing(tarDigest, false),
+        createGzip({ level: 6 }),
+        hashing(blobDigest, true),
+        file,
+      );
+    else await pipeline(tar, hashing(tarDigest, true), file);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+  const hex = (layers === "gzip" ? blobDigest : tarDigest).digest("hex");
+  fs.renameSync(temp, path.join(blobs, hex));
+  return {
+    layer: {
+      mediaType:
+        layers === "gzip"
+          ? "application/vnd.oci.image.layer.v1.tar+gzip"
+          : "application/vnd.oci.image.layer.v1.tar",
+      digest: `sha256:${hex}`,
+      size,
+    },
+    diffId: `sha256:${layers === "gzip" ? tarDigest.digest("hex") : hex}`,
+  };
+}
+
 async function writeImage(
   root: string,
   layout: string,
@@ -480,15 +574,7 @@ async function writeImage(
     fs.writeFileSync(path.join(layout, "blobs", "sha256", hex), bytes);
     return { mediaType, digest: `sha256:${hex}`, size: bytes.length };
   };
-  // Reproducible layers: sorted entries, no owners or times of the machine that split.
-  const chunks: Buffer[] = [];
-  for await (const chunk of createTar({ cwd: root, portable: true, mtime: new Date(0) }, ["opt"]))
-    chunks.push(chunk as Buffer);
-  const tarBytes = Buffer.concat(chunks);
-  const layer =
-    layers === "gzip"
-      ? blob(gzipSync(tarBytes, { level: 6 }), "application/vnd.oci.image.layer.v1.tar+gzip")
-      : blob(tarBytes, "application/vnd.oci.image.layer.v1.tar");
+  const { layer, diffId } = await writeLayer(root, layout, layers);
   const config = blob(
     Buffer.from(
       JSON.stringify({
@@ -496,7 +582,7 @@ async function writeImage(
         os: "linux",
         rootfs: {
           type: "layers",
-          diff_ids: [`sha256:${createHash("sha256").update(tarBytes).digest("hex")}`],
+          diff_ids: [diffId],
         },
       }),
     ),

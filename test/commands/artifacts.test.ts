@@ -146,3 +146,34 @@ describe("kata-install artifacts split", () => {
     host.remove();
   });
 });
+
+describe("artifacts split in bounded memory", () => {
+  it("a 512 MiB guest image file (zstd: 4 bytes a 128 KiB block) is split with the process's peak RSS under 256 MiB", () => {
+    const { dir, tarballs } = buildRelease("x86_64", (name, tree) => {
+      if (!name.startsWith("kata-static-")) return;
+      const images = path.join(tree, "opt/kata/share/kata-containers");
+      const image = fs
+        .readdirSync(images)
+        .find((f) => f.endsWith(".img") && fs.lstatSync(path.join(images, f)).isFile());
+      // Sparse here; the tarball holds its zeros, and the layer too.
+      fs.truncateSync(path.join(images, image as string), 512 << 20);
+    });
+    made.push(dir);
+    const rss = path.join(dir, "rss");
+    const probe = path.join(dir, "rss.cjs");
+    fs.writeFileSync(
+      probe,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(rss)}, String(process.resourceUsage().maxRSS)));\n`,
+    );
+    const layout = path.join(dir, "layout");
+    const run = runCli(["artifacts", "split", ...tarballs, "--out", `oci-layout:${layout}`], {
+      nodeArgs: ["--require", probe],
+      timeoutMs: 600_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/\n {2}guest-\S+ +sha256:[0-9a-f]{12}… {2}\d+ entries, 5368\d{5} bytes/);
+    const peakKiB = Number(fs.readFileSync(rss, "utf8"));
+    expect(peakKiB).toBeGreaterThan(0);
+    expect(peakKiB * 1024).toBeLessThan(256 << 20);
+  }, 600_000);
+});

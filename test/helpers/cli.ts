@@ -12,13 +12,13 @@ export interface CliResult {
 /** Run the built CLI as a user would; its stdin is closed and its environment is ours. */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+  options: { env?: Record<string, string>; nodeArgs?: string[]; timeoutMs?: number } = {},
 ): CliResult {
   const result = spawnSync(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], {
     encoding: "utf8",
     env: { ...process.env, ...options.env },
     input: "",
-    timeout: 60_000,
+    timeout: options.timeoutMs ?? 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
