@@ -84,7 +84,8 @@ shim the nodes install, handler kata-<shim>, whose nodeSelector is katacontainer
 pods of a shim are scheduled only on nodes where kata-install installed that shim.
 
 A kata-deploy values file (-f values.yaml, the 4.1 chart's keys) is read key by key: each is carried
-over to the same effect, or said on stderr not to be, with its line and why.
+over to the same effect, or said on stderr not to be, with its line and why. A key it leaves out is
+the chart's default, as Helm has it: \`helm get values\` and \`helm get values --all\` give the same objects.
 
 Examples:
   kata-install manifests | kubectl apply -f -

@@ -1,9 +1,12 @@
 // A kata-deploy values file held to the chart's shape (chart.ts, read.ts): each value of the wrong
 // kind is an issue naming its line and key path, and is left out of what is read, so that the
 // values map.ts reads are of the types the shape gives them (ValueOf).
+import fs from "node:fs";
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { formatIssue, type InputIssue } from "../../src/decide/input-error.js";
-import { CHART } from "../../src/manifests/kata-deploy/chart.js";
+import { CHART, chartDefaults, type Spec } from "../../src/manifests/kata-deploy/chart.js";
 import { readChartValues } from "../../src/manifests/kata-deploy/read.js";
 
 function read(lines: string[]) {
@@ -76,5 +79,40 @@ describe("the chart's shape: a value of the wrong kind", () => {
       enabled: true,
       worker: { config: { core: { sleepInterval: "60s" } } },
     });
+  });
+});
+
+describe("the chart's defaults in chart.ts", () => {
+  it("are the chart's own values.yaml's, key by key (test/fixtures/kata-deploy/values.yaml @ 4.1.0)", () => {
+    const real = parse(fs.readFileSync("test/fixtures/kata-deploy/values.yaml", "utf8"));
+    const leaves = (tree: unknown, at: string[] = []): Array<[string, unknown]> =>
+      tree !== null && typeof tree === "object" && !Array.isArray(tree) && Object.keys(tree).length > 0
+        ? Object.entries(tree).flatMap(([k, v]) => leaves(v, [...at, k]))
+        : [[at.join("."), tree]];
+    const mine = leaves(chartDefaults());
+    expect(mine.length).toBeGreaterThan(40);
+    const theirs = (key: string) =>
+      key.split(".").reduce<unknown>((t, k) => (t as Record<string, unknown> | undefined)?.[k], real);
+    expect(
+      mine
+        .filter(([key, value]) => !isDeepStrictEqual(theirs(key), value))
+        .map(([key]) => [key, theirs(key)]),
+    ).toEqual([]);
+  });
+
+  it("leave out none of values.yaml's keys (but for the shims', which are the shims' records)", () => {
+    const real = parse(fs.readFileSync("test/fixtures/kata-deploy/values.yaml", "utf8"));
+    const missing: string[] = [];
+    const walk = (tree: unknown, spec: Spec, at: string[]) => {
+      for (const [name, value] of Object.entries(tree as Record<string, unknown>)) {
+        const child = spec.children?.[name];
+        // A subchart's, and maps of the user's keys (each entry's defaults are its record's).
+        if (child === undefined || child.kind === "any" || child.each !== undefined) continue;
+        if (child.children !== undefined) walk(value ?? {}, child, [...at, name]);
+        else if (child.default === undefined) missing.push([...at, name].join("."));
+      }
+    };
+    walk(real, CHART, []);
+    expect(missing).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
 import { CHART, type Spec } from "../../src/manifests/kata-deploy/chart.js";
 import { runCli } from "../helpers/cli.js";
 import {
@@ -98,10 +99,18 @@ describe("kata-deploy's values, key by key (every-key.values.yaml)", () => {
     },
     "monitor.logLevel": (v) => expect(v.monitor()?.container.args).toContain("-log-level=warn"),
     "monitor.port": (v) => expect(v.monitor()?.container.ports).toEqual([{ containerPort: 9090 }]),
+    // Maps merge over the chart's defaults, as Helm coalesces them: the file's keys win, the rest stay.
     "monitor.securityContext": (v) =>
-      expect(v.monitor()?.container.securityContext).toEqual({ privileged: false, runAsUser: 0 }),
+      expect(v.monitor()?.container.securityContext).toEqual({
+        privileged: false,
+        runAsUser: 0,
+        runAsGroup: 0,
+      }),
     "monitor.resources": (v) =>
-      expect(v.monitor()?.container.resources).toEqual({ requests: { cpu: "100m" } }),
+      expect(v.monitor()?.container.resources).toEqual({
+        limits: { cpu: "200m", memory: "300Mi" },
+        requests: { cpu: "100m", memory: "300Mi" },
+      }),
     "containerd.configFileName": (v) => expect(v.env.CONTAINERD_CONFIG_FILE_NAME).toBe("config-v3.toml"),
     nodeSelector: (v) => expect(v.pod.nodeSelector).toEqual({ kata: "yes" }),
     // With the startup taint's toleration after it: the pods that lift it must land first.
@@ -404,6 +413,42 @@ describe("the chart's own values files read", () => {
       const { created } = await kubectlApply(run.stdout);
       expect(created.length, name).toBe(run.docs.length);
     }
+  });
+});
+
+describe("the user's values only (`helm get values` without --all)", () => {
+  // Helm renders a release from its values coalesced over the chart's (pkg/chart/common/util/
+  // coalesce.go @ helm v4: maps merge key by key, anything else the release sets wins).
+  const full = parse(fs.readFileSync(fixture("values.yaml"), "utf8"));
+  it.each([
+    ["nothing (a release installed with the chart's defaults)", {}],
+    [
+      "debug, a shim off, the pod's resources in part",
+      { debug: true, shims: { clh: { enabled: false } }, resources: { limits: { memory: "64Mi" } } },
+    ],
+  ])("%s: the same objects as the values Helm computed (--all)", (_name, user) => {
+    const coalesce = (base: unknown, over: unknown): unknown =>
+      base !== null &&
+      typeof base === "object" &&
+      !Array.isArray(base) &&
+      over !== null &&
+      typeof over === "object" &&
+      !Array.isArray(over)
+        ? Object.fromEntries(
+            [...new Set([...Object.keys(base), ...Object.keys(over)])].map((k) => [
+              k,
+              k in (over as object)
+                ? coalesce((base as Record<string, unknown>)[k], (over as Record<string, unknown>)[k])
+                : (base as Record<string, unknown>)[k],
+            ]),
+          )
+        : over;
+    const mine = manifests(valuesFile(stringify(user), "user-supplied.yaml"));
+    const all = manifests(valuesFile(stringify(coalesce(full, user)), "all.yaml"));
+    expect(mine.status, mine.stderr).toBe(0);
+    expect(all.status, all.stderr).toBe(0);
+    expect(mine.stdout).toBe(all.stdout);
+    expect(mine.docs.length).toBeGreaterThan(3);
   });
 });
 

@@ -1,6 +1,7 @@
 // The keys of kata-deploy's Helm chart (4.1: helm-chart/kata-deploy/values.yaml), their kinds and
 // the defaults this project compares against: the shape a values file for that chart must have.
-// Written from the chart's documented keys; what each key does here is map.ts's. What the chart
+// Written from the chart's documented keys, its defaults held to the chart's own values.yaml by
+// test/manifests/chart-values.test.ts; what each key does here is map.ts's. What the chart
 // sets for each of its shims is the shim's record (src/shims/table.ts).
 import { type Arch, type ChartArch, type ShimName, shimRecord } from "../../shims/table.js";
 
@@ -129,7 +130,7 @@ export const CHART = {
         nodeSelectorExpressions: REMOVED_JOB_KEY,
       },
       children: {
-        dispatcherImage: image("ghcr.io/kata-containers/k8s-job-dispatcher", "0.1.0"),
+        dispatcherImage: image("quay.io/kata-containers/kata-deploy-job-dispatcher", ""),
         dispatcherNodeSelector: leaf("labels", {}),
         dispatcherTolerations: leaf("list", []),
         parallelism: leaf("int", 100),
@@ -142,7 +143,13 @@ export const CHART = {
           children: {
             nodes: leaf("strings", []),
             nodeSelector: leaf("labels", {}),
-            nodeAffinity: leaf("object"),
+            nodeAffinity: leaf("object", {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: "katacontainers.io/kata-runtime", operator: "Exists" }] },
+                ],
+              },
+            }),
           },
         },
         ttlSecondsAfterFinished: leaf("int", 600),
@@ -162,8 +169,11 @@ export const CHART = {
         runtimeEndpoint: leaf("string", ""),
         logLevel: leaf("string", ""),
         port: leaf("int", 8090),
-        securityContext: leaf("object"),
-        resources: leaf("object"),
+        securityContext: leaf("object", { privileged: false, runAsUser: 0, runAsGroup: 0 }),
+        resources: leaf("object", {
+          limits: { cpu: "200m", memory: "300Mi" },
+          requests: { cpu: "200m", memory: "300Mi" },
+        }),
       },
     },
     // The chart takes any value: one it does not know is the default layout.
@@ -183,8 +193,8 @@ export const CHART = {
     podAnnotations: leaf("labels", {}),
     affinity: leaf("object", {}),
     priorityClassName: leaf("string", "system-node-critical"),
-    updateStrategy: leaf("object"),
-    resources: leaf("object"),
+    updateStrategy: leaf("object", { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } }),
+    resources: leaf("object", { requests: { cpu: "25m", memory: "16Mi" } }),
     debug: leaf("bool", false),
     devkit: leaf("bool", false),
     logLevel: leaf("string", "", ["", "error", "warn", "info", "debug", "trace"]),
@@ -253,8 +263,9 @@ export const CHART = {
       },
     },
     // Used by the chart's templates, not in its values.yaml.
-    nameOverride: leaf("string", ""),
-    fullnameOverride: leaf("string", ""),
+    // Not in the chart's values.yaml: its templates take them with `default`.
+    nameOverride: leaf("string"),
+    fullnameOverride: leaf("string"),
   },
 } satisfies Spec;
 /** A values file for the chart, as read (read.ts). */
@@ -319,4 +330,20 @@ export function shimDefaults(name: string): ShimValues | undefined {
     ...tee,
     ...(nodeSelector === "none" ? {} : { runtimeClass: { nodeSelector } }),
   };
+}
+
+/**
+ * The chart's defaults as a values tree (each leaf's `default`; a map of the user's keys, such as
+ * shims, has none here: its entries' defaults are the shims' records). What a file leaves out is
+ * this, as Helm coalesces a release's values over its chart's.
+ */
+export function chartDefaults(spec: Spec = CHART): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of Object.entries(spec.children ?? {})) {
+    if (child.children !== undefined) {
+      const sub = chartDefaults(child);
+      if (Object.keys(sub).length > 0) out[name] = sub;
+    } else if (child.default !== undefined) out[name] = child.default;
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../decide/input-error.js";
-import type { ChartValues } from "./chart.js";
+import { type ChartValues, chartDefaults } from "./chart.js";
 import { Ledger } from "./ledger.js";
 import type { ChartFile, Path } from "./read.js";
 
@@ -56,8 +56,16 @@ export class Mapping {
     this.ledger = new Ledger(chart);
   }
 
+  private withDefaults?: ChartValues;
+
+  /**
+   * The file's values over the chart's defaults, as Helm coalesces a release's values over its
+   * chart's: what `helm get values` gives (the user's only) maps as the whole of what the chart
+   * rendered (`--all`) does.
+   */
   get values(): ChartValues {
-    return this.chart.values;
+    this.withDefaults ??= merged(chartDefaults() as ChartValues, this.chart.values);
+    return this.withDefaults;
   }
 
   /** Whether the file sets `path` or a key under it. */
@@ -65,8 +73,9 @@ export class Mapping {
     return this.ledger.under(path).length > 0;
   }
 
+  /** The value at `path`: the file's, else the chart's default. */
   value(path: Path): unknown {
-    return get(this.chart.values, path);
+    return get(this.values, path);
   }
 
   /** Sets one of kata-install's values, by its dotted key. */
@@ -76,7 +85,11 @@ export class Mapping {
 
   /** A key that maps onto one kata-install value: as it is, or as `value` has it. */
   direct(path: Path, target: string, value: unknown = this.value(path)): void {
-    if (!this.has(path)) return;
+    // Left out of the file: the chart's default is what the chart rendered (nothing to account for).
+    if (!this.has(path)) {
+      if (value !== undefined) this.set(target, value);
+      return;
+    }
     this.set(target, value);
     this.ledger.carried(path, target);
   }
