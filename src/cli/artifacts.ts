@@ -11,14 +11,14 @@ export function artifactsCommand(program: Command, out: Out): void {
     .command("split")
     .argument(
       "<tarballs...>",
-      "all the tarballs of one Kata release (kata-static-, kata-go-static-, kata-tools-static-<version>-<arch>.tar.zst, .tar.xz or .tar.gz)",
+      "all the tarballs of one Kata release (kata-static-, kata-go-static-, kata-tools-static-<version>-<arch>.tar.zst, .tar.xz or .tar.gz), of one architecture or several",
     )
     .description(
       "write one OCI image per artifact of artifacts/catalogue.toml (and of the release's files it does not know); the release's own configurations decide what each shim pulls",
     )
     .requiredOption(
       "--out <target>",
-      "oci-layout:DIR, the OCI image layout to write (images are tagged by artifact name)",
+      "oci-layout:DIR, the OCI image layout to write (images are tagged by artifact name; with several architectures, an image index each)",
     )
     .option(
       "--arch <arch>",
@@ -50,7 +50,11 @@ disks, which installs faster (no gunzip: bench/artifacts.bench.ts).
 The layout gets kata-release.json beside it with each image's digest, file count and bytes; each
 image's manifest carries its file list, so a plan checks every path before pulling. An install from
 that layout refuses an image that does not match. Push the images anywhere with skopeo
-(skopeo copy oci:DIR:qemu docker://REGISTRY/REPO/qemu:VERSION).
+(skopeo copy --all oci:DIR:qemu docker://REGISTRY/REPO/qemu:VERSION).
+
+A mixed fleet: give the tarballs of several architectures at once (their names say which); each
+artifact becomes an image index under its name, one manifest per architecture, and each node
+pulls its own platform's (skopeo copy --all pushes the index whole).
 
 Example:
   kata-install artifacts split kata-static-4.1.0-amd64.tar.zst kata-go-static-4.1.0-amd64.tar.zst \\

@@ -3,7 +3,7 @@ import path from "node:path";
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { must } from "../at.js";
 import { UserError } from "../errors.js";
-import { SplitError, splitRelease } from "../install/split.js";
+import { type MultiSplitReport, SplitError, type SplitReport, splitReleases } from "../install/split.js";
 
 const ARCH_IN_NAME: Record<string, string> = {
   amd64: "x86_64",
@@ -14,19 +14,43 @@ const ARCH_IN_NAME: Record<string, string> = {
   ppc64le: "ppc64le",
 };
 
-/** The architecture a release's tarball names say, or undefined; two different ones are an error. */
-function archOfNames(tarballs: string[]): string | undefined {
-  const named = new Map<string, string>();
-  for (const t of tarballs) {
-    const found = /-(amd64|x86_64|arm64|aarch64|s390x|ppc64le)\.tar/.exec(path.basename(t))?.[1];
-    if (found) named.set(t, must(ARCH_IN_NAME[found], found));
-  }
-  const arches = new Set(named.values());
-  if (arches.size > 1)
+/** The architecture each tarball's name says (undefined: its name says none). */
+function archOfName(tarball: string): string | undefined {
+  const found = /-(amd64|x86_64|arm64|aarch64|s390x|ppc64le)\.tar/.exec(path.basename(tarball))?.[1];
+  return found === undefined ? undefined : must(ARCH_IN_NAME[found], found);
+}
+
+/**
+ * The tarballs by architecture: their names' (one release per architecture, all given at once),
+ * else --arch for all. A name that says none beside names that say several cannot be placed.
+ */
+function groupByArch(
+  tarballs: string[],
+  asked: string | undefined,
+  askedText: string | undefined,
+): Map<string, string[]> {
+  const named = new Map(tarballs.map((t) => [t, archOfName(t)]));
+  const arches = new Set([...named.values()].filter((a): a is string => a !== undefined));
+  // The names are the release's word for what its binaries are built for: --arch may not relabel them.
+  if (asked !== undefined && arches.size > 0 && (arches.size > 1 || !arches.has(asked)))
     throw new UserError(
-      `the tarballs are of different architectures (${[...named].map(([t, a]) => `${path.basename(t)}: ${a}`).join(", ")}): split one release of one architecture at a time`,
+      `--arch ${askedText}: the tarballs' names say ${[...arches].sort().join(", ")} (${tarballs.map((t) => path.basename(t)).join(", ")}), and an image labelled ${asked} would hold ${[...arches].join(" or ")} binaries`,
     );
-  return [...arches][0];
+  const unnamed = tarballs.filter((t) => named.get(t) === undefined);
+  if (arches.size > 1 && unnamed.length > 0)
+    throw new UserError(
+      `${unnamed.map((t) => path.basename(t)).join(", ")}: the architecture is not in the name, beside tarballs of ${[...arches].sort().join(", ")}: name it as Kata does (kata-static-<version>-<arch>.tar.*)`,
+    );
+  const groups = new Map<string, string[]>();
+  for (const t of tarballs) {
+    const arch = named.get(t) ?? asked;
+    if (arch === undefined)
+      throw new UserError(
+        `${tarballs.join(", ")}: the architecture is not in the names (kata-static-<version>-<arch>.tar.*): give --arch`,
+      );
+    groups.set(arch, [...(groups.get(arch) ?? []), t]);
+  }
+  return groups;
 }
 
 export async function runSplit(
@@ -38,44 +62,67 @@ export async function runSplit(
   if (!target.startsWith("oci-layout:") || target.length === "oci-layout:".length) {
     throw new UserError(`--out ${target || "(missing)"}: expected oci-layout:DIR`);
   }
-  // The names first (two architectures), then the files: a missing one, one given twice.
-  const named = archOfNames(tarballs);
+  // The files first (a missing one, one given twice), then what their names say.
+  const asked = options.arch === undefined ? undefined : ARCH_IN_NAME[options.arch];
+  if (options.arch !== undefined && asked === undefined)
+    throw new UserError(`--arch ${options.arch}: expected one of x86_64, aarch64, s390x, ppc64le`);
   for (const t of tarballs) if (!fs.existsSync(t)) throw new UserError(`${t}: no such file`);
   const twice = tarballs.find((t, i) => tarballs.findIndex((u) => path.resolve(u) === path.resolve(t)) !== i);
   if (twice !== undefined)
     throw new UserError(`${twice}: given twice: name each tarball of the release once`);
-  const asked = options.arch === undefined ? undefined : ARCH_IN_NAME[options.arch];
-  if (options.arch !== undefined && asked === undefined)
-    throw new UserError(`--arch ${options.arch}: expected one of x86_64, aarch64, s390x, ppc64le`);
-  // The names are the release's word for what its binaries are built for: --arch may not relabel them.
-  if (asked !== undefined && named !== undefined && asked !== named)
-    throw new UserError(
-      `--arch ${options.arch}: the tarballs' names say ${named} (${tarballs.map((t) => path.basename(t)).join(", ")}), and an image labelled ${asked} would hold ${named} binaries`,
-    );
-  const arch = asked ?? named;
-  if (!arch)
-    throw new UserError(
-      `${tarballs.join(", ")}: the architecture is not in the names (kata-static-<version>-<arch>.tar.*): give --arch`,
-    );
+  const groups = groupByArch(tarballs, asked, options.arch);
   const layers = options.layers ?? "gzip";
   if (layers !== "gzip" && layers !== "tar")
     throw new UserError(`--layers ${layers}: expected gzip (compressed, the default) or tar (uncompressed)`);
   const layout = target.slice("oci-layout:".length);
-  let report: Awaited<ReturnType<typeof splitRelease>>;
+  let split: MultiSplitReport;
   try {
-    report = await splitRelease(tarballs, layout, loadArtifactCatalogue(), arch, layers);
+    split = await splitReleases(
+      [...groups].map(([arch, list]) => ({ arch, tarballs: list })),
+      layout,
+      loadArtifactCatalogue(),
+      layers,
+    );
   } catch (error) {
     if (!(error instanceof SplitError) || !options.json) throw error;
     out(`${JSON.stringify({ problems: error.problems }, null, 2)}\n`);
     return 1;
   }
+  const only = split.arches.length === 1 ? split.arches[0] : undefined;
   if (options.json) {
-    out(`${JSON.stringify(report, null, 2)}\n`);
+    out(`${JSON.stringify(only?.report ?? split, null, 2)}\n`);
     return 0;
   }
+  if (only !== undefined) {
+    out(
+      `${reportLines(only.report, groups.get(only.arch)?.length ?? 0, layout, only.arch, layers).join("\n")}\n`,
+    );
+    return 0;
+  }
+  const width = Math.max(...split.indexes.map((i) => i.artifact.length));
+  const lines = [
+    `Kata ${split.version} for ${split.arches.map((a) => a.arch).join(", ")}: each artifact an image index under its name in ${layout}, one manifest per architecture that has it; digests in kata-release.json:`,
+    ...split.indexes.map(
+      (i) => `  ${i.artifact.padEnd(width)}  ${i.digest.slice(0, 19)}…  ${i.arches.join(", ")}`,
+    ),
+  ];
+  for (const { arch, report } of split.arches)
+    lines.push("", ...reportLines(report, groups.get(arch)?.length ?? 0, layout, arch, layers));
+  out(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** What a split of one architecture made and left out, as text. */
+function reportLines(
+  report: SplitReport,
+  tarballs: number,
+  layout: string,
+  arch: string,
+  layers: string,
+): string[] {
   const owned = report.images.reduce((n, i) => n + i.files, 0);
   const lines = [
-    `Kata ${report.version}: ${report.entries} files and links in ${tarballs.length} tarball(s): ${owned} in ${report.images.length} images, ${report.ignored.length} ignored.`,
+    `Kata ${report.version}: ${report.entries} files and links in ${tarballs} tarball(s): ${owned} in ${report.images.length} images, ${report.ignored.length} ignored.`,
     `Images in ${layout} (${arch}), tagged by artifact name; digests in kata-release.json:`,
   ];
   const width = Math.max(...report.images.map((i) => i.artifact.length));
@@ -110,6 +157,5 @@ export async function runSplit(
     lines.push("Shims this release cannot install (their configuration names files it lacks):");
   for (const s of incomplete)
     lines.push(`  ${s.shim}: ${s.missing.map((m) => `${m.key} = ${m.path}`).join("; ")}`);
-  out(`${lines.join("\n")}\n`);
-  return 0;
+  return lines;
 }

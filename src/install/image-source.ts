@@ -116,6 +116,8 @@ export function imageSource(
   const wanted = GO_ARCH[arch ?? ""] ?? arch;
   /** The image manifest for this node's platform, checked against its digest; null if the index has none. */
   const resolved = new Map<string, Promise<{ digest: string; manifest: Manifest } | null>>();
+  /** The platforms an index lists that has none for this node's. */
+  const offered = new Map<string, string[]>();
   const resolve = (artifact: string) => {
     let found = resolved.get(artifact);
     if (!found) {
@@ -133,7 +135,15 @@ export function imageSource(
               `${store.where}: ${artifact}: the index lists ${matching.length} manifests for linux/${wanted} (${matching.map((m) => m.digest.slice(0, 19)).join(", ")}): ambiguous`,
             );
           descriptor = matching[0];
-          if (!descriptor) return null;
+          if (!descriptor) {
+            offered.set(
+              artifact,
+              (manifest.manifests ?? []).map(
+                (m) => `${m.platform?.os ?? "?"}/${m.platform?.architecture ?? "?"}`,
+              ),
+            );
+            return null;
+          }
           manifest = json(
             verified(store, descriptor, artifact, await store.fetch(artifact, descriptor, artifact)),
             artifact,
@@ -168,7 +178,9 @@ export function imageSource(
   const platformManifest = async (artifact: string) => {
     const found = await resolve(artifact);
     if (!found)
-      throw new ArtifactError(`${store.where}: image "${artifact}" has no linux/${wanted} manifest`);
+      throw new ArtifactError(
+        `${store.where}: image "${artifact}" has no linux/${wanted} manifest${offered.has(artifact) ? ` (its index has ${offered.get(artifact)?.join(", ") || "none"})` : ""}: this node is ${arch}; give a source that has its architecture`,
+      );
     return found;
   };
   const source: ArtifactSource = {
@@ -177,6 +189,8 @@ export function imageSource(
       // The release's image list rides in its meta image (written by `artifacts split`): a
       // registry cannot be asked which repositories it has. Without it, the catalogue's names.
       const meta = await resolve("meta").catch(absentAsNull);
+      // An index of other platforms only: the node's architecture is what is missing, not a release.
+      if (meta === null && offered.has("meta")) await platformManifest("meta");
       const annotated = meta?.manifest.annotations?.[IMAGES_ANNOTATION];
       if (annotated !== undefined) {
         const names = json<unknown>(Buffer.from(annotated), "meta's image list");

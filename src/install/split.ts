@@ -198,72 +198,216 @@ export async function splitRelease(
   layers: LayerFormat = "gzip",
 ): Promise<SplitReport> {
   const list = Array.isArray(tarballs) ? tarballs : [tarballs];
+  const split = await splitReleases([{ arch, tarballs: list }], layout, catalogue, layers);
+  return must(split.arches[0], "the one architecture's split").report;
+}
+
+/** One architecture's release, as given to splitReleases. */
+export interface ArchTarballs {
+  arch: string;
+  tarballs: string[];
+}
+
+export interface MultiSplitReport {
+  version: string;
+  /** Each architecture's split, in the order given. */
+  arches: Array<{ arch: string; report: SplitReport }>;
+  /** With several architectures: each artifact's image index, and the platforms it lists. */
+  indexes: Array<{ artifact: string; digest: string; arches: string[] }>;
+}
+
+const INDEX_TYPE = "application/vnd.oci.image.index.v1+json";
+const REF_NAME = "org.opencontainers.image.ref.name";
+
+/**
+ * Releases of one version for one or more architectures, into one layout. One architecture: each
+ * artifact's image tagged by its name. Several: each artifact's images (one per architecture that
+ * has it) in an image index under its name, which a node reads its platform's manifest from. Every
+ * release is read and checked before anything is written: a problem in any leaves no layout.
+ */
+export async function splitReleases(
+  groups: ArchTarballs[],
+  layout: string,
+  catalogue: ArtifactCatalogue,
+  layers: LayerFormat = "gzip",
+): Promise<MultiSplitReport> {
+  const prepared: Prepared[] = [];
+  try {
+    const problems: string[] = [];
+    for (const group of groups) {
+      const one = await prepare(group, catalogue);
+      prepared.push(one);
+      problems.push(...one.problems.map((p) => (groups.length > 1 ? `${group.arch}: ${p}` : p)));
+    }
+    if (problems.length > 0) throw new SplitError(problems);
+    const versions = new Set(prepared.map((p) => p.assigned.release.version));
+    if (versions.size > 1)
+      throw new SplitError([
+        `the releases are of different versions (${prepared.map((p) => `${p.arch}: ${p.assigned.release.version}`).join(", ")}): one layout holds one release`,
+      ]);
+    fs.mkdirSync(path.join(layout, "blobs", "sha256"), { recursive: true });
+    fs.writeFileSync(path.join(layout, "oci-layout"), '{"imageLayoutVersion":"1.0.0"}\n');
+    const written: Array<{ arch: string; report: SplitReport; manifests: Map<string, Descriptor> }> = [];
+    for (const p of prepared) written.push({ arch: p.arch, ...(await writeArch(p, layout, layers)) });
+    const indexFile = path.join(layout, "index.json");
+    const index: { schemaVersion: number; manifests: Array<Record<string, unknown>> } = fs.existsSync(
+      indexFile,
+    )
+      ? JSON.parse(fs.readFileSync(indexFile, "utf8"))
+      : { schemaVersion: 2, manifests: [] };
+    const tag = (artifact: string, descriptor: Descriptor) => {
+      index.manifests = index.manifests.filter(
+        (m) => (m.annotations as Record<string, string> | undefined)?.[REF_NAME] !== artifact,
+      );
+      index.manifests.push({ ...descriptor, annotations: { [REF_NAME]: artifact } });
+    };
+    const version = must(prepared[0], "a release").assigned.release.version;
+    const indexes: MultiSplitReport["indexes"] = [];
+    let release: Record<string, unknown>;
+    const only = written.length === 1 ? written[0] : undefined;
+    if (only !== undefined) {
+      for (const [artifact, descriptor] of only.manifests) tag(artifact, descriptor);
+      release = {
+        arch: only.arch,
+        ...(version !== "unknown" ? { version } : {}),
+        artifacts: Object.fromEntries(
+          only.report.images.map((i) => [i.artifact, { digest: i.digest, files: i.files, bytes: i.bytes }]),
+        ),
+      };
+    } else {
+      const artifacts: Record<string, unknown> = {};
+      const names = [...new Set(written.flatMap((w) => [...w.manifests.keys()]))].sort();
+      for (const artifact of names) {
+        const having = written
+          .filter((w) => w.manifests.has(artifact))
+          .sort((a, b) => (a.arch < b.arch ? -1 : 1));
+        const manifests = having.map((w) => ({
+          ...must(w.manifests.get(artifact), artifact),
+          platform: { architecture: GO_ARCH[w.arch] ?? w.arch, os: "linux" },
+        }));
+        const descriptor = writeBlob(
+          layout,
+          Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: INDEX_TYPE, manifests })),
+          INDEX_TYPE,
+        );
+        tag(artifact, descriptor);
+        indexes.push({ artifact, digest: descriptor.digest, arches: having.map((w) => w.arch) });
+        artifacts[artifact] = {
+          digest: descriptor.digest,
+          platforms: Object.fromEntries(
+            having.map((w) => {
+              const image = must(
+                w.report.images.find((i) => i.artifact === artifact),
+                artifact,
+              );
+              return [w.arch, { digest: image.digest, files: image.files, bytes: image.bytes }];
+            }),
+          ),
+        };
+      }
+      release = {
+        arches: written.map((w) => w.arch).sort(),
+        ...(version !== "unknown" ? { version } : {}),
+        artifacts,
+      };
+    }
+    fs.writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
+    fs.writeFileSync(path.join(layout, RELEASE_MANIFEST), `${JSON.stringify(release, null, 2)}\n`);
+    return { version, arches: written.map(({ arch, report }) => ({ arch, report })), indexes };
+  } finally {
+    for (const p of prepared) fs.rmSync(p.staging, { recursive: true, force: true });
+  }
+}
+
+interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+}
+
+/** One architecture's tarballs read into a staging tree, every entry owned, and what stops it. */
+interface Prepared {
+  arch: string;
+  tarballs: string[];
+  staging: string;
+  entries: Map<string, ReleaseEntry>;
+  assigned: ReturnType<typeof assignUnknown>;
+  ignored: IgnoredEntry[];
+  problems: string[];
+}
+
+async function prepare(group: ArchTarballs, catalogue: ArtifactCatalogue): Promise<Prepared> {
   // The tarballs are there (runSplit, the command, says which is not, before their names are read).
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-split-"));
   try {
     const entries = new Map<string, ReleaseEntry>();
     const problems: string[] = [];
-    for (const tarball of list) await unpackByArtifact(tarball, staging, catalogue, entries, problems);
-    const named = list.map((t) => versionFromTarballName(path.basename(t))).find(Boolean);
+    for (const tarball of group.tarballs)
+      await unpackByArtifact(tarball, staging, catalogue, entries, problems);
+    const named = group.tarballs.map((t) => versionFromTarballName(path.basename(t))).find(Boolean);
     const assigned = assignUnknown(entries, staging, treeOf(entries), named);
     problems.push(...assigned.problems);
     const ignored = checkOwnership(entries, catalogue, problems, staging);
-    if (problems.length > 0) throw new SplitError(problems);
-    fs.mkdirSync(path.join(layout, "blobs", "sha256"), { recursive: true });
-    fs.writeFileSync(path.join(layout, "oci-layout"), '{"imageLayoutVersion":"1.0.0"}\n');
-    const indexFile = path.join(layout, "index.json");
-    const index = fs.existsSync(indexFile)
-      ? JSON.parse(fs.readFileSync(indexFile, "utf8"))
-      : { schemaVersion: 2, manifests: [] };
-    const images: SplitImage[] = [];
-    // meta last: it names every other image of the release (a registry cannot be asked).
-    const names = fs.readdirSync(staging).sort();
-    for (const artifact of [...names.filter((n) => n !== "meta"), ...names.filter((n) => n === "meta")]) {
-      const listing = [...entries.values()]
-        .filter((e) => e.owner === artifact)
-        .sort((a, b) => (a.file < b.file ? -1 : 1))
-        .map(listed);
-      const annotations: Record<string, string> =
-        artifact === "meta" ? { [IMAGES_ANNOTATION]: JSON.stringify(names.filter((n) => n !== "meta")) } : {};
-      images.push(
-        await writeImage(
-          path.join(staging, artifact),
-          layout,
-          artifact,
-          arch,
-          index,
-          layers,
-          listing,
-          annotations,
-        ),
-      );
-    }
-    images.sort((a, b) => (a.artifact < b.artifact ? -1 : 1));
-    fs.writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
-    const version = assigned.release.version;
-    const release = {
-      arch,
-      ...(version !== "unknown" ? { version } : {}),
-      artifacts: Object.fromEntries(
-        images.map((i) => [i.artifact, { digest: i.digest, files: i.files, bytes: i.bytes }]),
-      ),
-    };
-    fs.writeFileSync(path.join(layout, RELEASE_MANIFEST), `${JSON.stringify(release, null, 2)}\n`);
-    let releaseBytes = 0;
-    for (const e of entries.values()) if (e.type === "file") releaseBytes += e.size;
-    return {
-      version,
+    return { ...group, staging, entries, assigned, ignored, problems };
+  } catch (error) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** One architecture's images written as blobs; each artifact's manifest, to be tagged. */
+async function writeArch(
+  p: Prepared,
+  layout: string,
+  layers: LayerFormat,
+): Promise<{ report: SplitReport; manifests: Map<string, Descriptor> }> {
+  const { entries, assigned, staging } = p;
+  const images: SplitImage[] = [];
+  const manifests = new Map<string, Descriptor>();
+  // meta last: it names every other image of the release (a registry cannot be asked).
+  const names = fs.readdirSync(staging).sort();
+  for (const artifact of [...names.filter((n) => n !== "meta"), ...names.filter((n) => n === "meta")]) {
+    const listing = [...entries.values()]
+      .filter((e) => e.owner === artifact)
+      .sort((a, b) => (a.file < b.file ? -1 : 1))
+      .map(listed);
+    const annotations: Record<string, string> =
+      artifact === "meta" ? { [IMAGES_ANNOTATION]: JSON.stringify(names.filter((n) => n !== "meta")) } : {};
+    const { image, manifest } = await writeImage(
+      path.join(staging, artifact),
+      layout,
+      artifact,
+      p.arch,
+      layers,
+      listing,
+      annotations,
+    );
+    images.push(image);
+    manifests.set(artifact, manifest);
+  }
+  images.sort((a, b) => (a.artifact < b.artifact ? -1 : 1));
+  let releaseBytes = 0;
+  for (const e of entries.values()) if (e.type === "file") releaseBytes += e.size;
+  return {
+    report: {
+      version: assigned.release.version,
       images,
-      ignored,
+      ignored: p.ignored,
       shims: assigned.shims,
       extra: assigned.extra,
       unclaimed: assigned.unclaimed,
       entries: entries.size,
       releaseBytes,
-    };
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-  }
+    },
+    manifests,
+  };
+}
+
+/** A blob of the layout, by its digest. */
+function writeBlob(layout: string, bytes: Buffer, mediaType: string): Descriptor {
+  const hex = createHash("sha256").update(bytes).digest("hex");
+  fs.writeFileSync(path.join(layout, "blobs", "sha256", hex), bytes);
+  return { mediaType, digest: `sha256:${hex}`, size: bytes.length };
 }
 
 function listed(e: ReleaseEntry): ListedEntry {
@@ -564,16 +708,11 @@ async function writeImage(
   layout: string,
   artifact: string,
   arch: string,
-  index: { manifests: Array<Record<string, unknown>> },
   layers: LayerFormat,
   listing: ListedEntry[],
   annotations: Record<string, string> = {},
-): Promise<SplitImage> {
-  const blob = (bytes: Buffer, mediaType: string) => {
-    const hex = createHash("sha256").update(bytes).digest("hex");
-    fs.writeFileSync(path.join(layout, "blobs", "sha256", hex), bytes);
-    return { mediaType, digest: `sha256:${hex}`, size: bytes.length };
-  };
+): Promise<{ image: SplitImage; manifest: Descriptor }> {
+  const blob = (bytes: Buffer, mediaType: string) => writeBlob(layout, bytes, mediaType);
   const { layer, diffId } = await writeLayer(root, layout, layers);
   const config = blob(
     Buffer.from(
@@ -602,12 +741,9 @@ async function writeImage(
     ),
     "application/vnd.oci.image.manifest.v1+json",
   );
-  index.manifests = index.manifests.filter(
-    (m) =>
-      (m.annotations as Record<string, string> | undefined)?.["org.opencontainers.image.ref.name"] !==
-      artifact,
-  );
-  index.manifests.push({ ...manifest, annotations: { "org.opencontainers.image.ref.name": artifact } });
   const bytes = listing.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0);
-  return { artifact, digest: manifest.digest, files: listing.length, bytes, layerBytes: layer.size };
+  return {
+    image: { artifact, digest: manifest.digest, files: listing.length, bytes, layerBytes: layer.size },
+    manifest,
+  };
 }

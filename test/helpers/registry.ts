@@ -53,8 +53,10 @@ export function pushLayout(layout: string, host: string, repo: string, tag: stri
   const index = JSON.parse(fs.readFileSync(path.join(layout, "index.json"), "utf8"));
   for (const m of index.manifests) {
     const name = m.annotations["org.opencontainers.image.ref.name"];
+    // --all: an image index goes whole (every platform's image), not only this machine's.
     execFileSync("skopeo", [
       "copy",
+      "--all",
       "--quiet",
       "--dest-tls-verify=false",
       `oci:${layout}:${name}`,
