@@ -1,5 +1,5 @@
 // The schema of `plan --json`: every plan printed passes it (it is strict, so a field the schema
-// lacks fails), and the README documents exactly its fields.
+// lacks fails), and docs/commands.md documents exactly its fields.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -36,8 +36,8 @@ describe("the plan --json schema", () => {
     expect(PlanJson.safeParse({ ...doc, changes: [change] }).success).toBe(false);
   });
 
-  it("is the README's table of the document's fields, field for field", () => {
-    const readme = fs.readFileSync(path.resolve("README.md"), "utf8");
-    expect(readmeFields(readme, "#### The `plan --json` document")).toEqual(schemaFields(PlanJson));
+  it("is docs/commands.md's table of the document's fields, field for field", () => {
+    const doc = fs.readFileSync(path.resolve("docs/commands.md"), "utf8");
+    expect(readmeFields(doc, "### The `plan --json` document")).toEqual(schemaFields(PlanJson));
   });
 });

@@ -1,15 +1,27 @@
-// The README's commands held to the program: every option a synopsis or an example gives a command
-// is one that command takes, and a sample whose output needs no node is the output the command
-// prints now. A renamed or removed option, or a changed RuntimeClass, fails here, not in a reader's
-// shell.
+// The README's and docs/' commands held to the program: every option a synopsis or an example gives
+// a command is one that command takes, and a sample whose output needs no node is the output the
+// command prints now. A renamed or removed option, or a changed RuntimeClass, fails here, not in a
+// reader's shell. And the README is a guide: short, the switch from kata-deploy in its first screen,
+// every link to a page or a heading one that is there.
 import fs from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../src/cli.js";
 
-const README = fs.readFileSync(path.resolve("README.md"), "utf8");
-const BLOCKS = [...README.matchAll(/^```[a-z]*\n([\s\S]*?)^```/gm)].map((m) => m[1] as string);
+/** The guide and the reference behind it: README.md and every page of docs/. */
+const PAGES = [
+  "README.md",
+  ...fs
+    .readdirSync("docs")
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
+const TEXT = new Map(PAGES.map((p) => [p, fs.readFileSync(path.resolve(p), "utf8")]));
+const README = TEXT.get("README.md") as string;
+const BLOCKS = [...TEXT.values()].flatMap((text) =>
+  [...text.matchAll(/^```[a-z]*\n([\s\S]*?)^```/gm)].map((m) => m[1] as string),
+);
 
 /** The README's kata-install command lines: each block's synopsis (continued on indented lines) and its `$` lines (continued after a backslash, up to a shell pipe). */
 function commandLines(): string[] {
@@ -88,5 +100,49 @@ describe("the README", () => {
         .join("\n")
         .trimEnd(),
     ).toBe(block?.slice(shown.length).trimEnd());
+  });
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation but "-" and "_" dropped, spaces as "-". */
+const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, "")
+    .replaceAll(" ", "-");
+
+function anchorsIn(text: string): Set<string> {
+  const out = new Set<string>();
+  let fence = false;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("```")) fence = !fence;
+    const heading = fence ? null : /^#{1,6} (.*)$/.exec(line)?.[1];
+    if (heading !== undefined && heading !== null) out.add(anchorOf(heading));
+  }
+  return out;
+}
+
+describe("the README as a guide, docs/ behind it", () => {
+  it("is at most 300 lines, with the switch from kata-deploy in its first screen", () => {
+    const lines = README.split("\n");
+    expect(lines.length).toBeLessThanOrEqual(300);
+    expect(lines.slice(0, 25).join("\n")).toContain("(docs/switch-from-kata-deploy.md)");
+  });
+
+  it("links only to pages and headings that are there", () => {
+    const broken: string[] = [];
+    for (const [page, text] of TEXT)
+      for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]+))?\)/g)) {
+        if (/^[a-z]+:/.test(target ?? "")) continue; // https:, mailto:
+        const file = target ? path.normalize(path.join(path.dirname(page), target)) : page;
+        if (!fs.existsSync(file)) broken.push(`${page}: ${target} (no such file)`);
+        else if (
+          anchor !== undefined &&
+          !anchorsIn(TEXT.get(file) ?? fs.readFileSync(file, "utf8")).has(anchor)
+        )
+          broken.push(`${page}: ${target}#${anchor} (no such heading)`);
+      }
+    expect(broken).toEqual([]);
+    expect(PAGES.length).toBeGreaterThan(8);
   });
 });

@@ -96,7 +96,7 @@ export function renderReport(report: ClusterReport, from: string, written: strin
 }
 
 const HOW =
-  "# Review it; then give it to those nodes (/etc/kata-containers/kata-install.toml, install\n# --overrides FILE, or the [overrides] of a DaemonSet of their own: README, `kata-install\n# report`), so that no node configures itself differently. `kata-install report --facts-dir DIR\n# --overrides FILE` shows what the nodes would decide with it.";
+  "# Review it; then give it to those nodes (/etc/kata-containers/kata-install.toml, install\n# --overrides FILE, or the [overrides] of a DaemonSet of their own: docs/commands.md,\n# `kata-install report`), so that no node configures itself differently. `kata-install report --facts-dir DIR\n# --overrides FILE` shows what the nodes would decide with it.";
 
 function body(o: UniformOverrides): string[] {
   const lines: string[] = [];

@@ -62,7 +62,7 @@ export function schemaFields(schema: z.ZodMiniType, opaque: string[] = [], at = 
 /** The first two cells of each row of the README table that follows `heading`, backticks dropped. */
 export function readmeFields(readme: string, heading: string): Array<[string, string]> {
   const start = readme.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README: no heading ${heading}`);
+  if (start < 0) throw new Error(`no heading ${heading}`);
   const lines = readme.slice(start).split("\n");
   const first = lines.findIndex((l) => l.startsWith("|"));
   const table = lines.slice(

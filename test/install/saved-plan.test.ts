@@ -58,9 +58,9 @@ function sample(): SavedPlan {
 const asOnNode = { [CONFIG]: h("1"), [KATA]: null };
 
 describe("parseSavedPlan", () => {
-  it("reads the format the README's table documents, field for field", () => {
-    const readme = fs.readFileSync(path.resolve("README.md"), "utf8");
-    expect(readmeFields(readme, "#### The saved plan file")).toEqual(schemaFields(SavedPlan, ["plan"]));
+  it("reads the format docs/commands.md's table documents, field for field", () => {
+    const doc = fs.readFileSync(path.resolve("docs/commands.md"), "utf8");
+    expect(readmeFields(doc, "### The saved plan file")).toEqual(schemaFields(SavedPlan, ["plan"]));
   });
 
   it("reads back what it is given", () => {

@@ -595,7 +595,7 @@ describe("refused, with the file, line and why; nothing printed", () => {
   });
 });
 
-/** Every key of the chart's shape, as the README's table names them (`<shim>` for a shim's). */
+/** Every key of the chart's shape, as docs/commands.md's table names them (`<shim>` for a shim's). */
 function chartKeys(spec: Spec, at: string[] = []): string[] {
   const own = (name: string) => [...at, name].join(".");
   const children = Object.entries(spec.children ?? {}).flatMap(([name, child]) =>
@@ -605,11 +605,11 @@ function chartKeys(spec: Spec, at: string[] = []): string[] {
   return [...children, ...each];
 }
 
-describe("README", () => {
+describe("docs/commands.md", () => {
   it("the values mapping table covers every key of the chart, each once", () => {
-    const readme = fs.readFileSync("README.md", "utf8");
+    const readme = fs.readFileSync("docs/commands.md", "utf8");
     // A row names keys ("a, b"), or all under one ("job.*").
-    const rows = readmeFields(readme, "#### kata-deploy's Helm values, key by key").map(([cell]) =>
+    const rows = readmeFields(readme, "### kata-deploy's Helm values, key by key").map(([cell]) =>
       cell.split(", "),
     );
     const covers = (pattern: string, key: string) =>

@@ -55,7 +55,7 @@ function mapDeployment(m: Mapping): void {
     m.ledger.notCarried(["job"], "job mode only (deploymentMode: job is refused)");
     m.issue(
       ["deploymentMode"],
-      'job: kata-install has no job mode (per-node Jobs without a service-account token); it runs a DaemonSet whose pods keep a token that reads nodes and DaemonSets and patches nodes, and clean their node up when it is deselected. Set deploymentMode: daemonset to take that DaemonSet (README, "Job mode"), or run `kata-install install` on the nodes yourself',
+      'job: kata-install has no job mode (per-node Jobs without a service-account token); it runs a DaemonSet whose pods keep a token that reads nodes and DaemonSets and patches nodes, and clean their node up when it is deselected. Set deploymentMode: daemonset to take that DaemonSet (docs/commands.md, "Job mode and kata-monitor"), or run `kata-install install` on the nodes yourself',
     );
   } else {
     m.ledger.carried(["deploymentMode"], "the DaemonSet");
@@ -208,7 +208,7 @@ function mapSnapshotters(m: Mapping): void {
   if (setup.includes("nydus"))
     m.issue(
       ["snapshotter", "setup"],
-      `${m.has(["snapshotter", "setup"]) ? "" : "the chart's default, "}nydus: each containerd 1.7 and 2.x node would set nydus-for-kata-tee up from the binaries in its image's /opt/kata-artifacts/nydus-snapshotter, which kata-deploy's image has and kata-install's does not, and its install would stop there: choose before the rollout. Without nydus: --set setup_snapshotter=${named.filter((n) => n !== "nydus").join(",")} (handlers the chart maps to nydus then pull on the node). With it: an image that adds the binaries (see the README's EXPERIMENTAL_SETUP_SNAPSHOTTER), --set image=<it> --set nydus_in_image=true`,
+      `${m.has(["snapshotter", "setup"]) ? "" : "the chart's default, "}nydus: each containerd 1.7 and 2.x node would set nydus-for-kata-tee up from the binaries in its image's /opt/kata-artifacts/nydus-snapshotter, which kata-deploy's image has and kata-install's does not, and its install would stop there: choose before the rollout. Without nydus: --set setup_snapshotter=${named.filter((n) => n !== "nydus").join(",")} (handlers the chart maps to nydus then pull on the node). With it: an image that adds the binaries (see EXPERIMENTAL_SETUP_SNAPSHOTTER in docs/deciding.md), --set image=<it> --set nydus_in_image=true`,
     );
   for (const [key, dflt, target] of [
     ["erofsMergeMode", "", "erofs_merge_mode"],
