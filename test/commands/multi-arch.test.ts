@@ -139,7 +139,7 @@ describe("amd64 and arm64 in one layout, under one tag per artifact", () => {
 
   it("a release whose arm64 qemu changed: the amd64 node pulls nothing, the arm64 node only the qemu image", () => {
     const amd = buildRelease("x86_64");
-    const arm = buildRelease("aarch64", (name, tree) => {
+    const arm = buildRelease("aarch64", (_name, tree) => {
       // In every tarball that carries it (the Go and Rust runtimes' both do): one file of one release.
       const qemu = path.join(tree, "opt/kata/bin/qemu-system-aarch64");
       if (fs.existsSync(qemu)) fs.appendFileSync(qemu, "rebuilt\n");
