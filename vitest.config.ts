@@ -11,5 +11,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-results.json" },
+    // GitHub's workflow parser imports its schema as JSON without an import attribute, which Node
+    // refuses: vitest transforms it instead of letting Node load it.
+    server: { deps: { inline: ["@actions/workflow-parser"] } },
   },
 });
