@@ -1,0 +1,39 @@
+// The architecture's one written form (../shared/DESIGN.md "Layout" is drawn from it): floors, lowest
+// first; a module imports only from its own floor or below, and no import cycles. `npm test` runs it.
+/** The floors, lowest first: each a folder (or file) under src/. */
+const FLOORS = [
+  ["host", "at", "errors", "closest", "compare", "hash", "json-text", "json-file", "read-bounded", "input-file", "write-file", "file-tree", "toml-lines", "version", "package-root", "image-reference", "schema", "bin"],
+  ["shims"],
+  ["artifacts"],
+  ["state"],
+  ["detect"],
+  ["release"],
+  ["inputs", "decide"],
+  ["render"],
+  ["install"],
+  ["plan-schema", "pipeline"],
+  ["kube", "manifests", "report", "entrypoint", "output"],
+  ["commands", "cli"],
+];
+const pathOf = (names) => `^src/(${names.join("|")})(/|\\.ts$)`;
+const above = (i) => FLOORS.slice(i + 1).flat();
+module.exports = {
+  forbidden: [
+    { name: "no-cycles", severity: "error", from: { path: "^src/" }, to: { circular: true } },
+    ...FLOORS.slice(0, -1).map((floor, i) => ({
+      name: `floor-${floor[0]}`,
+      comment: `${floor.join(", ")} import nothing above them`,
+      severity: "error",
+      from: { path: pathOf(floor) },
+      to: { path: pathOf(above(i)) },
+    })),
+  ],
+  options: {
+    // TypeScript 7 (the Go compiler) is not a library dependency-cruiser can load: swc parses.
+    parser: "swc",
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(test|bench|dist)/" },
+  },
+};
