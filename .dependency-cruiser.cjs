@@ -2,18 +2,39 @@
 // first; a module imports only from its own floor or below, and no import cycles. `npm test` runs it.
 /** The floors, lowest first: each a folder (or file) under src/. */
 const FLOORS = [
-  ["host", "at", "errors", "closest", "compare", "hash", "json-text", "json-file", "read-bounded", "input-file", "write-file", "file-tree", "toml-lines", "version", "package-root", "image-reference", "schema", "bin"],
-  ["shims"],
+  // The host and the plain helpers every floor may use.
+  [
+    "host",
+    "at",
+    "errors",
+    "input-error",
+    "toml-error",
+    "closest",
+    "compare",
+    "hash",
+    "json-text",
+    "json-file",
+    "read-bounded",
+    "input-file",
+    "write-file",
+    "file-tree",
+    "toml-lines",
+    "version",
+    "package-root",
+    "image-reference",
+    "schema",
+  ],
   ["artifacts"],
   ["state"],
   ["detect"],
+  ["shims"],
   ["release"],
   ["inputs", "decide"],
-  ["render"],
+  ["render", "plan-schema"],
   ["install"],
-  ["plan-schema", "pipeline"],
-  ["kube", "manifests", "report", "entrypoint", "output"],
-  ["commands", "cli"],
+  ["pipeline"],
+  ["kube", "manifests", "report", "output"],
+  ["commands", "cli", "entrypoint", "bin"],
 ];
 const pathOf = (names) => `^src/(${names.join("|")})(/|\\.ts$)`;
 const above = (i) => FLOORS.slice(i + 1).flat();

@@ -6,10 +6,10 @@
 import fs from "node:fs";
 import { parse } from "smol-toml";
 import * as z from "zod/mini";
-import { InputError, type InputIssue } from "../decide/input-error.js";
-import { tomlErrorText } from "../detect/toml.js";
 import { hash as sha256 } from "../hash.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { dataPath } from "../package-root.js";
+import { tomlErrorText } from "../toml-error.js";
 import "../schema.js";
 
 const CatalogueFile = z.strictObject({

@@ -1,6 +1,6 @@
 import { parseAllDocuments } from "yaml";
-import { formatIssue } from "../decide/input-error.js";
 import { UserError } from "../errors.js";
+import { formatIssue } from "../input-error.js";
 import { loadCatalog } from "../inputs/catalog.js";
 import type { Entry } from "../manifests/kata-deploy/ledger.js";
 import { renderManifests } from "../manifests/manifests.js";

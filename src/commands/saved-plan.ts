@@ -4,9 +4,9 @@ import path from "node:path";
 import { itemAt } from "../at.js";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
+import { readEntry } from "../host/fs-ops.js";
 import { StalePlanError } from "../install/apply.js";
 import { type ArtifactSource, versionIdOf } from "../install/artifacts.js";
-import { readEntry } from "../install/fs-ops.js";
 import {
   dataHashes,
   type Env,

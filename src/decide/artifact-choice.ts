@@ -4,9 +4,9 @@
 // path it names, through the links on the way. Without them (no artifact source), the node's
 // installed images, or the capability table's hints when nothing is installed.
 
+import { ReleaseTree } from "../artifacts/listing.js";
 import { itemAt } from "../at.js";
 import { byText } from "../compare.js";
-import { ReleaseTree } from "../install/listing.js";
 import { mergeDropIn, moveInstallDir, parseKataToml } from "../release/config-file.js";
 import { pathsIn } from "../release/named-paths.js";
 import { chainsOf, RELEASE_DIR } from "../release/needs.js";

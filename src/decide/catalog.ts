@@ -7,15 +7,15 @@ import { parse } from "smol-toml";
 import * as z from "zod/mini";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { HypervisorName } from "../detect/hypervisors.js";
-import { tomlErrorText } from "../detect/toml.js";
 import type { KeyInfo, KeyType } from "../release/config-file.js";
 import { baseName, type Release, type ShimConfig } from "../release/release.js";
+import { tomlErrorText } from "../toml-error.js";
 import "../schema.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { DEFAULT_SHIM, GUEST_PULL, SHIMS, type Vetting } from "../shims/table.js";
 import { TEES } from "../shims/tees.js";
 import { TomlLines } from "../toml-lines.js";
 import { type DataText, readable } from "./data-text.js";
-import { InputError, type InputIssue } from "./input-error.js";
 
 export type { KeyType };
 

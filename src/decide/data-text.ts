@@ -1,6 +1,6 @@
 // A file of kata-install's own data (rules/, the catalogue), as src/inputs/ read it for decide: the
 // decide stage reads no files, so what could not be read arrives as the problem its issue says.
-import type { InputIssue } from "./input-error.js";
+import type { InputIssue } from "../input-error.js";
 
 export type DataText =
   | {

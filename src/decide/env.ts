@@ -2,8 +2,8 @@
 // specific forms (SHIMS_X86_64) win over the plain ones (SHIMS). Every malformed variable is
 // reported, by name.
 import { isPlainFileName } from "../detect/context.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { shimNameProblem } from "./catalog.js";
-import { InputError, type InputIssue } from "./input-error.js";
 import { controlCharacter, kernelWordProblem } from "./kernel-cmdline.js";
 import { parseSetupEnv, type SetupSettings } from "./setup-env.js";
 

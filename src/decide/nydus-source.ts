@@ -10,7 +10,7 @@
 // not know is refused here.
 
 import { parse } from "smol-toml";
-import { tomlErrorText } from "../detect/toml.js";
+import { tomlErrorText } from "../toml-error.js";
 
 /** The variable that says where the binaries are, when not where kata-deploy's image has them. */
 export const NYDUS_SOURCE_VARIABLE = "KATA_INSTALL_NYDUS_SNAPSHOTTER_DIR";

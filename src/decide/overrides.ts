@@ -6,11 +6,11 @@ import { closest } from "../closest.js";
 import { RuntimeKind } from "../detect/runtime/schema.js";
 import { isTable } from "../detect/toml.js";
 import { hash } from "../hash.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { keysAt } from "../schema.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, parseToml, shimNameProblem } from "./catalog.js";
 import { snapshotterProblem } from "./env.js";
-import { InputError, type InputIssue } from "./input-error.js";
 import { checkConfigValue } from "./rules.js";
 
 const OverridesSchema = z.strictObject({

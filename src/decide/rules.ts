@@ -6,11 +6,11 @@ import "../schema.js";
 import { must } from "../at.js";
 import { byText } from "../compare.js";
 import { describePath } from "../detect/fact-paths.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { typeOf } from "../release/config-file.js";
 import { TomlLines } from "../toml-lines.js";
 import { type Catalog, keyShapeProblem, parseToml, unknownShim } from "./catalog.js";
 import { type DataText, readable } from "./data-text.js";
-import { InputError, type InputIssue } from "./input-error.js";
 import { isKernelCmdlineKey, kernelCmdlineProblem } from "./kernel-cmdline.js";
 import { compileMatch, factScope, factsRead, MatchError, type MatchNode, provablyDisjoint } from "./match.js";
 

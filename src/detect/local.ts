@@ -7,9 +7,9 @@ import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import * as z from "zod/mini";
 import { fromJson, toJson } from "../json-text.js";
+import { tomlErrorText } from "../toml-error.js";
 import type { DetectContext } from "./context.js";
 import { defineSource } from "./source.js";
-import { tomlErrorText } from "./toml.js";
 
 export const LOCAL_DIR = "/etc/kata-containers/preflight.d";
 

@@ -9,7 +9,7 @@ import * as z from "zod/mini";
 import { itemAt } from "../at.js";
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
-import { ownPath, readNoFollow } from "../install/own-place.js";
+import { ownPath, readNoFollow } from "../host/own-place.js";
 import { JOURNAL_DIR } from "./kata.js";
 
 export const PROBE_CACHE_FILE = "probes.json";

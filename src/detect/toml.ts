@@ -1,4 +1,5 @@
-import { parse, TomlError } from "smol-toml";
+import { parse } from "smol-toml";
+import { tomlErrorText } from "../toml-error.js";
 import type { DetectContext } from "./context.js";
 
 export type TomlTable = Record<string, unknown>;
@@ -17,15 +18,6 @@ export async function readToml(
     ctx.problem(source, tomlErrorText(error), { path: hostPath });
     return null;
   }
-}
-
-/** "line 3, column 7: …" — the first line of smol-toml's message, which otherwise embeds a code block. */
-export function tomlErrorText(error: unknown): string {
-  if (error instanceof TomlError) {
-    const message = error.message.replace(/^Invalid TOML document: /, "").split("\n")[0];
-    return `invalid TOML at line ${error.line}, column ${error.column}: ${message}`;
-  }
-  return `invalid TOML: ${(error as Error).message}`;
 }
 
 /** The value at a dotted path of table keys, e.g. ["plugins", "io.containerd.grpc.v1.cri", "containerd"]. */

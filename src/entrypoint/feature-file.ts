@@ -2,8 +2,8 @@
 // (NFD_FEATURE_FILE) after an install, and removed by its cleanup: whole or not at all, and by a
 // temp file NFD does not read (a hidden name).
 
+import { atomicWrite, ensureParents, removeFile } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
-import { atomicWrite, ensureParents, removeFile } from "../install/fs-ops.js";
 import { featureFile } from "../kube/nfd-features.js";
 
 export async function writeFeatureFile(host: Host, suffix: string | null, text: string): Promise<string> {

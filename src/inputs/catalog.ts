@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type ArtifactCatalogue, loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import { type Catalog, parseCatalog } from "../decide/catalog.js";
-import { InputError, type InputIssue } from "../decide/input-error.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { readDataFile } from "./data-file.js";
 
 export function loadCatalog(dir: string): Catalog {

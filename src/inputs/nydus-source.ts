@@ -16,8 +16,8 @@ import {
 } from "../decide/nydus-source.js";
 import { SETUP_VARIABLE } from "../decide/setup-env.js";
 import { hash } from "../hash.js";
+import { MAX_FILE_BYTES } from "../host/fs-ops.js";
 import { readInput, readInputText } from "../input-file.js";
-import { MAX_FILE_BYTES } from "../install/fs-ops.js";
 
 /**
  * The binaries, read and hashed; null when EXPERIMENTAL_SETUP_SNAPSHOTTER does not name nydus (no

@@ -2,9 +2,9 @@
 // user's own file (read as given, links and all); the node's default one is the host's, read
 // through the Host (its links followed inside the host root, a FIFO or an oversized file refused).
 import type { Catalog } from "../decide/catalog.js";
-import { InputError } from "../decide/input-error.js";
 import { emptyOverrides, type Overrides, parseOverrides } from "../decide/overrides.js";
 import { Host, type ReadResult } from "../host/host.js";
+import { InputError } from "../input-error.js";
 import { readInputText } from "../input-file.js";
 
 export const DEFAULT_OVERRIDES = "/etc/kata-containers/kata-install.toml";

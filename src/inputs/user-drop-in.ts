@@ -2,10 +2,10 @@
 // the ConfigMap is mounted), before any stage runs: one that is missing, unreadable or not TOML
 // stops everything, named, and nothing on the node changes.
 import { parse } from "smol-toml";
-import { InputError } from "../decide/input-error.js";
 import { USER_DROP_IN_VARIABLE, type UserDropIn } from "../decide/user-drop-in.js";
-import { tomlErrorText } from "../detect/toml.js";
+import { InputError } from "../input-error.js";
 import { readInputText } from "../input-file.js";
+import { tomlErrorText } from "../toml-error.js";
 
 /** A drop-in is a few kilobytes of TOML. */
 export const MAX_USER_DROP_IN_BYTES = 1 << 20;

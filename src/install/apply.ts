@@ -7,12 +7,7 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { HostError, UserError } from "../errors.js";
-import { MAX_TEXT_BYTES, NOT_UTF8, tooLarge } from "../host/host.js";
-import { readInput } from "../input-file.js";
-import { type FileChange, hash } from "../render/changeset.js";
-import { hasBlock } from "../render/toml-edit.js";
-import { crashPoint } from "./crash-point.js";
-import { asidePath } from "./fate.js";
+import { crashPoint } from "../host/crash-point.js";
 import {
   atomicLink,
   atomicWrite,
@@ -25,7 +20,12 @@ import {
   removeFile,
   removeLeftoverTemps,
   removeUnbornDirs,
-} from "./fs-ops.js";
+} from "../host/fs-ops.js";
+import { MAX_TEXT_BYTES, NOT_UTF8, tooLarge } from "../host/host.js";
+import { readInput } from "../input-file.js";
+import { type FileChange, hash } from "../render/changeset.js";
+import { hasBlock } from "../render/toml-edit.js";
+import { asidePath } from "./fate.js";
 import { backupOf, type Journal, type JournalStore, type Saved, wasCutShort } from "./journal.js";
 import { guardOwnPlaces } from "./place-guard.js";
 import { type Left, RollbackIncomplete, rollBack } from "./rollback.js";

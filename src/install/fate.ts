@@ -4,7 +4,7 @@
 import { isUtf8 } from "node:buffer";
 import { posix } from "node:path";
 import { parse } from "smol-toml";
-import { tomlErrorText } from "../detect/toml.js";
+import { firstFreePath, readEntry } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
 import { hash } from "../render/changeset.js";
 import { hasEditedKey, revertKeys } from "../render/key-edit.js";
@@ -16,7 +16,7 @@ import {
   removeImports,
   strayHandlers,
 } from "../render/toml-edit.js";
-import { firstFreePath, readEntry } from "./fs-ops.js";
+import { tomlErrorText } from "../toml-error.js";
 import type { FileRecord, JournalStore } from "./journal.js";
 
 type Entry = NonNullable<Awaited<ReturnType<typeof readEntry>>>;

@@ -12,13 +12,13 @@ import * as z from "zod/mini";
 import { CarriedSettings, JOURNAL_DIR } from "../detect/kata.js";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { hostError, UserError } from "../errors.js";
+import { type FileMeta, MAX_FILE_BYTES, tempOf, writeAtomically } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
+import { mkdirOwn, namesIn, type OwnKind, ownPath, readNoFollow } from "../host/own-place.js";
 import { fromJson, toJson } from "../json-text.js";
 import { PLAN_ACTION_KINDS } from "../plan-schema.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
-import { type FileMeta, MAX_FILE_BYTES, tempOf, writeAtomically } from "./fs-ops.js";
-import { mkdirOwn, namesIn, type OwnKind, ownPath, readNoFollow } from "./own-place.js";
 
 export const JOURNAL_VERSION = 1;
 

@@ -15,9 +15,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { hostError, UserError } from "../errors.js";
+import { ensureParents, removeEmptyDirs } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
-import { ensureParents, removeEmptyDirs } from "./fs-ops.js";
-import { createExclusive, describeEntry, namesIn, readNoFollow, tempName } from "./own-place.js";
+import { createExclusive, describeEntry, namesIn, readNoFollow, tempName } from "../host/own-place.js";
 
 export const LOCK_PATH = "/run/lock/kata-install.lock";
 

@@ -5,8 +5,8 @@
 import fs from "node:fs";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { HostError } from "../errors.js";
+import { describeEntry, type OwnKind, OwnPlaceError } from "../host/own-place.js";
 import type { Journal, JournalStore } from "./journal.js";
-import { describeEntry, type OwnKind, OwnPlaceError } from "./own-place.js";
 import { recordedVersions } from "./prefix.js";
 
 /** The places to look at, each with the kind it must be when it is there. */

@@ -8,9 +8,9 @@ import net from "node:net";
 import { type RuntimeRestart, restartFor, unreachable } from "../detect/runtime/layouts.js";
 import { UserError } from "../errors.js";
 import { CriError, containerdPluginFailures, criStatus } from "../host/cri.js";
+import { fault } from "../host/fault.js";
 import { HOST_PATH, type Host } from "../host/host.js";
 import type { PlanAction } from "../render/changeset.js";
-import { fault } from "./fault.js";
 
 export const ANSWER_TIMEOUT_MS = 30_000;
 

@@ -6,9 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { EXTRA_PREFIX, UNCLAIMED } from "../artifacts/catalogue.js";
+import type { ReleaseTree } from "../artifacts/listing.js";
 import { releaseChains } from "../release/needs.js";
 import { isShimConfig, type Release, releaseFromFiles } from "../release/release.js";
-import type { ReleaseTree } from "./listing.js";
 
 /** Where files of no known artifact wait in the staging directory until they are given one. */
 export const UNASSIGNED = ".unassigned";

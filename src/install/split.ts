@@ -20,12 +20,12 @@ import { create as createTar, Parser, type ReadEntry } from "tar";
 import xzDecompress from "xz-decompress";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UNCLAIMED } from "../artifacts/catalogue.js";
+import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
 import { must } from "../at.js";
 import { tempName } from "../host/exclusive.js";
 import { versionFromTarballName } from "../release/release.js";
 import { ArtifactError } from "./artifact-error.js";
 import { linkInside } from "./artifacts.js";
-import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "./listing.js";
 import { type Assigned, assignUnknown, stagedPath, UNASSIGNED } from "./split-assign.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";

@@ -5,8 +5,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { hostError } from "../errors.js";
+import { fault } from "../host/fault.js";
 import { ArtifactError } from "./artifact-error.js";
-import { fault } from "./fault.js";
 
 /** A file being written: bytes in order, then close. */
 export interface FileWriter {

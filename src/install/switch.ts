@@ -3,7 +3,11 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import type { ListedEntry } from "../artifacts/listing.js";
 import { JOURNAL_DIR } from "../detect/kata.js";
+import { crashPoint } from "../host/crash-point.js";
+import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "../host/fs-ops.js";
+import { mkdirOwn, removeOwnTree } from "../host/own-place.js";
 import {
   type ArtifactSource,
   createLinks,
@@ -17,11 +21,7 @@ import {
   switchCurrent,
   versionId,
 } from "./artifacts.js";
-import { crashPoint } from "./crash-point.js";
-import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "./fs-ops.js";
 import { emptyJournal, type Journal, type JournalStore, type PendingSwitch } from "./journal.js";
-import type { ListedEntry } from "./listing.js";
-import { mkdirOwn, removeOwnTree } from "./own-place.js";
 import { KATA_DEPLOY_ENTRIES, recordedVersions, TAKEN_OVER } from "./prefix.js";
 import { identitiesOf, reusableArtifacts } from "./reuse.js";
 import {

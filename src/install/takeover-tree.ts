@@ -8,8 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Host } from "../host/host.js";
+import { ownPath } from "../host/own-place.js";
 import type { ArtifactSource } from "./artifacts.js";
-import { ownPath } from "./own-place.js";
 import { KATA_DEPLOY_ENTRIES } from "./prefix.js";
 
 /** What kata-deploy writes under its prefix beside the release's own files. */

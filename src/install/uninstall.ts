@@ -4,11 +4,11 @@
 // edited there given back), and a file of ours that was edited stays; both are reported.
 import fs from "node:fs";
 import { hostError } from "../errors.js";
+import { fault } from "../host/fault.js";
+import { atomicWrite, type FileMeta, readEntry, removeEmptyDirs } from "../host/fs-ops.js";
 import { hash } from "../render/changeset.js";
 import { recover, restore } from "./apply.js";
 import { blockMissing, createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
-import { fault } from "./fault.js";
-import { atomicWrite, type FileMeta, readEntry, removeEmptyDirs } from "./fs-ops.js";
 import type { JournalStore } from "./journal.js";
 import { reloadSystemd, stopUnits, unitsToStop } from "./services.js";
 import { prefixOf, removeArtifacts } from "./switch.js";

@@ -8,9 +8,11 @@
 // after the switch, against the node itself.
 import fs from "node:fs";
 import path from "node:path";
+import { type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import type { Host } from "../host/host.js";
+import { ownPath } from "../host/own-place.js";
 import { type NamedPath, pathsIn } from "../release/named-paths.js";
 import type { Release } from "../release/release.js";
 import type { Changeset } from "../render/changeset.js";
@@ -22,8 +24,6 @@ import {
 } from "../render/effective-config.js";
 import { handlersFor, installDir } from "../render/layout.js";
 import { type ArtifactSource, LINKS } from "./artifacts.js";
-import { type ListedEntry, ReleaseTree } from "./listing.js";
-import { ownPath } from "./own-place.js";
 
 export const CHECK_ID = "artifact-paths";
 

@@ -5,7 +5,7 @@
 // version — and removing the version (an upgrade's switch, uninstall) keeps it.
 import fs from "node:fs";
 import path from "node:path";
-import { readNoFollow } from "./own-place.js";
+import { readNoFollow } from "../host/own-place.js";
 
 /** The list's name, at the version directory's top, beside bin/, share/, … (never reached through a link of the prefix). */
 export const VERSION_FILES = ".kata-install-files";

@@ -3,7 +3,7 @@
 // runtime only where it installs the base), with the base's overhead unless told not to inherit
 // it, and the class the values give (runtime_classes.custom.<handler>, kata-deploy's runtimeClass)
 // over it, as kata-deploy's chart merges them.
-import type { InputIssue } from "../decide/input-error.js";
+import type { InputIssue } from "../input-error.js";
 import type { RuntimeClassSpec } from "./runtime-classes.js";
 import type { Values } from "./values.js";
 

@@ -1,5 +1,5 @@
 import { envArch, parseEnv } from "../decide/env.js";
-import { InputError, type InputIssue } from "../decide/input-error.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { unknownDistribution } from "../kube/distribution.js";
 import { parseStartupTaints } from "../kube/taints.js";
 import type { Values } from "./values.js";

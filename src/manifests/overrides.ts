@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
 import { stringify } from "smol-toml";
 import type { Catalog } from "../decide/catalog.js";
 import { ENGINE_CHECKS } from "../decide/engine-checks.js";
-import { InputError, type InputIssue } from "../decide/input-error.js";
 import { parseOverrides } from "../decide/overrides.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { loadRules, ruleFilesIn } from "../inputs/rules.js";
 import { dataPath } from "../package-root.js";
 

@@ -5,7 +5,7 @@
 
 import { must } from "../at.js";
 import type { Catalog } from "../decide/catalog.js";
-import type { InputIssue } from "../decide/input-error.js";
+import type { InputIssue } from "../input-error.js";
 import { shimLabel } from "../kube/node-labels.js";
 import { shimRecord } from "../shims/table.js";
 import { TEES, type Tee } from "../shims/tees.js";

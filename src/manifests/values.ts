@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { parse } from "smol-toml";
 import { type Catalog, parseToml } from "../decide/catalog.js";
-import { InputError, type InputIssue } from "../decide/input-error.js";
+import { InputError, type InputIssue } from "../input-error.js";
 import { readInputText } from "../input-file.js";
 import { SHIMS } from "../shims/table.js";
 import { TomlLines } from "../toml-lines.js";

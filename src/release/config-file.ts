@@ -4,7 +4,8 @@
 // what a decided key and value are checked against: the release's own word, not a copy of it.
 import { parse } from "smol-toml";
 import { itemAt } from "../at.js";
-import { isTable, tomlErrorText } from "../detect/toml.js";
+import { isTable } from "../detect/toml.js";
+import { tomlErrorText } from "../toml-error.js";
 
 export type KeyType = "string" | "bool" | "int" | "float" | "string[]" | "other";
 

@@ -1,11 +1,12 @@
 // Where the release comes from: the artifact source being installed from (its meta image holds
 // the version and every shim's configuration; each image lists its files), or, without one, the
 // release installed on the node (kata-install's current version under the install directory).
+
+import type { ListedEntry } from "../artifacts/listing.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
 import type { ArtifactSource, FileSink } from "../install/artifacts.js";
 import type { ArtifactsRecord } from "../install/journal.js";
-import type { ListedEntry } from "../install/listing.js";
 import {
   DEFAULT_CONFIGS,
   GO_CONFIG_DIR,

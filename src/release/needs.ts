@@ -2,8 +2,9 @@
 // install directory, followed through the release's links to the file it reaches, and the images
 // that hold each entry on the way. The split reads it to give a file the catalogue does not know
 // to the shim that needs it; a plan reads it to pull exactly those images.
+
+import type { Reached, ReleaseTree } from "../artifacts/listing.js";
 import { LINKS } from "../install/artifacts.js";
-import type { Reached, ReleaseTree } from "../install/listing.js";
 import { type NamedPath, pathsIn } from "./named-paths.js";
 import type { ShimConfig } from "./release.js";
 

@@ -3,9 +3,9 @@
 // with its files. The release is the source of truth for what the release knows — which shims it
 // has, their keys and defaults, the paths they name; kata-install owns only its decisions.
 
+import type { ListedEntry } from "../artifacts/listing.js";
 import { itemAt, must } from "../at.js";
 import { UserError } from "../errors.js";
-import type { ListedEntry } from "../install/listing.js";
 import { type ConfigFile, ConfigFileError, readConfigFile } from "./config-file.js";
 
 /** Where the Go runtime's configurations are, relative to the release's /opt/kata. */

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
-import { FILES_ANNOTATION } from "../../src/install/listing.js";
+import { FILES_ANNOTATION } from "../../src/artifacts/listing.js";
 import { type SplitReport, splitRelease } from "../../src/install/split.js";
 import { pathsIn } from "../../src/release/named-paths.js";
 import { artifactDir, fixtureRelease } from "../helpers/artifacts.js";

@@ -3,7 +3,7 @@
 // in the release names (the images holding those files, through the links on the way). Print it
 // with `npx tsx test/helpers/bytes-table.ts`.
 
-import { ReleaseTree } from "../../src/install/listing.js";
+import { ReleaseTree } from "../../src/artifacts/listing.js";
 import { releaseChains } from "../../src/release/needs.js";
 import { fixtureRelease, releaseByArtifact } from "./artifacts.js";
 import { RELEASES, readList } from "./release.js";

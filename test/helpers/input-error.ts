@@ -1,4 +1,4 @@
-import { InputError } from "../../src/decide/input-error.js";
+import { InputError } from "../../src/input-error.js";
 
 /** The lines of the InputError that `action` throws (each "file:line: rule key: message"). */
 export function inputErrorLines(action: () => unknown): string[] {

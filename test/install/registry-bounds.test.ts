@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
-import { FILES_ANNOTATION } from "../../src/install/listing.js";
+import { FILES_ANNOTATION } from "../../src/artifacts/listing.js";
 import { parseRegistry, type RegistryLimits, registrySource } from "../../src/install/registry.js";
 import { StagingDir } from "../../src/install/staging.js";
 

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { formatIssue, type InputIssue } from "../../src/decide/input-error.js";
+import { formatIssue, type InputIssue } from "../../src/input-error.js";
 import { CHART, chartDefaults, type Spec } from "../../src/manifests/kata-deploy/chart.js";
 import { readChartValues } from "../../src/manifests/kata-deploy/read.js";
 

@@ -3,8 +3,8 @@
 // of the values file it is on.
 import { parse } from "smol-toml";
 import type { Catalog } from "../../decide/catalog.js";
-import type { InputIssue } from "../../decide/input-error.js";
 import { checkConfigValue } from "../../decide/rules.js";
+import type { InputIssue } from "../../input-error.js";
 import { TomlLines } from "../../toml-lines.js";
 import type { ChartFile, Path } from "./read.js";
 

@@ -1,7 +1,7 @@
 // What became of each key of a kata-deploy values file: carried (and to what), not carried (and
 // why: a warning), or without effect (as in the chart itself, or a chart default kata-install's own
 // replaces). Every key the file sets must end up here once: `settle` says which were forgotten.
-import type { InputIssue } from "../../decide/input-error.js";
+import type { InputIssue } from "../../input-error.js";
 import type { ChartFile, Path } from "./read.js";
 
 export type Status = "carried" | "not carried" | "no effect";

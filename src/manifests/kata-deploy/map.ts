@@ -3,7 +3,7 @@
 // Each part of the chart is mapped by a function of its own, in the order of the chart's values.yaml
 // (the first account of a key stands, so the order is part of the mapping).
 import type { Catalog } from "../../decide/catalog.js";
-import type { InputIssue } from "../../decide/input-error.js";
+import type { InputIssue } from "../../input-error.js";
 import type { Values } from "../values.js";
 import { mapCustomRuntimes } from "./custom-runtimes.js";
 import { type Entry, Ledger } from "./ledger.js";

@@ -3,7 +3,7 @@
 // makes (a key carried as it is, one dropped, a chart default recognised).
 import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
-import type { InputIssue } from "../../decide/input-error.js";
+import type { InputIssue } from "../../input-error.js";
 import { type ChartValues, chartDefaults } from "./chart.js";
 import { Ledger } from "./ledger.js";
 import type { ChartFile, Path } from "./read.js";

@@ -3,7 +3,7 @@
 // take is an issue naming the file, line and key. What it yields is plain data, and the list of
 // every key it set, so that mapping can account for each.
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type Scalar } from "yaml";
-import type { InputIssue } from "../../decide/input-error.js";
+import type { InputIssue } from "../../input-error.js";
 import type { ChartValues, Kind, Spec, ValueOf } from "./chart.js";
 
 export type Path = readonly string[];

@@ -8,8 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HostError, hostError } from "../errors.js";
-import { type Host, normaliseHostPath } from "../host/host.js";
 import { readBounded } from "../read-bounded.js";
+import { type Host, normaliseHostPath } from "./host.js";
 
 export type OwnKind = "dir" | "file" | "link";
 
@@ -118,7 +118,7 @@ export function readNoFollow(real: string, shown: string, maxBytes: number): Buf
   }
 }
 
-export { createExclusive, tempName } from "../host/exclusive.js";
+export { createExclusive, tempName } from "./exclusive.js";
 
 /** The names in the directory `real`; none when it cannot be listed (absent, or not a directory). */
 export function namesIn(real: string): string[] {

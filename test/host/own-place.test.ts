@@ -5,8 +5,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { atomicWrite } from "../../src/install/fs-ops.js";
-import { OwnPlaceError, ownPath, readNoFollow } from "../../src/install/own-place.js";
+import { atomicWrite } from "../../src/host/fs-ops.js";
+import { OwnPlaceError, ownPath, readNoFollow } from "../../src/host/own-place.js";
 import { nestedVmWithoutVmx } from "../helpers/nodes.js";
 import { buildHost, removeTestHosts } from "../helpers/test-host.js";
 

@@ -5,10 +5,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { itemAt } from "../at.js";
 import { HostError, hostError } from "../errors.js";
-import { type Host, notRegular } from "../host/host.js";
 import { readBounded } from "../read-bounded.js";
 import { crashPoint } from "./crash-point.js";
 import { fault } from "./fault.js";
+import { type Host, notRegular } from "./host.js";
 import { createExclusive, mkdirOwn, namesIn, tempName } from "./own-place.js";
 
 export interface FileMeta {

@@ -1,4 +1,4 @@
-import { UserError } from "../errors.js";
+import { UserError } from "./errors.js";
 
 /** One thing wrong in an input file, located as precisely as the file allows. */
 export interface InputIssue {
