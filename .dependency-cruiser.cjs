@@ -32,7 +32,7 @@ const FLOORS = [
   ["inputs", "decide"],
   ["render", "plan-schema"],
   ["install"],
-  ["pipeline"],
+  ["pipeline", "release-read"],
   ["kube", "manifests", "report", "output"],
   ["commands", "cli", "entrypoint", "bin"],
 ];

@@ -1,9 +1,13 @@
 // The stages: detect → read the release → decide → render (→ install). Progress goes to stderr
 // (listr2's live view on a terminal, plain lines otherwise), so stdout stays clean for the plan or
 // its JSON. The stage functions know nothing of this: each stage calls one and keeps its result.
+
+import { parseArtifactSpecifier } from "./artifacts/open-source.js";
+import type { ArtifactSource } from "./artifacts/source.js";
 import type { Catalog } from "./decide/catalog.js";
 import { decideFor, type Prepared } from "./decide/decide-for.js";
 import type { Decision } from "./decide/decision.js";
+import { installDir, installDirFromEnv } from "./decide/layout.js";
 import { detectOptionsFromEnv } from "./detect/context.js";
 import { detectFacts, type Facts } from "./detect/facts.js";
 import { loadFacts } from "./detect/load.js";
@@ -12,13 +16,10 @@ import type { StrategyName } from "./host/command.js";
 import type { Host } from "./host/host.js";
 import { factsOnlyHost, openHost } from "./host/open.js";
 import { prepare } from "./inputs/prepare.js";
-import type { ArtifactSource } from "./install/artifacts.js";
 import { installedState, journalFor } from "./install/journal.js";
-import { parseArtifactSpecifier } from "./install/open-source.js";
-import { readRelease } from "./release/read.js";
 import type { Release } from "./release/release.js";
+import { readRelease } from "./release-read.js";
 import type { Changeset } from "./render/changeset.js";
-import { installDir, installDirFromEnv } from "./render/layout.js";
 import { render } from "./render/render.js";
 import { loadTemplates, type Templates } from "./render/templates.js";
 

@@ -2,8 +2,10 @@
 // new release there, shown as pulls; the check of every path the configurations name). Shared by
 // `plan`, `install --dry-run` and `install`.
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import type { ArtifactSource } from "../artifacts/source.js";
 import type { Check } from "../decide/decision.js";
-import { type ArtifactSource, foreignInVersion } from "../install/artifacts.js";
+import { installDir } from "../decide/layout.js";
+import { foreignInVersion } from "../install/artifacts.js";
 import { installChecks } from "../install/install-checks.js";
 import type { JournalStore } from "../install/journal.js";
 import { reusableArtifacts } from "../install/reuse.js";
@@ -12,7 +14,6 @@ import { withArtifactUpgrade } from "../install/upgrade.js";
 import { NOTHING_REUSED, verifyPlanned } from "../install/verify.js";
 import { reachedAs } from "../install/version-files.js";
 import type { Planned } from "../pipeline.js";
-import { installDir } from "../render/layout.js";
 import { nodeDropIns, replacedCheck } from "./node-drop-ins.js";
 
 /**

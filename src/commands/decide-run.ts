@@ -1,6 +1,7 @@
 // What preflight, explain and shims share: validate every input, then read the node (or a saved
 // facts file), then decide.
 
+import { parseArtifactSpecifier } from "../artifacts/open-source.js";
 import { must } from "../at.js";
 import { decideFor } from "../decide/decide-for.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
@@ -8,9 +9,8 @@ import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import { openHost } from "../host/open.js";
 import { type DecideOptions, prepare } from "../inputs/prepare.js";
-import { parseArtifactSpecifier } from "../install/open-source.js";
 import type { DecideCommandOptions } from "../pipeline.js";
-import { readRelease } from "../release/read.js";
+import { readRelease } from "../release-read.js";
 
 export async function runDecide(options: DecideCommandOptions, env?: DecideOptions["env"]) {
   const prepared = await prepare({ ...options, env });

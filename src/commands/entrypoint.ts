@@ -10,6 +10,8 @@
 //   cleanup   if the DaemonSet no longer selects the node: remove the labels, then uninstall.
 //   reset     roll back an install that was cut short and remove the labels, leaving what is
 //             installed; restart the runtime and the kubelet unless another install holds the node.
+
+import { handlerName, installDirFromEnv } from "../decide/layout.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { ProbeCache } from "../detect/probe-cache.js";
@@ -29,7 +31,6 @@ import { publishedFactPaths, summarize } from "../kube/summary.js";
 import { liftStartupTaints } from "../kube/taints.js";
 import type { Planned } from "../pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
-import { handlerName, installDirFromEnv } from "../render/layout.js";
 import { nfdFeatures } from "./facts.js";
 import { runInstall } from "./install.js";
 

@@ -1,7 +1,9 @@
 // `install` and `uninstall`: take the node's lock, roll back whatever a killed run left, then do
 // exactly what a fresh plan shows (or undo what the journal recorded).
 
+import { parseArtifactSpecifier } from "../artifacts/open-source.js";
 import { blocking } from "../decide/decision.js";
+import { installDirFromEnv } from "../decide/layout.js";
 import { type DetectOptions, detectOptionsFromEnv } from "../detect/context.js";
 import { probeInstalled } from "../detect/facts.js";
 import { JOURNAL_DIR } from "../detect/kata.js";
@@ -15,7 +17,6 @@ import { recover } from "../install/apply.js";
 import { install } from "../install/install.js";
 import { type JournalStore, journalFor, wasCutShort } from "../install/journal.js";
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
-import { parseArtifactSpecifier } from "../install/open-source.js";
 import { previewUninstall } from "../install/preview.js";
 import { restartRuntime, servedText } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
@@ -24,7 +25,6 @@ import { reachedAs } from "../install/version-files.js";
 import { planDocument, refusalHint, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
 import { unifiedDiff } from "../render/changeset.js";
-import { installDirFromEnv } from "../render/layout.js";
 import { withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
 import { type PlanOptions, runPlan } from "./plan.js";

@@ -5,12 +5,12 @@
 import path from "node:path";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
+import { DECIDED_DROP_IN, handlersFor } from "../decide/layout.js";
 import { type Decided, describeSource } from "../decide/provenance.js";
 import type { Host } from "../host/host.js";
 import { show } from "../output/explain.js";
 import { parseKataToml, valueAt } from "../release/config-file.js";
 import { readDropIns } from "../release/drop-in-dir.js";
-import { DECIDED_DROP_IN, handlersFor } from "../render/layout.js";
 
 export interface NodeDropIn {
   /** Host path of the file. */

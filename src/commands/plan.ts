@@ -1,11 +1,11 @@
+import type { ArtifactSource } from "../artifacts/source.js";
+import { installDirFromEnv } from "../decide/layout.js";
 import { UserError } from "../errors.js";
-import type { ArtifactSource } from "../install/artifacts.js";
 import { journalFor } from "../install/journal.js";
 import { recordingEnv } from "../install/plan-inputs.js";
 import { toJson } from "../json-text.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
 import { planPipeline } from "../pipeline.js";
-import { installDirFromEnv } from "../render/layout.js";
 import { withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
 

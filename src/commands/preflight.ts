@@ -16,7 +16,7 @@ export async function runPreflight(
   if (host !== null) {
     const { installChecks } = await import("../install/install-checks.js");
     const { journalFor } = await import("../install/journal.js");
-    const { installDir } = await import("../render/layout.js");
+    const { installDir } = await import("../decide/layout.js");
     decision.checks.push(
       ...(await installChecks(host, facts, decision, catalog, journalFor(host, installDir(decision)))),
     );

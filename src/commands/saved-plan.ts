@@ -1,12 +1,13 @@
 // `plan --out FILE` and `install --plan FILE` (the entrypoint's KATA_INSTALL_PLAN too): a plan saved
 // with what it was made from, and applied only when, made again now, it is the same plan.
 import path from "node:path";
+import type { ArtifactSource } from "../artifacts/source.js";
 import { itemAt } from "../at.js";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import { readEntry } from "../host/fs-ops.js";
 import { StalePlanError } from "../install/apply.js";
-import { type ArtifactSource, versionIdOf } from "../install/artifacts.js";
+import { versionIdOf } from "../install/artifacts.js";
 import {
   dataHashes,
   type Env,

@@ -7,10 +7,10 @@ import { DEFAULT_PREFIX } from "../detect/context.js";
 import { valueAt } from "../detect/fact-paths.js";
 import { valueAt as valueAtKey } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
-import { wrapperPath } from "../render/layout.js";
 import type { ShimSpec } from "./catalog.js";
 import type { DecideInput } from "./decide.js";
 import type { Check, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
+import { wrapperPath } from "./layout.js";
 import {
   type Decided,
   describeSource,

@@ -2,6 +2,8 @@
 // labels of this install go, and — unless another install still holds the node — the container
 // runtime and (containerd, CRI-O) the kubelet are restarted, and the node waited for until Ready:
 // what the runtime and the kubelet hold in memory is made what is on disk again.
+
+import { installDirFromEnv } from "../decide/layout.js";
 import { detectOptionsFromEnv } from "../detect/context.js";
 import { detectFacts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS, unreachable } from "../detect/runtime/layouts.js";
@@ -15,7 +17,6 @@ import { acquireLock } from "../install/lock.js";
 import type { KubeApi } from "../kube/api.js";
 import { waitUntilReady } from "../kube/ready.js";
 import { releaseNode } from "../kube/release.js";
-import { installDirFromEnv } from "../render/layout.js";
 import { installOf, ownDaemonSet, type Settings } from "./settings.js";
 
 /** The kinds the kubelet runs beside as a unit of its own (k3s, rke2, k0s, microk8s embed it). */

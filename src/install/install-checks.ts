@@ -4,11 +4,11 @@
 // `preflight`, `plan` and `install`, so that preflight reports what install would refuse.
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
+import { installDir } from "../decide/layout.js";
 import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS, restartTarget } from "../detect/runtime/layouts.js";
 import type { Host } from "../host/host.js";
 import { handlerCheck } from "../render/handler-owners.js";
-import { installDir } from "../render/layout.js";
 import { takesOver } from "../render/render.js";
 import { type Journal, type JournalStore, wasCutShort } from "./journal.js";
 import { prefixCheck } from "./prefix.js";

@@ -3,16 +3,16 @@
 // the caller has taken the lock and rolled back any cut-short run before planning.
 
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+import type { ArtifactSource } from "../artifacts/source.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
+import { handlersFor, installDir } from "../decide/layout.js";
 import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
 import { crashPoint } from "../host/crash-point.js";
 import type { Host } from "../host/host.js";
 import type { Changeset, PlanAction } from "../render/changeset.js";
-import { handlersFor, installDir } from "../render/layout.js";
 import { type ApplyResult, applyChanges, recover, refuseMoved } from "./apply.js";
-import type { ArtifactSource } from "./artifacts.js";
 import { type JournalStore, journalFor } from "./journal.js";
 import { RollbackFailed, rollBack } from "./rollback.js";
 import { restartRuntime, type Served } from "./runtime.js";

@@ -19,6 +19,7 @@ import { fromJson, toJson } from "../json-text.js";
 import { PLAN_ACTION_KINDS } from "../plan-schema.js";
 import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
+import { type ArtifactsRecord, ArtifactsRecordSchema } from "../state/artifacts-record.js";
 
 export const JOURNAL_VERSION = 1;
 
@@ -84,25 +85,6 @@ const TransactionSchema = z.object({
 export type Transaction = z.infer<typeof TransactionSchema>;
 
 /** The artifact files in place: which version is current, of which artifacts, and our links. */
-const ArtifactsRecordSchema = z.object({
-  version: z.nullable(z.string()),
-  names: z.array(z.string()),
-  links: z.array(z.string()),
-  /** Versions of ours switched away from, to remove (absent in journals written before it). */
-  retired: z.optional(z.array(z.string())),
-  /**
-   * The release's meta image that version was installed from (its digest in the source): a plan
-   * against that same image reads the release's configuration from the node, not the image.
-   */
-  meta: z.optional(z.object({ version: z.string(), digest: z.string() })),
-  /**
-   * What identifies each artifact of that version in the source it came from (its image digest):
-   * an upgrade takes an artifact whose digest did not change from the node, not the source.
-   * Absent in journals written before it: everything is pulled again.
-   */
-  identities: z.optional(z.record(z.string(), z.string())),
-});
-export type ArtifactsRecord = z.infer<typeof ArtifactsRecordSchema>;
 
 /** A switch of `current` under way: what to put back if it is cut short. */
 const PendingSwitchSchema = z.object({
@@ -373,3 +355,5 @@ export function emptyJournal(): Journal {
 function rootOnly(): FileMeta {
   return { mode: 0o600, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 }
+
+export type { ArtifactsRecord };

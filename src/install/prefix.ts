@@ -7,7 +7,8 @@ import fs from "node:fs";
 import type { Check } from "../decide/decision.js";
 import { JOURNAL_DIR, KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
 import type { Host } from "../host/host.js";
-import { KEPT_NAME, LINKS, linkTarget } from "./artifacts.js";
+import { LINKS } from "../release/links.js";
+import { KEPT_NAME, linkTarget } from "./artifacts.js";
 import type { Journal } from "./journal.js";
 
 export const CHECK_ID = "install-prefix";

@@ -1,7 +1,7 @@
 // An upgrade pulls only what changed: an artifact of the new version whose digest in the source is
 // the one the installed version recorded for it is taken from the node (its files linked or copied
 // from the installed version), not fetched again. The plan counts only the rest as pulled.
-import type { ArtifactSource } from "./artifacts.js";
+import type { ArtifactSource } from "../artifacts/source.js";
 import type { ArtifactsRecord } from "./journal.js";
 
 /** The installed version's id and the artifacts of `names` it holds with the source's digest. */

@@ -18,14 +18,14 @@ import { Decompress } from "fzstd";
 import { create as createTar, Parser, type ReadEntry } from "tar";
 // A CommonJS module whose named exports Node cannot see from ESM: take them from the default.
 import xzDecompress from "xz-decompress";
+import { ArtifactError } from "../artifacts/artifact-error.js";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UNCLAIMED } from "../artifacts/catalogue.js";
 import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
+import { linkInside } from "../artifacts/source.js";
 import { must } from "../at.js";
 import { tempName } from "../host/exclusive.js";
 import { versionFromTarballName } from "../release/release.js";
-import { ArtifactError } from "./artifact-error.js";
-import { linkInside } from "./artifacts.js";
 import { type Assigned, assignUnknown, stagedPath, UNASSIGNED } from "./split-assign.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";

@@ -4,12 +4,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ListedEntry } from "../artifacts/listing.js";
+import type { ArtifactSource } from "../artifacts/source.js";
 import { JOURNAL_DIR } from "../detect/kata.js";
 import { crashPoint } from "../host/crash-point.js";
 import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "../host/fs-ops.js";
 import { mkdirOwn, removeOwnTree } from "../host/own-place.js";
 import {
-  type ArtifactSource,
   createLinks,
   existingVersion,
   holds,

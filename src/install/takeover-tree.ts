@@ -7,9 +7,9 @@
 // had that this install does not put back (kata-runtime, kata-monitor, …), said by name.
 import fs from "node:fs";
 import path from "node:path";
+import type { ArtifactSource } from "../artifacts/source.js";
 import type { Host } from "../host/host.js";
 import { ownPath } from "../host/own-place.js";
-import type { ArtifactSource } from "./artifacts.js";
 import { KATA_DEPLOY_ENTRIES } from "./prefix.js";
 
 /** What kata-deploy writes under its prefix beside the release's own files. */

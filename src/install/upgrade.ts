@@ -2,10 +2,12 @@
 // see it (it reads only the node), so with a source at hand the installed version is compared with
 // the source's — named from its image digests, without pulling a layer — and a differing one is
 // added to the plan as pulls, to be shown before it is applied like every other change.
+
+import type { ArtifactSource } from "../artifacts/source.js";
 import type { Decision } from "../decide/decision.js";
+import { installDir } from "../decide/layout.js";
 import type { Changeset } from "../render/changeset.js";
-import { installDir } from "../render/layout.js";
-import { type ArtifactSource, versionId } from "./artifacts.js";
+import { versionId } from "./artifacts.js";
 import type { ArtifactsRecord } from "./journal.js";
 
 export async function withArtifactUpgrade(

@@ -9,10 +9,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
+import type { ArtifactSource } from "../artifacts/source.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
+import { handlersFor, installDir } from "../decide/layout.js";
 import type { Host } from "../host/host.js";
 import { ownPath } from "../host/own-place.js";
+import { LINKS } from "../release/links.js";
 import { type NamedPath, pathsIn } from "../release/named-paths.js";
 import type { Release } from "../release/release.js";
 import type { Changeset } from "../render/changeset.js";
@@ -22,8 +25,6 @@ import {
   effectiveConfigs,
   kataConfigChecks,
 } from "../render/effective-config.js";
-import { handlersFor, installDir } from "../render/layout.js";
-import { type ArtifactSource, LINKS } from "./artifacts.js";
 
 export const CHECK_ID = "artifact-paths";
 

@@ -1,10 +1,10 @@
 // `explain`: every decided value with the source that set it and the ones it beat, as one JSON
 // document, and a readable view rendered from it.
 import type { Decision, ErofsSetup, NydusSetup } from "../decide/decision.js";
+import { handlerName } from "../decide/layout.js";
 import { addsToKernelParams, type Decided, describeSource, type Source } from "../decide/provenance.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { toJson } from "../json-text.js";
-import { handlerName } from "../render/layout.js";
 
 export interface Explained {
   kind:

@@ -3,10 +3,10 @@
 // release installed on the node (kata-install's current version under the install directory).
 
 import type { ListedEntry } from "../artifacts/listing.js";
+import type { ArtifactSource, FileSink } from "../artifacts/source.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
-import type { ArtifactSource, FileSink } from "../install/artifacts.js";
-import type { ArtifactsRecord } from "../install/journal.js";
+import type { ArtifactsRecord } from "../state/artifacts-record.js";
 import {
   DEFAULT_CONFIGS,
   GO_CONFIG_DIR,

@@ -4,7 +4,7 @@
 // to the shim that needs it; a plan reads it to pull exactly those images.
 
 import type { Reached, ReleaseTree } from "../artifacts/listing.js";
-import { LINKS } from "../install/artifacts.js";
+import { LINKS } from "./links.js";
 import { type NamedPath, pathsIn } from "./named-paths.js";
 import type { ShimConfig } from "./release.js";
 

@@ -4,6 +4,7 @@
 import path from "node:path";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
+import { type Handler, handlersFor, installDir } from "../decide/layout.js";
 import type { TomlTable } from "../detect/toml.js";
 import type { Host } from "../host/host.js";
 import { parseKataToml } from "../release/config-file.js";
@@ -11,7 +12,6 @@ import { readConfigEntries } from "../release/drop-in-dir.js";
 import type { Release } from "../release/release.js";
 import type { Changeset } from "./changeset.js";
 import { type KataFlavour, type KnownKeys, knownKeysOf, type Loaded, loadKataConfig } from "./kata-loader.js";
-import { type Handler, handlersFor, installDir } from "./layout.js";
 
 export interface EffectiveConfig extends Loaded {
   /** The shim, or for a variant (debug, custom) its handler's name. */

@@ -7,8 +7,8 @@
 // of the same name fails its runtime-handlers check, by name.
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
+import { handlersFor, installDir } from "../decide/layout.js";
 import type { RuntimeHandler } from "../detect/runtime/schema.js";
-import { handlersFor, installDir } from "./layout.js";
 
 export const HANDLERS_CHECK_ID = "runtime-handlers";
 

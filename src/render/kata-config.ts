@@ -5,11 +5,6 @@
 import type { Catalog, ShimSpec } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import { isKernelCmdlineKey, kernelCmdlineProblem } from "../decide/kernel-cmdline.js";
-import type { Decided, Source } from "../decide/provenance.js";
-import { addsToKernelParams, describeSource, describeSourceOnNode } from "../decide/provenance.js";
-import { UserError } from "../errors.js";
-import { moveInstallDir, parseKataToml, valueAt } from "../release/config-file.js";
-import { baseName, type Release } from "../release/release.js";
 import {
   DECIDED_DROP_IN,
   debugConfigDir,
@@ -19,7 +14,12 @@ import {
   shimConfigPath,
   variantConfigDir,
   WRAPPERS_DIR,
-} from "./layout.js";
+} from "../decide/layout.js";
+import type { Decided, Source } from "../decide/provenance.js";
+import { addsToKernelParams, describeSource, describeSourceOnNode } from "../decide/provenance.js";
+import { UserError } from "../errors.js";
+import { moveInstallDir, parseKataToml, valueAt } from "../release/config-file.js";
+import { baseName, type Release } from "../release/release.js";
 import { TemplateBug, type Templates } from "./templates.js";
 import { tomlKey } from "./toml-literal.js";
 

@@ -5,11 +5,11 @@
 
 import { must } from "../at.js";
 import type { Decision } from "../decide/decision.js";
+import { installDir } from "../decide/layout.js";
 import { NYDUS_FOR_KATA_TEE } from "../decide/nydus-setup.js";
 import { readFile } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
 import { change, type FileChange, hash, type PlanAction } from "./changeset.js";
-import { installDir } from "./layout.js";
 import { renderNydus, UNIT_DIR } from "./nydus-config.js";
 import type { Installed } from "./render.js";
 

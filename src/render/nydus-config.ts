@@ -7,12 +7,12 @@
 // kata-deploy fills them; the unit is enabled as `systemctl enable` would enable it (its WantedBy=
 // links), so that the journal records them like any other file and uninstall takes them back.
 import type { Decision, NydusSetup } from "../decide/decision.js";
+import { installDir } from "../decide/layout.js";
 import { NYDUS_FOR_KATA_TEE } from "../decide/nydus-setup.js";
 import { fillNydusText, type NydusValues } from "../decide/nydus-source.js";
 import { dig } from "../detect/toml.js";
 import { type ErofsTable, imagesTable } from "./erofs-config.js";
 import type { RenderedFile } from "./kata-config.js";
-import { installDir } from "./layout.js";
 import { TemplateBug } from "./templates.js";
 
 /** Where systemd reads units the admin (or an installer) adds. */

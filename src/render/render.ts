@@ -4,12 +4,18 @@
 import { byText } from "../compare.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
+import {
+  DECIDED_DROP_IN,
+  defaultConfigLinks,
+  installDir,
+  variantsDir,
+  WRAPPERS_DIR,
+} from "../decide/layout.js";
 import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import type { Host } from "../host/host.js";
 import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
-import { DECIDED_DROP_IN, defaultConfigLinks, installDir, variantsDir, WRAPPERS_DIR } from "./layout.js";
 import { isNydusUnitPath, nydusChanges } from "./nydus-changes.js";
 import { backupOf, renderRuntimeConfig } from "./runtime-config.js";
 import { goneKataDeployImports } from "./stale-imports.js";

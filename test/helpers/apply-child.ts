@@ -3,9 +3,9 @@
 // optionally an artifact directory source and the artifact names (comma-separated).
 import fs from "node:fs";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
+import { directorySource } from "../../src/artifacts/source.js";
 import { Host } from "../../src/host/host.js";
 import { applyChanges } from "../../src/install/apply.js";
-import { directorySource } from "../../src/install/artifacts.js";
 import { JournalStore } from "../../src/install/journal.js";
 import { installArtifacts } from "../../src/install/switch.js";
 

@@ -6,8 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import type { ListedEntry } from "../../src/artifacts/listing.js";
-import type { ArtifactSource } from "../../src/install/artifacts.js";
-import { StagingDir } from "../../src/install/staging.js";
+import type { ArtifactSource } from "../../src/artifacts/source.js";
+import { StagingDir } from "../../src/artifacts/staging.js";
 import { GO_CONFIG_DIR, type Release, RUST_CONFIG_DIR, releaseFromFiles } from "../../src/release/release.js";
 import { CONFIGS, type ListEntry, RELEASES, readList, releaseConfig } from "./release.js";
 

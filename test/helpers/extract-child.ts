@@ -2,8 +2,8 @@
 // the process's peak memory, as one JSON line: for the tests that measure memory.
 import fs from "node:fs";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
-import { ociLayoutSource } from "../../src/install/oci-layout.js";
-import { StagingDir } from "../../src/install/staging.js";
+import { ociLayoutSource } from "../../src/artifacts/oci-layout.js";
+import { StagingDir } from "../../src/artifacts/staging.js";
 
 const [layout, artifact, out] = process.argv.slice(2) as [string, string, string];
 fs.mkdirSync(out, { recursive: true });

@@ -3,6 +3,7 @@
 import { decide, type Flags } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
+import { installDir } from "../../src/decide/layout.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";
@@ -12,7 +13,6 @@ import { loadUserDropIn } from "../../src/inputs/user-drop-in.js";
 import { installedState, journalFor } from "../../src/install/journal.js";
 import type { Release } from "../../src/release/release.js";
 import type { Changeset } from "../../src/render/changeset.js";
-import { installDir } from "../../src/render/layout.js";
 import { render } from "../../src/render/render.js";
 import { loadTemplates } from "../../src/render/templates.js";
 import { catalog, checkIds, releaseFor, rules } from "./decide.js";

@@ -10,8 +10,8 @@ import { describe, expect, it } from "vitest";
 import * as z from "zod/mini";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { loadCatalog } from "../../src/inputs/catalog.js";
-import { LINKS } from "../../src/install/artifacts.js";
 import { CHART_SHIMS } from "../../src/manifests/kata-deploy/chart.js";
+import { LINKS } from "../../src/release/links.js";
 import { type ChartShim, DEFAULT_SHIM, SHIMS, type ShimRecord } from "../../src/shims/table.js";
 import { TEE_KEYS, TEES } from "../../src/shims/tees.js";
 import { RULES } from "../helpers/decide.js";
@@ -73,7 +73,7 @@ const catalogue = loadArtifactCatalogue(path.resolve("artifacts/catalogue.toml")
  */
 const UNLINKED: Record<string, string> = {
   // The release's configurations (meta) are read in `current` by kata-install; the prefix's
-  // share/defaults holds the configurations it renders (render/layout.ts), a directory of its own.
+  // share/defaults holds the configurations it renders (decide/layout.ts), a directory of its own.
   "share/defaults": "kata-install renders the prefix's own configurations there",
 };
 

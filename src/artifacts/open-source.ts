@@ -1,8 +1,9 @@
 // `--artifacts`: where the artifact sub-containers come from, checked before anything else runs,
 // and opened (the image readers load only when asked for: a plain plan does without them).
-import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
+
 import { UserError } from "../errors.js";
-import { type ArtifactSource, directorySource } from "./artifacts.js";
+import { loadArtifactCatalogue } from "./catalogue.js";
+import { type ArtifactSource, directorySource } from "./source.js";
 
 export interface ArtifactSpecifier {
   kind: "dir" | "oci-layout" | "registry";

@@ -1,8 +1,9 @@
 // Where an install puts things on the node: Kata's release layout under the prefix, one directory
 // per shim so that each has its own config.d/.
-import type { Catalog } from "../decide/catalog.js";
-import type { Decision, HandlerSettings } from "../decide/decision.js";
+
 import { kataDirFromEnv } from "../detect/context.js";
+import type { Catalog } from "./catalog.js";
+import type { Decision, HandlerSettings } from "./decision.js";
 
 /** The install directory: the prefix, with kata-deploy's MULTI_INSTALL_SUFFIX appended. */
 export function installDir(decision: Decision): string {

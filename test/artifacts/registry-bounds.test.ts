@@ -12,8 +12,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
 import { FILES_ANNOTATION } from "../../src/artifacts/listing.js";
-import { parseRegistry, type RegistryLimits, registrySource } from "../../src/install/registry.js";
-import { StagingDir } from "../../src/install/staging.js";
+import { parseRegistry, type RegistryLimits, registrySource } from "../../src/artifacts/registry.js";
+import { StagingDir } from "../../src/artifacts/staging.js";
 
 const catalogue = loadArtifactCatalogue();
 const MANIFEST = "application/vnd.oci.image.manifest.v1+json";

@@ -4,9 +4,9 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadArtifactCatalogue } from "../../src/artifacts/catalogue.js";
+import { ociLayoutSource } from "../../src/artifacts/oci-layout.js";
+import { parseRegistry, registrySource } from "../../src/artifacts/registry.js";
 import { journalFor } from "../../src/install/journal.js";
-import { ociLayoutSource } from "../../src/install/oci-layout.js";
-import { parseRegistry, registrySource } from "../../src/install/registry.js";
 import { installArtifacts } from "../../src/install/switch.js";
 import { artifactDir, collectFiles, fileKey, ociLayoutFrom } from "../helpers/artifacts.js";
 import { intelContainerd16 } from "../helpers/nodes.js";

@@ -2,13 +2,13 @@
 // artifact name, pinned by the release manifest `artifacts split` writes beside it.
 import fs from "node:fs";
 import path from "node:path";
-import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { notRegular } from "../host/host.js";
 import { readInput, readInputText } from "../input-file.js";
 import { ArtifactError, ImageAbsent } from "./artifact-error.js";
-import type { ArtifactSource } from "./artifacts.js";
 import { fileStream, hashFileOnWorker, WORKER_THRESHOLD } from "./blob-file.js";
+import type { ArtifactCatalogue } from "./catalogue.js";
 import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
+import type { ArtifactSource } from "./source.js";
 
 const REF_NAME = "org.opencontainers.image.ref.name";
 

@@ -1,14 +1,15 @@
 // The release a plan is made for: the one in the artifact source (--artifacts, ARTIFACTS), else
 // the one kata-install installed on the node. Without either, the shims' configurations cannot be
 // written, and the plan says so (the "release" check).
-import type { Facts } from "../detect/facts.js";
-import type { Host } from "../host/host.js";
-import type { ArtifactSource } from "../install/artifacts.js";
-import { journalFor } from "../install/journal.js";
-import { artifactSource, parseArtifactSpecifier } from "../install/open-source.js";
-import { installDirFromEnv } from "../render/layout.js";
-import { releaseFromSource, releaseOnNode, sameReleaseOnNode } from "./load.js";
-import type { Release } from "./release.js";
+
+import { artifactSource, parseArtifactSpecifier } from "./artifacts/open-source.js";
+import type { ArtifactSource } from "./artifacts/source.js";
+import { installDirFromEnv } from "./decide/layout.js";
+import type { Facts } from "./detect/facts.js";
+import type { Host } from "./host/host.js";
+import { journalFor } from "./install/journal.js";
+import { releaseFromSource, releaseOnNode, sameReleaseOnNode } from "./release/load.js";
+import type { Release } from "./release/release.js";
 
 export interface ReleaseOptions {
   artifacts?: string;

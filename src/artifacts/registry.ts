@@ -4,11 +4,11 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { ReadableStream } from "node:stream/web";
-import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { itemAt } from "../at.js";
-import { ImageAbsent } from "./artifact-error.js";
-import { ArtifactError, type ArtifactSource } from "./artifacts.js";
+import { ArtifactError, ImageAbsent } from "./artifact-error.js";
+import type { ArtifactCatalogue } from "./catalogue.js";
 import { type Descriptor, type ImageStore, imageSource, MAX_MANIFEST_BYTES } from "./image-source.js";
+import type { ArtifactSource } from "./source.js";
 
 const MANIFEST_TYPES = [
   "application/vnd.oci.image.index.v1+json",

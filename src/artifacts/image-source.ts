@@ -8,10 +8,10 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import type { ReadEntry } from "tar";
-import { type ArtifactCatalogue, admits } from "../artifacts/catalogue.js";
-import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, parseListing } from "../artifacts/listing.js";
 import { ArtifactError, absentAsNull } from "./artifact-error.js";
-import { type ArtifactSource, type FileSink, linkInside } from "./artifacts.js";
+import { type ArtifactCatalogue, admits } from "./catalogue.js";
+import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, parseListing } from "./listing.js";
+import { type ArtifactSource, type FileSink, linkInside } from "./source.js";
 
 /** Manifests and indexes are kilobytes (a file list of hundreds of entries included): no more is read. */
 export const MAX_MANIFEST_BYTES = 4 << 20;
