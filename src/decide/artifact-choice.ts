@@ -10,8 +10,8 @@ import { byText } from "../compare.js";
 import { mergeDropIn, moveInstallDir, parseKataToml } from "../release/config-file.js";
 import { pathsIn } from "../release/named-paths.js";
 import { chainsOf, RELEASE_DIR } from "../release/needs.js";
-import type { DecideInput } from "./decide.js";
 import type { ArtifactChoice, Check, Chosen } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import {
   CAPABILITY_TABLE,
   type Decided,

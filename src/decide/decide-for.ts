@@ -3,9 +3,10 @@
 import type { Facts } from "../detect/facts.js";
 import type { Release } from "../release/release.js";
 import type { Catalog } from "./catalog.js";
-import { decide, type Flags } from "./decide.js";
+import { decide } from "./decide.js";
 import type { Decision } from "./decision.js";
 import { type EnvSettings, parseEnv } from "./env.js";
+import type { Flags } from "./input.js";
 import type { NydusSource } from "./nydus-source.js";
 import type { Overrides } from "./overrides.js";
 import type { RuleSet } from "./rules.js";

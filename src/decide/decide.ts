@@ -10,14 +10,14 @@ import { containerdVersion } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { compareVersions } from "../version.js";
 import { artifactSources, askedArtifacts, chooseArtifacts } from "./artifact-choice.js";
-import type { Catalog, ShimSpec } from "./catalog.js";
+import type { ShimSpec } from "./catalog.js";
 import type { Check, Chosen, Decision, ErofsSetup, NydusSetup } from "./decision.js";
 import { applyIgnores, mappingChecks, snapshotterChecks } from "./engine-checks.js";
 import type { EnvSettings } from "./env.js";
 import { handlerSettings } from "./handler-settings.js";
+import type { DecideInput } from "./input.js";
 import { evaluate } from "./match.js";
 import { nydusSetup } from "./nydus-setup.js";
-import type { NydusSource } from "./nydus-source.js";
 import type { Overrides } from "./overrides.js";
 import { type Decided, Ladder, overridesSource, ruleSource, type Source } from "./provenance.js";
 import { releaseChecks } from "./release-checks.js";
@@ -26,26 +26,7 @@ import { chooseDefaultShim, chooseShims, groupReasons } from "./shim-choice.js";
 import { customRuntimesFor, qemuWrapperValues, shimConfig } from "./shim-config.js";
 import { erofsMergeChecks, erofsSetup } from "./snapshotter-setup.js";
 import { type Takeover, takeoverOf, takeoverSnapshotterChecks } from "./takeover.js";
-import { type UserDropIn, userDropInChecks } from "./user-drop-in.js";
-
-export interface Flags {
-  shims?: string[];
-  defaultShim?: string;
-  ignorePreflightErrors: string[];
-}
-
-export interface DecideInput {
-  facts: Facts;
-  catalog: Catalog;
-  rules: RuleSet;
-  overrides: Overrides;
-  env: EnvSettings;
-  flags: Flags;
-  /** The admin's containerd drop-in, read before deciding (user-drop-in.ts); none when absent. */
-  userDropIn?: UserDropIn | null;
-  /** nydus-snapshotter's binaries, read before deciding when EXPERIMENTAL_SETUP_SNAPSHOTTER names nydus (nydus-source.ts). */
-  nydusSource?: NydusSource | null;
-}
+import { userDropInChecks } from "./user-drop-in.js";
 
 export function decide(input: DecideInput): Decision {
   const { facts, catalog, rules, overrides, env, flags } = input;

@@ -4,8 +4,8 @@
 import { itemAt } from "../at.js";
 import { containerdVersion, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { compareVersions } from "../version.js";
-import type { DecideInput, Flags } from "./decide.js";
 import type { Check } from "./decision.js";
+import type { DecideInput, Flags } from "./input.js";
 import type { Overrides } from "./overrides.js";
 import { RELEASE_CHECKS } from "./release-checks.js";
 

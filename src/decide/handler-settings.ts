@@ -5,9 +5,9 @@
 import { containerdVersion, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import { compareVersions } from "../version.js";
 import type { ShimSpec } from "./catalog.js";
-import type { DecideInput } from "./decide.js";
 import type { Check, Chosen, HandlerSettings } from "./decision.js";
 import { usableSnapshotters } from "./engine-checks.js";
+import type { DecideInput } from "./input.js";
 import { CAPABILITY_TABLE, Ladder, overridesSource, type Source } from "./provenance.js";
 
 /** kata-deploy's own nydus instance (its EXPERIMENTAL_SETUP_SNAPSHOTTER), which its "nydus" names. */

@@ -9,8 +9,8 @@
 import { containerdVersion, RUNTIME_LAYOUTS, SYSTEMD_UNIT_DIRS } from "../detect/runtime/layouts.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { compareVersions } from "../version.js";
-import type { DecideInput } from "./decide.js";
 import type { Check, NydusSetup } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import { DEFAULT_NYDUS_SOURCE, NYDUS_BINARIES, NYDUS_SOURCE_VARIABLE, NYDUS_TEXTS } from "./nydus-source.js";
 import { SETUP_VARIABLE } from "./setup-env.js";
 import { setupCheck, snapshotterPlace } from "./snapshotter-place.js";

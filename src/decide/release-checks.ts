@@ -10,8 +10,8 @@ import type { KeyInfo } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import { compareVersions, versionParts } from "../version.js";
 import { fitsType } from "./catalog.js";
-import type { DecideInput } from "./decide.js";
 import type { Check } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import { describeSource, type Source } from "./provenance.js";
 import { article } from "./rules.js";
 

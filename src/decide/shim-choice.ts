@@ -2,8 +2,8 @@
 // default one.
 import { byText } from "../compare.js";
 import type { ShimSpec } from "./catalog.js";
-import type { DecideInput } from "./decide.js";
 import type { Check, Chosen } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import {
   CAPABILITY_TABLE,
   type Decided,

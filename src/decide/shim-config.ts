@@ -8,8 +8,8 @@ import { valueAt } from "../detect/fact-paths.js";
 import { valueAt as valueAtKey } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import type { ShimSpec } from "./catalog.js";
-import type { DecideInput } from "./decide.js";
 import type { Check, CustomRuntime, Decision, HandlerSettings } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import { wrapperPath } from "./layout.js";
 import {
   type Decided,

@@ -9,8 +9,8 @@ import { containerdVersion, RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js
 import { MKFS_EROFS_OPTIONS } from "../detect/runtime/mkfs-erofs.js";
 import type { RuntimeKind } from "../detect/runtime/schema.js";
 import { compareVersions } from "../version.js";
-import type { DecideInput } from "./decide.js";
 import type { Check, CustomRuntime, ErofsSetup, HandlerSettings } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import { type Decided, describeSource, Ladder } from "./provenance.js";
 import { type ErofsMergeMode, type ErofsSnapshotterMode, SETUP_VARIABLE } from "./setup-env.js";
 import { setupCheck, snapshotterPlace } from "./snapshotter-place.js";

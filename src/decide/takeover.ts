@@ -4,8 +4,8 @@
 // proxy and debug settings as its environment made them. Its installation-prefix drop-in is not
 // carried: the prefix's paths are kata-install's to write.
 import { valueAt } from "../release/config-file.js";
-import type { DecideInput } from "./decide.js";
 import type { Check, Chosen } from "./decision.js";
+import type { DecideInput } from "./input.js";
 import { NYDUS_FOR_KATA_TEE } from "./nydus-setup.js";
 import type { Source } from "./provenance.js";
 

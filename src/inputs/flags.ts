@@ -1,7 +1,7 @@
 // The command line's shim and check flags (--shims, --default-shim, --ignore-preflight-errors),
 // checked by their form before any stage runs.
 import { shimNameProblem } from "../decide/catalog.js";
-import type { Flags } from "../decide/decide.js";
+import type { Flags } from "../decide/input.js";
 import { unknownCheck } from "../decide/overrides.js";
 import { UserError } from "../errors.js";
 

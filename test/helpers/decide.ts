@@ -1,10 +1,11 @@
 // Decide on a test host: the built-in rules and catalogue, an overrides file given as text, an
 // environment and flags, as the commands would.
 import path from "node:path";
-import { decide, type Flags } from "../../src/decide/decide.js";
+import { decide } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { ENGINE_CHECKS } from "../../src/decide/engine-checks.js";
 import { parseEnv } from "../../src/decide/env.js";
+import type { Flags } from "../../src/decide/input.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
 import { detectFacts, type Facts } from "../../src/detect/facts.js";

@@ -1,8 +1,9 @@
 // Plan on a test host through the same stage functions as `kata-install plan`, without the CLI.
 
-import { decide, type Flags } from "../../src/decide/decide.js";
+import { decide } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
+import type { Flags } from "../../src/decide/input.js";
 import { installDir } from "../../src/decide/layout.js";
 import { emptyOverrides, parseOverrides } from "../../src/decide/overrides.js";
 import { detectOptionsFromEnv } from "../../src/detect/context.js";
