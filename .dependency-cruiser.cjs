@@ -30,7 +30,7 @@ const FLOORS = [
   ["shims"],
   ["release"],
   ["inputs", "decide"],
-  ["render", "plan-schema"],
+  ["render"],
   ["install"],
   ["pipeline", "release-read"],
   ["kube", "manifests", "report", "output"],

@@ -4,6 +4,7 @@
 
 import { parseArtifactSpecifier } from "./artifacts/open-source.js";
 import type { ArtifactSource } from "./artifacts/source.js";
+import type { Changeset } from "./changeset.js";
 import type { Catalog } from "./decide/catalog.js";
 import { decideFor, type Prepared } from "./decide/decide-for.js";
 import type { Decision } from "./decide/decision.js";
@@ -19,7 +20,6 @@ import { prepare } from "./inputs/prepare.js";
 import { installedState, journalFor } from "./install/journal.js";
 import type { Release } from "./release/release.js";
 import { readRelease } from "./release-read.js";
-import type { Changeset } from "./render/changeset.js";
 import { render } from "./render/render.js";
 import { loadTemplates, type Templates } from "./render/templates.js";
 

@@ -6,7 +6,7 @@ describe("an image reference, as distribution's grammar has it", () => {
     for (const ref of [
       "quay.io/kata-containers/kata-install:latest",
       "localhost:5000/kata/install",
-      "registry.local:5000/a/b_c/d__e/f-g:v1.2-rc_3@sha256:" + "0".repeat(64),
+      `registry.local:5000/a/b_c/d__e/f-g:v1.2-rc_3@sha256:${"0".repeat(64)}`,
       "ubuntu",
       "[::1]:5000/x",
     ])

@@ -2,11 +2,11 @@
 // exactly what a fresh plan shows (or undo what the journal recorded).
 
 import { parseArtifactSpecifier } from "../artifacts/open-source.js";
+import { unifiedDiff } from "../changeset.js";
 import { blocking } from "../decide/decision.js";
 import { installDirFromEnv } from "../decide/layout.js";
 import { type DetectOptions, detectOptionsFromEnv } from "../detect/context.js";
 import { probeInstalled } from "../detect/facts.js";
-import { JOURNAL_DIR } from "../detect/kata.js";
 import { ProbeCache } from "../detect/probe-cache.js";
 import { UserError } from "../errors.js";
 import { writeAtomically } from "../host/fs-ops.js";
@@ -24,10 +24,11 @@ import { uninstallFiles } from "../install/uninstall.js";
 import { reachedAs } from "../install/version-files.js";
 import { planDocument, refusalHint, renderPlan, transferLine } from "../output/plan.js";
 import { type Planned, planPipeline } from "../pipeline.js";
-import { unifiedDiff } from "../render/changeset.js";
+import { JOURNAL_DIR } from "../state/places.js";
 import { withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
-import { type PlanOptions, runPlan } from "./plan.js";
+import { runPlan } from "./plan.js";
+import type { PlanOptions } from "./plan-options.js";
 
 export interface InstallOptions extends PlanOptions {
   dryRun?: boolean;

@@ -7,16 +7,7 @@ import { toJson } from "../json-text.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
 import { planPipeline } from "../pipeline.js";
 import { withArtifactSource } from "./artifact-source.js";
-import type { DecideCommandOptions } from "./decide-run.js";
-
-export interface PlanOptions extends DecideCommandOptions {
-  detailedExitcode?: boolean;
-  /** `install --dry-run --artifacts …`: also compare the installed artifacts with the source's. */
-  artifacts?: string;
-  artifactsTag?: string;
-  /** Save the plan, with the hashes of what it was made from, for `install --plan`. */
-  out?: string;
-}
+import type { PlanOptions } from "./plan-options.js";
 
 export async function runPlan(options: PlanOptions, out: (text: string) => void): Promise<number> {
   if (options.out !== undefined && options.facts !== undefined)

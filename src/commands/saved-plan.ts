@@ -3,6 +3,7 @@
 import path from "node:path";
 import type { ArtifactSource } from "../artifacts/source.js";
 import { itemAt } from "../at.js";
+import { hash } from "../changeset.js";
 import { blocking } from "../decide/decision.js";
 import { UserError } from "../errors.js";
 import { readEntry } from "../host/fs-ops.js";
@@ -28,8 +29,7 @@ import {
 import { planDocument } from "../output/plan.js";
 import type { Planned } from "../pipeline.js";
 import { PlanJson } from "../plan-schema.js";
-import { hash } from "../render/changeset.js";
-import type { PlanOptions } from "./plan.js";
+import type { PlanOptions } from "./plan-options.js";
 
 type Shaping = SavedPlan["options"];
 

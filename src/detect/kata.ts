@@ -1,6 +1,8 @@
 // An existing Kata install: kata-deploy's, a package's, or ours (recognised by our journal).
+
 import path from "node:path";
 import * as z from "zod/mini";
+import { JOURNAL_DIR } from "../state/places.js";
 import { versionIn } from "../version.js";
 import type { DetectContext } from "./context.js";
 import { deployEdits } from "./kata-deploy-edits.js";
@@ -9,8 +11,6 @@ import { defineSource } from "./source.js";
 import { dotted, isTable, readToml } from "./toml.js";
 
 const DEFAULTS_DIR = "share/defaults/kata-containers";
-/** Where kata-install keeps its journal under the prefix (the install issue). */
-export const JOURNAL_DIR = ".install";
 
 /**
  * kata-deploy's custom runtimes (the chart's customRuntimes): the handler, its base shim, the

@@ -10,7 +10,7 @@ import { itemAt } from "../at.js";
 import type { CommandResult } from "../host/command.js";
 import type { Host } from "../host/host.js";
 import { ownPath, readNoFollow } from "../host/own-place.js";
-import { JOURNAL_DIR } from "./kata.js";
+import { JOURNAL_DIR } from "../state/places.js";
 
 export const PROBE_CACHE_FILE = "probes.json";
 

@@ -6,6 +6,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { type FileChange, hash } from "../changeset.js";
 import { HostError, UserError } from "../errors.js";
 import { crashPoint } from "../host/crash-point.js";
 import {
@@ -23,7 +24,6 @@ import {
 } from "../host/fs-ops.js";
 import { MAX_TEXT_BYTES, NOT_UTF8, tooLarge } from "../host/host.js";
 import { readInput } from "../input-file.js";
-import { type FileChange, hash } from "../render/changeset.js";
 import { hasBlock } from "../render/toml-edit.js";
 import { asidePath } from "./fate.js";
 import { backupOf, type Journal, type JournalStore, type Saved, wasCutShort } from "./journal.js";

@@ -4,9 +4,9 @@
 import { isUtf8 } from "node:buffer";
 import { posix } from "node:path";
 import { parse } from "smol-toml";
+import { hash } from "../changeset.js";
 import { firstFreePath, readEntry } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
-import { hash } from "../render/changeset.js";
 import { hasEditedKey, revertKeys } from "../render/key-edit.js";
 import {
   DamagedBlockError,

@@ -4,6 +4,7 @@
 
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
 import type { ArtifactSource } from "../artifacts/source.js";
+import type { Changeset, PlanAction } from "../changeset.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
 import { handlersFor, installDir } from "../decide/layout.js";
@@ -11,7 +12,6 @@ import type { Facts } from "../detect/facts.js";
 import { UserError } from "../errors.js";
 import { crashPoint } from "../host/crash-point.js";
 import type { Host } from "../host/host.js";
-import type { Changeset, PlanAction } from "../render/changeset.js";
 import { type ApplyResult, applyChanges, recover, refuseMoved } from "./apply.js";
 import { type JournalStore, journalFor } from "./journal.js";
 import { RollbackFailed, rollBack } from "./rollback.js";

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import * as z from "zod/mini";
-import { CarriedSettings, JOURNAL_DIR } from "../detect/kata.js";
+import { CarriedSettings } from "../detect/kata.js";
 import { PROBE_CACHE_FILE } from "../detect/probe-cache.js";
 import { hostError, UserError } from "../errors.js";
 import { type FileMeta, MAX_FILE_BYTES, tempOf, writeAtomically } from "../host/fs-ops.js";
@@ -17,9 +17,10 @@ import type { Host } from "../host/host.js";
 import { mkdirOwn, namesIn, type OwnKind, ownPath, readNoFollow } from "../host/own-place.js";
 import { fromJson, toJson } from "../json-text.js";
 import { PLAN_ACTION_KINDS } from "../plan-schema.js";
-import { type Installed, NOTHING_INSTALLED } from "../render/render.js";
 import { keyPath } from "../schema.js";
 import { type ArtifactsRecord, ArtifactsRecordSchema } from "../state/artifacts-record.js";
+import { type Installed, NOTHING_INSTALLED } from "../state/installed.js";
+import { JOURNAL_DIR } from "../state/places.js";
 
 export const JOURNAL_VERSION = 1;
 

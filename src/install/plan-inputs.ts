@@ -4,11 +4,11 @@
 // moved since it was made.
 import fs from "node:fs";
 import path from "node:path";
+import { hash } from "../changeset.js";
 import type { Overrides } from "../decide/overrides.js";
 import type { Facts } from "../detect/facts.js";
 import { DEFAULT_OVERRIDES } from "../inputs/overrides.js";
 import { dataPath } from "../package-root.js";
-import { hash } from "../render/changeset.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

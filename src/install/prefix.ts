@@ -5,9 +5,10 @@
 // replacing it.
 import fs from "node:fs";
 import type { Check } from "../decide/decision.js";
-import { JOURNAL_DIR, KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
+import { KATA_DEPLOY_DROP_INS } from "../detect/kata.js";
 import type { Host } from "../host/host.js";
 import { LINKS } from "../release/links.js";
+import { JOURNAL_DIR } from "../state/places.js";
 import { KEPT_NAME, linkTarget } from "./artifacts.js";
 import type { Journal } from "./journal.js";
 

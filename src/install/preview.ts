@@ -1,8 +1,8 @@
 // What an uninstall would do, without doing it: for each journalled file, its current bytes and
 // the bytes it would get back, as the same kind of change a plan shows.
 
+import { change, type FileChange } from "../changeset.js";
 import { tempOf } from "../host/fs-ops.js";
-import { change, type FileChange } from "../render/changeset.js";
 import { foreignInVersion } from "./artifacts.js";
 import { createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
 import { type Journal, type JournalStore, wasCutShort } from "./journal.js";

@@ -5,12 +5,12 @@
 // and then no pod of the node runs). A runtime that does not come back is an error naming the
 // socket and the runtime's own words: the admin must know at once, not at the next pod.
 import net from "node:net";
+import type { PlanAction } from "../changeset.js";
 import { type RuntimeRestart, restartFor, unreachable } from "../detect/runtime/layouts.js";
 import { UserError } from "../errors.js";
 import { CriError, containerdPluginFailures, criStatus } from "../host/cri.js";
 import { fault } from "../host/fault.js";
 import { HOST_PATH, type Host } from "../host/host.js";
-import type { PlanAction } from "../render/changeset.js";
 
 export const ANSWER_TIMEOUT_MS = 30_000;
 

@@ -2,9 +2,10 @@
 // the runtime's restart goes (the Host's command strategy). Started or stopped once their files are
 // written and before the runtime loads a configuration that names them; journalled first, so that a
 // rollback (in this run or the next) does the same on the files it puts back.
+
+import type { PlanAction } from "../changeset.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
-import type { PlanAction } from "../render/changeset.js";
 import { isNydusUnitPath, unitOf } from "../render/nydus-changes.js";
 import { UNIT_DIR } from "../render/nydus-config.js";
 import type { JournalStore } from "./journal.js";

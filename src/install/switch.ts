@@ -5,10 +5,10 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ListedEntry } from "../artifacts/listing.js";
 import type { ArtifactSource } from "../artifacts/source.js";
-import { JOURNAL_DIR } from "../detect/kata.js";
 import { crashPoint } from "../host/crash-point.js";
 import { createDirsWith, ensureParents, missingDirs, removeEmptyDirs } from "../host/fs-ops.js";
 import { mkdirOwn, removeOwnTree } from "../host/own-place.js";
+import { JOURNAL_DIR } from "../state/places.js";
 import {
   createLinks,
   existingVersion,

@@ -3,10 +3,10 @@
 // not clobbered: from the admin's own file only kata-install's block is taken out (and a line it
 // edited there given back), and a file of ours that was edited stays; both are reported.
 import fs from "node:fs";
+import { hash } from "../changeset.js";
 import { hostError } from "../errors.js";
 import { fault } from "../host/fault.js";
 import { atomicWrite, type FileMeta, readEntry, removeEmptyDirs } from "../host/fs-ops.js";
-import { hash } from "../render/changeset.js";
 import { recover, restore } from "./apply.js";
 import { blockMissing, createdOf, fateOf, originalReader, uninstallOrder } from "./fate.js";
 import type { JournalStore } from "./journal.js";

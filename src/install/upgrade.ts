@@ -4,9 +4,9 @@
 // added to the plan as pulls, to be shown before it is applied like every other change.
 
 import type { ArtifactSource } from "../artifacts/source.js";
+import type { Changeset } from "../changeset.js";
 import type { Decision } from "../decide/decision.js";
 import { installDir } from "../decide/layout.js";
-import type { Changeset } from "../render/changeset.js";
 import { versionId } from "./artifacts.js";
 import type { ArtifactsRecord } from "./journal.js";
 

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
 import type { ArtifactSource } from "../artifacts/source.js";
+import type { Changeset } from "../changeset.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import { handlersFor, installDir } from "../decide/layout.js";
@@ -18,7 +19,6 @@ import { ownPath } from "../host/own-place.js";
 import { LINKS } from "../release/links.js";
 import { type NamedPath, pathsIn } from "../release/named-paths.js";
 import type { Release } from "../release/release.js";
-import type { Changeset } from "../render/changeset.js";
 import {
   checkedName,
   type EffectiveConfig,

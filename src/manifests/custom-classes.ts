@@ -4,7 +4,7 @@
 // it, and the class the values give (runtime_classes.custom.<handler>, kata-deploy's runtimeClass)
 // over it, as kata-deploy's chart merges them.
 import type { InputIssue } from "../input-error.js";
-import type { RuntimeClassSpec } from "./runtime-classes.js";
+import type { RuntimeClassSpec } from "./runtime-class.js";
 import type { Values } from "./values.js";
 
 type Table = Record<string, unknown>;

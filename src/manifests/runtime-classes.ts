@@ -12,17 +12,8 @@ import { TEES, type Tee } from "../shims/tees.js";
 import { customRuntimeClasses } from "./custom-classes.js";
 import { ARCHES, suffixOf } from "./environment.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
+import type { RuntimeClassSpec } from "./runtime-class.js";
 import type { Values } from "./values.js";
-
-export interface RuntimeClassSpec {
-  name: string;
-  handler: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  overhead: Record<string, string> | null;
-  nodeSelector: Record<string, string>;
-  tolerations?: unknown[];
-}
 
 type Table = Record<string, unknown>;
 
@@ -138,3 +129,5 @@ export function runtimeClasses(
   }
   return classes;
 }
+
+export type { RuntimeClassSpec };

@@ -14,7 +14,9 @@ import type { Entry } from "./kata-deploy/ledger.js";
 import { mapChartValues } from "./kata-deploy/map.js";
 import { readChartValues } from "./kata-deploy/read.js";
 
-export type Values = Record<string, unknown>;
+import type { Values } from "./values-type.js";
+
+export type { Values };
 
 /** Tables whose keys are the user's (label names, shim names, Kubernetes' own fields) and lists of any shape. */
 const FREE_FORM = new Set([

@@ -1,8 +1,9 @@
 // The plan, as one JSON document and as the readable view rendered from it: the preflight verdict,
 // the shims and artifacts with their reasons, a unified diff per file (`patch -p1` applies them in
 // the host root), then the actions.
+
+import { type Changeset, sha256, unifiedDiff } from "../changeset.js";
 import { blocking, type Decision } from "../decide/decision.js";
-import { type Changeset, sha256, unifiedDiff } from "../render/changeset.js";
 import { NOT_IGNORABLE, type PreflightDocument, preflightDocument } from "./preflight.js";
 
 export interface PlanDocument extends PreflightDocument {

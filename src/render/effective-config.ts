@@ -2,6 +2,7 @@
 // handler names (the plan's, else the node's) and every entry of the config.d/ beside it (the
 // plan's files counted), through Kata's own loading rules (kata-loader.ts). Reads the node only.
 import path from "node:path";
+import type { Changeset } from "../changeset.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Check, Decision } from "../decide/decision.js";
 import { type Handler, handlersFor, installDir } from "../decide/layout.js";
@@ -10,7 +11,6 @@ import type { Host } from "../host/host.js";
 import { parseKataToml } from "../release/config-file.js";
 import { readConfigEntries } from "../release/drop-in-dir.js";
 import type { Release } from "../release/release.js";
-import type { Changeset } from "./changeset.js";
 import { type KataFlavour, type KnownKeys, knownKeysOf, type Loaded, loadKataConfig } from "./kata-loader.js";
 
 export interface EffectiveConfig extends Loaded {

@@ -4,14 +4,14 @@
 // install wrote). Its unit is restarted when any of them changed, stopped when they go.
 
 import { must } from "../at.js";
+import { change, type FileChange, hash, type PlanAction } from "../changeset.js";
 import type { Decision } from "../decide/decision.js";
 import { installDir } from "../decide/layout.js";
 import { NYDUS_FOR_KATA_TEE } from "../decide/nydus-setup.js";
 import { readFile } from "../host/fs-ops.js";
 import type { Host } from "../host/host.js";
-import { change, type FileChange, hash, type PlanAction } from "./changeset.js";
+import type { Installed } from "../state/installed.js";
 import { renderNydus, UNIT_DIR } from "./nydus-config.js";
-import type { Installed } from "./render.js";
 
 const TAKEN_OVER = "kata-deploy's, taken over: kata-install's from now on (uninstall removes it)";
 const ENDED =

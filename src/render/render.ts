@@ -1,6 +1,7 @@
 // The render stage: Decision (+ Facts, + the node's current files) → Changeset. It reads files on
 // the host to compare and to edit minimally; it never writes.
 
+import { type Changeset, change, type FileChange, type PlanAction } from "../changeset.js";
 import { byText } from "../compare.js";
 import type { Catalog } from "../decide/catalog.js";
 import type { Decision } from "../decide/decision.js";
@@ -14,7 +15,7 @@ import {
 import type { Facts } from "../detect/facts.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
 import type { Host } from "../host/host.js";
-import { type Changeset, change, type FileChange, type PlanAction } from "./changeset.js";
+import { type Installed, NOTHING_INSTALLED } from "../state/installed.js";
 import { type RenderedFile, renderKataConfigs } from "./kata-config.js";
 import { isNydusUnitPath, nydusChanges } from "./nydus-changes.js";
 import { backupOf, renderRuntimeConfig } from "./runtime-config.js";
@@ -22,23 +23,6 @@ import { goneKataDeployImports } from "./stale-imports.js";
 import type { Templates } from "./templates.js";
 
 /** What an earlier install left in place, as its journal says: the install stage reads it for render. */
-export interface Installed {
-  /** The artifacts of the version in place. */
-  artifacts: ReadonlySet<string>;
-  /** A restart the runtime is still owed (one failed, or a run was cut short around one). */
-  pendingRestart: PlanAction | null;
-  /** The files an install wrote, by path: whether each is a link. Only these are its to remove. */
-  files: ReadonlyMap<string, boolean>;
-  /**
-   * What an install last wrote into files wholly its own (not a block in the admin's file, not a
-   * link), by path: a file that hashes otherwise now was edited on the node, and the plan says
-   * that it replaces the edit. Absent: none known.
-   */
-  written?: ReadonlyMap<string, string>;
-}
-
-export const NOTHING_INSTALLED: Installed = { artifacts: new Set(), pendingRestart: null, files: new Map() };
-
 /** Said of a file of kata-install's own that someone edited since: the plan replaces the edit. */
 const EDITED = {
   kata: "edited on the node since kata-install wrote it: the edit is replaced (an admin's Kata values go in a drop-in of config.d/, which kata-install keeps)",

@@ -2,7 +2,7 @@
 // reads once per kind, and it counts or names a kind's nodes together. Summaries read from a
 // cluster's annotations are each a kind of their own.
 import type { NodeSummary } from "../kube/summary.js";
-import type { NodeEntry } from "./report.js";
+import type { NodeEntry } from "./entry.js";
 
 export interface NodeKind {
   summary: NodeSummary;

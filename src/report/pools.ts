@@ -9,8 +9,8 @@ import { UserError } from "../errors.js";
 import { NFD_PREFIX } from "../kube/nfd-features.js";
 import type { NodeSummary } from "../kube/summary.js";
 import { teeOf } from "../shims/tees.js";
+import type { NodeEntry } from "./entry.js";
 import { countOf, kindsOf, type NodeKind, namesOf } from "./kinds.js";
-import type { NodeEntry } from "./report.js";
 import { type UniformOverrides, uniform } from "./uniform.js";
 
 export interface PoolKey {

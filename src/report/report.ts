@@ -3,18 +3,15 @@
 // overrides that make the nodes of each pool alike, with what all of them share — so that
 // uniformity is the administrator's explicit choice, not an accident of each node configuring
 // itself, and a GPU node's settings are not every node's.
+
 import { byText } from "../compare.js";
 import type { NodeSummary } from "../kube/summary.js";
+import type { NodeEntry } from "./entry.js";
 import { countOf, groupKinds, kindsOf, type NodeKind, namesOf } from "./kinds.js";
 import { type Pool, poolsOf } from "./pools.js";
 import { countShims, type UniformOverrides, uniform } from "./uniform.js";
 
 export type { UniformOverrides } from "./uniform.js";
-
-export interface NodeEntry {
-  name: string;
-  summary: NodeSummary;
-}
 
 export interface Disagreement {
   /** What differs, in words ("kernel virtio-fs"). */

@@ -3,8 +3,8 @@
 import { byText } from "../compare.js";
 import { toJson } from "../json-text.js";
 import { CHART_DEFAULT_SHIM } from "../manifests/kata-deploy/chart.js";
+import type { NodeEntry } from "./entry.js";
 import { countOf, type NodeKind, namesOf } from "./kinds.js";
-import type { NodeEntry } from "./report.js";
 
 export interface UniformOverrides {
   shims: string[];

@@ -558,7 +558,7 @@ describe("kata-install manifests", () => {
     const good = runCli([
       "manifests",
       "--set",
-      "image=registry.local:5000/kata/install:v1@sha256:" + "a".repeat(64),
+      `image=registry.local:5000/kata/install:v1@sha256:${"a".repeat(64)}`,
     ]);
     expect(good.status, good.stderr).toBe(0);
   });

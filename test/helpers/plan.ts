@@ -1,5 +1,6 @@
 // Plan on a test host through the same stage functions as `kata-install plan`, without the CLI.
 
+import type { Changeset } from "../../src/changeset.js";
 import { decide } from "../../src/decide/decide.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { parseEnv } from "../../src/decide/env.js";
@@ -13,7 +14,6 @@ import { loadNydusSource } from "../../src/inputs/nydus-source.js";
 import { loadUserDropIn } from "../../src/inputs/user-drop-in.js";
 import { installedState, journalFor } from "../../src/install/journal.js";
 import type { Release } from "../../src/release/release.js";
-import type { Changeset } from "../../src/render/changeset.js";
 import { render } from "../../src/render/render.js";
 import { loadTemplates } from "../../src/render/templates.js";
 import { catalog, checkIds, releaseFor, rules } from "./decide.js";

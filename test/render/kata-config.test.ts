@@ -4,10 +4,10 @@
 // Kata 4.1.0 on both architectures, with the configuration files its build generates.
 import { parse } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Changeset } from "../../src/changeset.js";
 import type { Decision } from "../../src/decide/decision.js";
 import { dig, isTable } from "../../src/detect/toml.js";
 import { mergeDropIn, parseKataToml } from "../../src/release/config-file.js";
-import type { Changeset } from "../../src/render/changeset.js";
 import { releaseFor } from "../helpers/decide.js";
 import { arm64Containerd20, gpuDistroQemuK3s, intelContainerd16, qemuScript } from "../helpers/nodes.js";
 import { changeAt, planOn } from "../helpers/plan.js";

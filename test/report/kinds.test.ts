@@ -3,8 +3,9 @@
 // copy — majorities, the nodes named and their order, pools, checks and pinned values alike.
 import { describe, expect, it } from "vitest";
 import type { NodeSummary } from "../../src/kube/summary.js";
+import type { NodeEntry } from "../../src/report/entry.js";
 import { countOf, kindsOf, namesOf } from "../../src/report/kinds.js";
-import { buildReport, type NodeEntry } from "../../src/report/report.js";
+import { buildReport } from "../../src/report/report.js";
 import { SUMMARY } from "../helpers/summary.js";
 
 const memory = (value: string): Partial<NodeSummary> => ({

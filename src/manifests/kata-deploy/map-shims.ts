@@ -3,7 +3,7 @@
 // variables, drop-ins as overrides, RuntimeClass).
 import { isDeepStrictEqual } from "node:util";
 import type { Catalog } from "../../decide/catalog.js";
-import type { Values } from "../values.js";
+import type { Values } from "../values-type.js";
 import {
   CHART_ARCHES,
   CHART_DEFAULT_SHIM,

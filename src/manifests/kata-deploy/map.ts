@@ -4,7 +4,7 @@
 // (the first account of a key stands, so the order is part of the mapping).
 import type { Catalog } from "../../decide/catalog.js";
 import type { InputIssue } from "../../input-error.js";
-import type { Values } from "../values.js";
+import type { Values } from "../values-type.js";
 import { mapCustomRuntimes } from "./custom-runtimes.js";
 import { type Entry, Ledger } from "./ledger.js";
 import { mapShims } from "./map-shims.js";

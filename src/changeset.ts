@@ -1,7 +1,7 @@
 // The Changeset: every file an install would create, change or delete, with its current and new
 // bytes, and the actions around them. A value: it can be shown, saved, and applied as it is.
 import { createTwoFilesPatch } from "diff";
-import { hash } from "../hash.js";
+import { hash } from "./hash.js";
 
 export type FileAction = "create" | "modify" | "delete";
 
