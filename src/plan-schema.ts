@@ -6,7 +6,7 @@
 import * as z from "zod/mini";
 import "./schema.js";
 
-/** The kinds of a plan's actions (render/changeset.ts's PlanAction), as plans and journals spell them. */
+/** The kinds of a plan's actions (changeset.ts's PlanAction), as plans and journals spell them. */
 export const PLAN_ACTION_KINDS = [
   "pull-artifact",
   "restart-runtime",
