@@ -52,7 +52,8 @@ export function loggingSystemctl(log: string): string {
 
 /**
  * The environment the DaemonSet gives its pod on node `node` (`more`: the DaemonSet's own, its
- * DAEMONSET_NAME included), with the test's API server and host in place of the node's.
+ * DAEMONSET_NAME included), with the test's API server, host and a free health port in place of
+ * the node's.
  */
 export function podEnv(
   kubeconfig: string,
@@ -68,5 +69,9 @@ export function podEnv(
     KUBECONFIG: kubeconfig,
     HOST_ROOT: hostRoot,
     HOST_EXEC: "root-exec",
+    // A port of its own, whatever the DaemonSet's says (8090): another test, or another run of the
+    // suite on this machine, may be listening there (EADDRINUSE failed one under a second run).
+    HEALTH_ADDRESS: "127.0.0.1",
+    HEALTH_PORT: "0",
   };
 }
