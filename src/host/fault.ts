@@ -1,10 +1,9 @@
 // Faults injected on purpose, for the tests that make each write, rename, fsync and restart of an
 // install fail in turn: KATA_INSTALL_FAULT=<kind>:<n>[+][@<path part>][,…] — the n-th operation of
-// that kind fails with EIO (a hard link with EXDEV: its two names on two file systems) (with "+",
-// that one and every later one: a disk that stays full); with
-// "@", only operations on a path containing that part are counted. Several, comma-separated, make
-// a rollback fail after the failure it rolls back. Unset, as on every node, this is one comparison
-// per operation.
+// that kind fails with EIO, a hard link ("link") with EXDEV, as across two file systems; with "+",
+// that one and every later one (a disk that stays full); with "@", only operations on a path
+// containing that part are counted. Several, comma-separated, make a rollback fail after the
+// failure it rolls back. Unset, as on every node, this is one comparison per operation.
 import { itemAt } from "../at.js";
 export type FaultKind = "write" | "rename" | "fsync" | "restart" | "link";
 
