@@ -57,7 +57,7 @@ const INDEX_TYPES = new Set([
   "application/vnd.docker.distribution.manifest.list.v2+json",
 ]);
 /** OCI platform names for the kernel's architecture names. */
-const GO_ARCH: Record<string, string> = {
+export const GO_ARCH: Record<string, string> = {
   x86_64: "amd64",
   aarch64: "arm64",
   s390x: "s390x",

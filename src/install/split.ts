@@ -21,6 +21,7 @@ import xzDecompress from "xz-decompress";
 import { ArtifactError } from "../artifacts/artifact-error.js";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UNCLAIMED } from "../artifacts/catalogue.js";
+import { GO_ARCH } from "../artifacts/image-source.js";
 import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
 import { linkInside } from "../artifacts/source.js";
 import { must } from "../at.js";
@@ -29,12 +30,6 @@ import { versionFromTarballName } from "../release/release.js";
 import { type Assigned, assignUnknown, stagedPath, UNASSIGNED } from "./split-assign.js";
 
 export const RELEASE_MANIFEST = "kata-release.json";
-const GO_ARCH: Record<string, string> = {
-  x86_64: "amd64",
-  aarch64: "arm64",
-  s390x: "s390x",
-  ppc64le: "ppc64le",
-};
 
 export interface SplitImage {
   artifact: string;
