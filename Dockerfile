@@ -32,5 +32,9 @@ COPY rules ./rules
 COPY artifacts ./artifacts
 # dist/cli.js is the command (`#!/usr/bin/env node`), on PATH as kata-install.
 RUN ln -s /opt/kata-install/dist/cli.js /usr/local/bin/kata-install
+# The DaemonSet mounts the host's paths one by one under /host, /usr and /lib among them but not
+# /lib64, which is missing on some architectures (a hostPath the kubelet would make): the dynamic
+# loader host commands need (/lib64/ld-linux-x86-64.so.2) is reached through this link instead.
+RUN mkdir /host && ln -s usr/lib64 /host/lib64
 ENTRYPOINT ["/opt/kata-install/dist/cli.js", "entrypoint"]
 CMD ["install"]

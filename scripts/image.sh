@@ -75,5 +75,7 @@ expect sh -c 'kata-install facts --json --host-root / > /tmp/node.json &&
 root="$(buildah mount "$ctr")"
 test ! -e "$root/opt/kata-install/node_modules" || { echo "node_modules in the image"; exit 1; }
 test -f "$root/opt/kata-install/rules/shims.toml" || { echo "rules missing from the image"; exit 1; }
+# The DaemonSet mounts /usr and /lib but not /lib64: host commands find the loader through this link.
+test "$(readlink "$root/host/lib64")" = usr/lib64 || { echo "no /host/lib64 -> usr/lib64 in the image"; exit 1; }
 buildah umount "$ctr" >/dev/null
 echo "== image: $(buildah images --format '{{.Size}}' "$TAG"), done in $(elapsed)"

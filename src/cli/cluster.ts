@@ -162,6 +162,8 @@ Environment (kata-deploy's, set by the DaemonSet of \`kata-install manifests\`):
   HANDLER_WAIT_SECONDS           how long the node may take to list the handlers written (120)
   NODE_READY_TIMEOUT_SECONDS     reset: how long the node may take to be Ready again (300)
   HOST_ROOT, HOST_EXEC           the host mount and how host commands run
+  HOST_MOUNTS                    the host paths mounted under HOST_ROOT, by ":" (unset: all of the host);
+                                 any other path is unknown in the facts, never absent
   HEALTH_ADDRESS, HEALTH_PORT    where /healthz and /readyz listen (0.0.0.0:8090)`,
     )
     .action(async (action: string, options) => {

@@ -48,6 +48,8 @@ export function spawnSpec(
       return { file: path.join(root, command), args: [...args] };
     case "chroot":
       // The container case with the host mounted at `root`: the host's own binaries and libraries.
+      // systemctl in a chroot ignores most verbs ("Running in chroot") unless told it may act:
+      // SYSTEMD_IGNORE_CHROOT (runCommand sets it for this strategy).
       return { file: "chroot", args: [root, command, ...args] };
     case "nsenter":
       // The container case with hostPID: enter PID 1's namespaces, so systemctl reaches the host's systemd.
@@ -85,7 +87,12 @@ export function runCommand(
       // Its own process group, so a timeout also ends what it started: a hung hook's children would
       // otherwise hold its output pipe open, and us with it.
       detached: true,
-      env: { ...process.env, LC_ALL: "C", ...options.env },
+      env: {
+        ...process.env,
+        LC_ALL: "C",
+        ...(strategy === "chroot" ? { SYSTEMD_IGNORE_CHROOT: "1" } : {}),
+        ...options.env,
+      },
       stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     const kill = () => {

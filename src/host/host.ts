@@ -11,6 +11,7 @@ import type { Stats } from "node:fs";
 import fs from "node:fs";
 import path from "node:path";
 import { must } from "../at.js";
+import { HostError } from "../errors.js";
 import { fileTree } from "../file-tree.js";
 import {
   type CommandResult,
@@ -34,16 +35,36 @@ export interface HostOptions {
   root?: string;
   /** How commands run; by default direct on "/" and root-exec anywhere else. */
   strategy?: StrategyName;
+  /**
+   * The host paths mounted under the root (a pod's narrow hostPath mounts, HOST_MOUNTS); unset: the
+   * whole host is. A path outside them is not looked at: unknown, never absent.
+   */
+  mounts?: readonly string[];
+}
+
+/**
+ * A host path outside the pod's mounts: what is there cannot be known from here, and nothing is
+ * written there (said as the path and what to do, not as a system error).
+ */
+export class NotMountedError extends HostError {
+  readonly code = "ENOTMOUNTED";
+  constructor(readonly hostPath: string) {
+    super(
+      `${hostPath} is not mounted in this pod (HOST_MOUNTS): mount it in the DaemonSet (a hostPath under /host), then run kata-install again`,
+    );
+  }
 }
 
 export class Host {
   readonly root: string;
   readonly strategy: StrategyName;
+  readonly mounts: readonly string[] | null;
   private readonly dirCache = new Map<string, string>();
 
   constructor(options: HostOptions = {}) {
     this.root = path.resolve(options.root ?? "/");
     this.strategy = options.strategy ?? (this.root === "/" ? "direct" : "root-exec");
+    this.mounts = options.mounts === undefined ? null : options.mounts.map(normaliseHostPath);
   }
 
   /** Where a host path lives on this machine, with symlinks inside the host resolved against the host root. */
@@ -56,6 +77,17 @@ export class Host {
    * inputs are checked): the same answer.
    */
   resolveSync(hostPath: string): string {
+    const resolved = this.resolveInRoot(hostPath);
+    if (this.mounts !== null) {
+      // Where links led, not the name asked for: a link in a mount may point outside them all.
+      const there = this.hostPathOf(resolved) ?? normaliseHostPath(hostPath);
+      if (!this.mounts.some((m) => m === "/" || there === m || there.startsWith(`${m}/`)))
+        throw new NotMountedError(there === normaliseHostPath(hostPath) ? there : `${hostPath} (${there})`);
+    }
+    return resolved;
+  }
+
+  private resolveInRoot(hostPath: string): string {
     const clean = normaliseHostPath(hostPath);
     if (this.root === "/") return clean;
     // Fast path: the kernel resolves the path; if it stays under the root no link left the host.
@@ -347,6 +379,8 @@ export function failure(error: unknown): { ok: false; missing: boolean; reason: 
       return { ok: false, missing: false, reason: "is a directory" };
     case "ELOOP":
       return { ok: false, missing: false, reason: "too many symbolic links" };
+    case "ENOTMOUNTED":
+      return { ok: false, missing: false, reason: "is not mounted in this pod (HOST_MOUNTS): unknown" };
     default:
       return { ok: false, missing: false, reason: (error as Error)?.message ?? String(error) };
   }

@@ -11,7 +11,25 @@ import { Host } from "./host.js";
 /** A node's root has at least one of these (a container's view of it, /host, too). */
 const NODE_DIRS = ["etc", "proc", "sys"];
 
-export async function openHost(hostRoot: string, strategy?: StrategyName): Promise<Host> {
+/**
+ * The host paths a pod mounts under its host root, from HOST_MOUNTS (":"-separated, as the
+ * DaemonSet sets it): this process's own surroundings, like HOST_ROOT. Unset: the whole host.
+ */
+export function mountsFromEnv(env: Readonly<Record<string, string | undefined>>): string[] | undefined {
+  const text = env.HOST_MOUNTS?.trim();
+  if (!text) return undefined;
+  const mounts = text.split(":").map((m) => m.trim());
+  const bad = mounts.find((m) => !m.startsWith("/") || m.split("/").includes(".."));
+  if (bad !== undefined)
+    throw new UserError(`HOST_MOUNTS: "${bad}" is not an absolute host path without ".." (expected /a:/b/c)`);
+  return mounts;
+}
+
+export async function openHost(
+  hostRoot: string,
+  strategy?: StrategyName,
+  mounts: readonly string[] | undefined = mountsFromEnv(process.env),
+): Promise<Host> {
   const root = path.resolve(hostRoot);
   const stats = await fs.stat(root).catch(() => null);
   if (stats === null) throw new UserError(`--host-root ${hostRoot}: no such directory`);
@@ -23,7 +41,8 @@ export async function openHost(hostRoot: string, strategy?: StrategyName): Promi
     throw new UserError(
       `--host-root ${hostRoot}: not a node's root directory (it has no ${NODE_DIRS.join(", ")}): give the directory the node's / is mounted at`,
     );
-  return new Host({ root, strategy });
+  // With the whole host at the root ("/"), nothing is outside it.
+  return new Host({ root, strategy, ...(mounts !== undefined && root !== "/" ? { mounts } : {}) });
 }
 
 /**

@@ -13,6 +13,7 @@ import { parseStartupTaints } from "../kube/taints.js";
 import type { Templates } from "../render/templates.js";
 import { tomlErrorText } from "../toml-error.js";
 import { ARCHES, checkEnvironment, environment, OVERRIDES_DIR, PLANS_DIR, suffixOf } from "./environment.js";
+import { hostMounts, hostMountsVariable, POD_HOST_ROOT, volumeName } from "./host-mounts.js";
 import { CHART_SHIMS } from "./kata-deploy/chart.js";
 import { monitorDaemonSet } from "./monitor.js";
 import { nodeFeatureRule, withVirtualizationAffinity } from "./nfd.js";
@@ -296,6 +297,7 @@ export function renderManifests(
   const podAnnotations: Table = { ...(v.pod_annotations as Table) };
   if (overrides) podAnnotations["checksum/overrides"] = overrides.checksum;
   if (userDropIn) podAnnotations["checksum/containerd-user-drop-in"] = userDropIn.checksum;
+  const mounts = hostMounts(v);
   const yaml = templates
     .render("k8s/kata-install.yaml.njk", {
       v,
@@ -310,6 +312,10 @@ export function renderManifests(
       pod_annotations: podAnnotations,
       overrides,
       user_drop_in: userDropIn,
+      pod_host_root: POD_HOST_ROOT,
+      host_mounts: mounts.map((m) => ({ ...m, volume: volumeName(m.path) })),
+      host_mounts_variable: hostMountsVariable(mounts),
+      security_context: securityContext(v),
       overrides_dir: OVERRIDES_DIR,
       plans_dir: PLANS_DIR,
       runtime_classes: classes,
@@ -319,6 +325,24 @@ export function renderManifests(
     })
     .trimStart();
   return { yaml, notes };
+}
+
+/**
+ * The installer container's security context: kata-deploy 4.1's posture (not privileged, read-only
+ * root file system) with every capability dropped but those its work needs. CHOWN, FOWNER and
+ * DAC_OVERRIDE: files written and given back with the owner and mode they had, in directories of
+ * any owner; SYS_CHROOT: host commands (systemctl, the runtime's --version) run in the host's root.
+ */
+export function securityContext(v: Values): Table {
+  const add = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SYS_CHROOT"];
+  // A health port below 1024 is bound only with this one.
+  if (typeof v.health_port === "number" && v.health_port < 1024) add.push("NET_BIND_SERVICE");
+  return {
+    privileged: false,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ["ALL"], add },
+  };
 }
 
 /**

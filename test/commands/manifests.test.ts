@@ -275,9 +275,12 @@ describe("kata-install manifests", () => {
       timeoutSeconds: 3,
     });
     expect(container.startupProbe).toMatchObject({ initialDelaySeconds: 1, failureThreshold: 60 });
-    expect(container.volumeMounts).toEqual([
-      { name: "host", mountPath: "/host", mountPropagation: "HostToContainer" },
-    ]);
+    // The host under /host, path by path (test/manifests/unprivileged-pod.test.ts holds the list).
+    const mounts = container.volumeMounts as Array<{ mountPath: string }>;
+    expect(mounts[0]).toEqual({ name: "tmp", mountPath: "/tmp" });
+    for (const m of mounts.slice(1)) expect(m.mountPath).toMatch(/^\/host\/[a-z]/);
+    expect(env.HOST_ROOT).toBe("/host");
+    expect(env.HOST_MOUNTS?.split(":")).toContain("/etc/containerd");
   });
 
   it("startup taints: the DaemonSet tolerates each one it does not tolerate yet, as its pods lift them", () => {

@@ -14,9 +14,18 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-/** `entrypoint install` with `env` over ours; resolves once it waits for SIGTERM. */
-export async function startEntrypoint(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, "entrypoint", "install"], {
+/**
+ * `entrypoint install` with `env` over ours (`command`: what starts it, as a pod would: pod.ts);
+ * resolves once it waits for SIGTERM.
+ */
+export async function startEntrypoint(
+  env: Record<string, string>,
+  command: { file: string; args: string[] } = {
+    file: process.execPath,
+    args: [CLI, "entrypoint", "install"],
+  },
+): Promise<Running> {
+  const child = spawn(command.file, command.args, {
     env: { ...process.env, HEALTH_ADDRESS: "127.0.0.1", HEALTH_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -61,6 +70,9 @@ export function podEnv(
   more: Record<string, string> = {},
   node = "n1",
 ): Record<string, string> {
+  // The kubelet makes a pod's hostPath directories (DirectoryOrCreate); a node has the others.
+  for (const m of (more.HOST_MOUNTS ?? "").split(":").filter(Boolean))
+    fs.mkdirSync(path.join(hostRoot, m), { recursive: true });
   return {
     POD_NAMESPACE: "kube-system",
     DAEMONSET_NAME: "kata-deploy",
