@@ -28,3 +28,12 @@ export function referenceProblem(text: string, kind: ReferenceKind): string | nu
   if (PATTERNS[kind].test(text) && text.length <= 255) return null;
   return `${JSON.stringify(text)} is not ${WHAT[kind]}`;
 }
+
+/** A reference's repository and tag (null: none); a digest, if any, is left out of both. */
+export function splitReference(text: string): { repository: string; tag: string | null } {
+  const name = text.split("@")[0] ?? "";
+  const colon = name.lastIndexOf(":");
+  // A colon before the last "/" is a registry's port, not a tag.
+  if (colon === -1 || colon < name.lastIndexOf("/")) return { repository: name, tag: null };
+  return { repository: name.slice(0, colon), tag: name.slice(colon + 1) };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { referenceProblem } from "../src/image-reference.js";
+import { referenceProblem, splitReference } from "../src/image-reference.js";
 
 describe("an image reference, as distribution's grammar has it", () => {
   it("takes what registries take", () => {
@@ -30,5 +30,17 @@ describe("an image reference, as distribution's grammar has it", () => {
     expect(referenceProblem("quay.io/x:v1", "repository")).not.toBeNull();
     expect(referenceProblem("-v1", "tag")).not.toBeNull();
     expect(referenceProblem("a".repeat(129), "tag")).not.toBeNull();
+  });
+
+  it("splits into repository and tag: a registry's port is no tag, a digest is neither", () => {
+    expect(splitReference("ghcr.io/o/kata-install:v0.1.0")).toEqual({
+      repository: "ghcr.io/o/kata-install",
+      tag: "v0.1.0",
+    });
+    expect(splitReference("localhost:5000/kata")).toEqual({ repository: "localhost:5000/kata", tag: null });
+    expect(splitReference("localhost:5000/kata:1@sha256:" + "a".repeat(64))).toEqual({
+      repository: "localhost:5000/kata",
+      tag: "1",
+    });
   });
 });

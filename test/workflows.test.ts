@@ -5,10 +5,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { NoOperationTraceWriter, parseWorkflow } from "@actions/workflow-parser";
+import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 
 const DIR = ".github/workflows";
+/** An Actions expression as a workflow writes it: $ and {{ … }}. */
+const expression = (text: string) => `$${"{{"} ${text} }}`;
 const files = fs.readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));
 
 describe("the GitHub workflows", () => {
@@ -41,5 +44,22 @@ describe("the GitHub workflows", () => {
     expect(release).toContain("for arch in amd64 arm64; do");
     expect(release).toContain("skopeo copy --all");
     expect(fs.readFileSync(".github/kata-release", "utf8")).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it("publishes what `manifests` names by default: this version's image, the Kata release's artifacts", () => {
+    const release = parse(fs.readFileSync(path.join(DIR, "release.yml"), "utf8"));
+    const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"));
+    const owner = /github\.com\/([^/]+)\//.exec(pkg.repository.url)?.[1];
+    const values = parseToml(fs.readFileSync("templates/k8s/values.toml", "utf8"));
+    const at = (name: string) =>
+      String(release.env[name]).replace(expression("github.repository_owner"), String(owner));
+    // The image job tags with the pushed tag (v<version>); the defaults name that tag.
+    expect(JSON.stringify(release.jobs.image)).toContain(
+      `${expression("env.IMAGE")}:${expression("github.ref_name")}`,
+    );
+    expect(values.image).toBe(`${at("IMAGE")}:v${pkg.version}`);
+    expect(values.artifacts).toBe(`registry:${at("ARTIFACTS")}`);
+    expect(`${values.kata_version}\n`).toBe(fs.readFileSync(".github/kata-release", "utf8"));
+    expect(values.artifacts_tag).toBe("");
   });
 });

@@ -98,7 +98,7 @@ plan --help) is read here too; uninstall needs the same INSTALLATION_PREFIX and 
 
 Examples:
   kata-install install --dry-run
-  kata-install install --artifacts registry:quay.io/kata-containers/kata-install-artifacts --artifacts-tag 4.1.0
+  kata-install install --artifacts registry:ghcr.io/kata-containers/kata-install-artifacts --artifacts-tag 4.1.0
   kata-install install --artifacts oci-layout:/srv/kata-oci
   kata-install install --artifacts dir:/srv/kata-artifacts
   kata-install plan --artifacts oci-layout:/srv/kata-oci --out node-1.plan.json   (review it, then)

@@ -13,6 +13,7 @@ import { CHART } from "./kata-deploy/chart.js";
 import type { Entry } from "./kata-deploy/ledger.js";
 import { mapChartValues } from "./kata-deploy/map.js";
 import { readChartValues } from "./kata-deploy/read.js";
+import { unpublishedNotes } from "./published.js";
 
 import type { Values } from "./values-type.js";
 
@@ -185,7 +186,8 @@ export function loadValues(
 ): LoadedValues {
   const issues: InputIssue[] = [];
   const origins: Origins = new Map();
-  let values = withShimDefaults(parse(fs.readFileSync(defaultsFile, "utf8")) as Values);
+  const defaults = parse(fs.readFileSync(defaultsFile, "utf8")) as Values;
+  let values = withShimDefaults(defaults);
   let notes: InputIssue[] = [];
   let entries: Entry[] | null = null;
   if (valuesFile !== undefined) {
@@ -242,5 +244,8 @@ export function loadValues(
       .includes("nydus") || values.nydus_in_image === true;
   const left = issues.filter((i) => !(chosen && i.file === valuesFile && i.key === "snapshotter.setup"));
   if (left.length > 0) throw new InputError("the manifests' values are invalid", left);
+  // Said where the value was given (a file's line, or --set).
+  const unpublished = unpublishedNotes(defaults, values, valuesFile ?? "values");
+  notes = [...notes, ...unpublished.map((n) => ({ ...n, ...origins.get(n.key ?? "") }))];
   return { values, notes, entries, origins };
 }

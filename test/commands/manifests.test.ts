@@ -38,7 +38,7 @@ describe("kata-install manifests", () => {
 
   it("a source of artifacts by default: the release's images, by version, so a node installs rather than stops", () => {
     const { env } = daemonSetOf(docs);
-    expect(env.ARTIFACTS).toBe("registry:quay.io/kata-containers/kata-install-artifacts");
+    expect(env.ARTIFACTS).toBe("registry:ghcr.io/kata-containers/kata-install-artifacts");
     expect(env.ARTIFACTS_TAG).toBe("4.1.0");
     // Overridable, and a version alone moves the tag.
     const other = runCli([
@@ -56,6 +56,19 @@ describe("kata-install manifests", () => {
     const none = runCli(["manifests", "--set", "artifacts="]);
     expect(daemonSetOf(objects(none.stdout)).env.ARTIFACTS).toBeUndefined();
     expect(none.stderr).toContain("manifests: `artifacts` is empty");
+    // Nothing said of another registry; of the published one with a release it does not publish, one
+    // line, where the value was given.
+    expect(other.stderr).not.toContain("not published");
+    const unpublished = runCli(["manifests", "--set", "kata_version=3.2.0"]);
+    expect(unpublished.status, unpublished.stderr).toBe(0);
+    expect(unpublished.stderr).toContain(
+      "manifests: --set: kata_version: ghcr.io/kata-containers/kata-install-artifacts/<artifact>:3.2.0 were not published by kata-install's release workflow (it publishes Kata 4.1.0's)",
+    );
+    const image = runCli(["manifests", "--set", "image=ghcr.io/kata-containers/kata-install:latest"]);
+    expect(image.stderr).toContain(
+      "manifests: --set: image: ghcr.io/kata-containers/kata-install:latest was not published by kata-install's release workflow (it publishes ghcr.io/kata-containers/kata-install:v0.1.0 with this version)",
+    );
+    expect(runCli(["manifests"]).stderr).not.toContain("not published");
   });
 
   it("when every node decides: a RuntimeClass per shim kata-install installs unasked, each selecting its shim's nodes", () => {
@@ -239,8 +252,11 @@ describe("kata-install manifests", () => {
   it("the DaemonSet: kata-deploy's environment, the host at /host, probes, time to clean up", () => {
     const { pod, container, env } = daemonSetOf(docs);
     expect(container.args).toEqual(["install"]);
-    // A moving tag is pulled every time: no cluster of mixed kata-install versions.
-    expect(container).toMatchObject({ image: expect.stringMatching(/:latest$/), imagePullPolicy: "Always" });
+    // The image the release workflow publishes for this version: a tag that never moves.
+    expect(container).toMatchObject({
+      image: "ghcr.io/kata-containers/kata-install:v0.1.0",
+      imagePullPolicy: "IfNotPresent",
+    });
     expect(container.env.find((e) => e.name === "NODE_NAME")).toEqual({
       name: "NODE_NAME",
       valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } },
