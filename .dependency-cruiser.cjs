@@ -22,6 +22,7 @@ const FLOORS = [
     "version",
     "package-root",
     "image-reference",
+    "release-version",
     "schema",
     // The plan as data: its changes and actions, and the schema of its JSON document.
     "changeset",

@@ -10,7 +10,17 @@ import zlib from "node:zlib";
 import type { ReadEntry } from "tar";
 import { ArtifactError, absentAsNull } from "./artifact-error.js";
 import { type ArtifactCatalogue, admits } from "./catalogue.js";
-import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, parseListing } from "./listing.js";
+import {
+  FILES_ANNOTATION,
+  IMAGES_ANNOTATION,
+  type ListedEntry,
+  parseListing,
+  VERSION_ANNOTATION,
+} from "./listing.js";
+
+/** A release version as an annotation may give it: a registry's bytes are checked, not trusted. */
+const VERSION = /^\d+\.\d+\.\d+[A-Za-z0-9.+~-]{0,64}$/;
+
 import { type ArtifactSource, type FileSink, linkInside } from "./source.js";
 
 /** Manifests and indexes are kilobytes (a file list of hundreds of entries included): no more is read. */
@@ -201,6 +211,11 @@ export function imageSource(
       const found: string[] = [];
       for (const name of catalogue.keys()) if (await resolve(name).catch(absentAsNull)) found.push(name);
       return found;
+    },
+    async version() {
+      const meta = await resolve("meta").catch(absentAsNull);
+      const version = meta?.manifest.annotations?.[VERSION_ANNOTATION];
+      return version !== undefined && VERSION.test(version) ? version : undefined;
     },
     /** Compressed layer bytes per image: what a pull of it moves. */
     async sizes(artifacts) {

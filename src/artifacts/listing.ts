@@ -8,6 +8,12 @@ import * as z from "zod/mini";
 export const FILES_ANNOTATION = "io.katacontainers.kata-install.files";
 /** The meta image's annotation that names every image of the release (JSON list of names). */
 export const IMAGES_ANNOTATION = "io.katacontainers.kata-install.images";
+/**
+ * The meta image's annotation (OCI's own) that carries the release's version, as `artifacts split`
+ * read it: its VERSION, its data-collection script, or its tarballs' names — the one a node's plan
+ * cannot read from meta's files when the release ships no VERSION.
+ */
+export const VERSION_ANNOTATION = "org.opencontainers.image.version";
 
 export const ListedEntry = z.union([
   z.strictObject({ path: z.string(), type: z.literal("file"), mode: z.number(), size: z.number() }),

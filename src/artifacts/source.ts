@@ -5,6 +5,8 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileTree } from "../file-tree.js";
+import { readInputText } from "../input-file.js";
+import { VERSION_FILES, versionIn } from "../release-version.js";
 import { ArtifactError } from "./artifact-error.js";
 import { type ArtifactCatalogue, admits } from "./catalogue.js";
 import type { ListedEntry } from "./listing.js";
@@ -36,6 +38,11 @@ export interface ArtifactSource {
   list(artifact: string): Promise<ListedEntry[]>;
   /** Every image of the release this source holds, by name. */
   images(): Promise<string[]>;
+  /**
+   * The release's version as the source records it beside the files (the meta image's version
+   * annotation, or a directory's data-collection script), for a release without VERSION.
+   */
+  version?(): Promise<string | undefined>;
   /**
    * What of these artifacts the source holds the manifests of but could not give (a layer blob
    * missing, or cut short), each said; told without reading the bytes. Absent: a source that cannot
@@ -104,6 +111,16 @@ export function directorySource(dir: string, catalogue: ArtifactCatalogue): Arti
                 : `cannot be read (${code})`;
         throw new ArtifactError(`dir:${dir}: ${why}`);
       }
+    },
+    async version() {
+      // The files say it, in whichever artifact has them: VERSION, or the data-collection script.
+      for (const artifact of await this.images())
+        for (const file of VERSION_FILES) {
+          const read = readInputText(path.join(dir, artifact, "opt", "kata", file), 1 << 20);
+          const version = read.ok ? versionIn(file, read.text) : undefined;
+          if (version) return version;
+        }
+      return undefined;
     },
     async sizes(artifacts) {
       const out = new Map<string, number>();

@@ -9,6 +9,7 @@ import { EXTRA_PREFIX, UNCLAIMED } from "../artifacts/catalogue.js";
 import type { ReleaseTree } from "../artifacts/listing.js";
 import { releaseChains } from "../release/needs.js";
 import { isShimConfig, type Release, releaseFromFiles } from "../release/release.js";
+import { isVersionFile } from "../release-version.js";
 
 /** Where files of no known artifact wait in the staging directory until they are given one. */
 export const UNASSIGNED = ".unassigned";
@@ -54,7 +55,7 @@ export function assignUnknown(
   const problems: string[] = [];
   const files = new Map<string, string>();
   for (const e of entries.values()) {
-    if (e.type !== "file" || (e.file !== "VERSION" && !isShimConfig(e.file))) continue;
+    if (e.type !== "file" || (!isVersionFile(e.file) && !isShimConfig(e.file))) continue;
     files.set(e.file, fs.readFileSync(stagedPath(staging, e), "utf8"));
   }
   const release = releaseFromFiles(files, "the tarballs", null, fallbackVersion);

@@ -22,7 +22,13 @@ import { ArtifactError } from "../artifacts/artifact-error.js";
 import type { ArtifactCatalogue } from "../artifacts/catalogue.js";
 import { UNCLAIMED } from "../artifacts/catalogue.js";
 import { GO_ARCH } from "../artifacts/image-source.js";
-import { FILES_ANNOTATION, IMAGES_ANNOTATION, type ListedEntry, ReleaseTree } from "../artifacts/listing.js";
+import {
+  FILES_ANNOTATION,
+  IMAGES_ANNOTATION,
+  type ListedEntry,
+  ReleaseTree,
+  VERSION_ANNOTATION,
+} from "../artifacts/listing.js";
 import { linkInside } from "../artifacts/source.js";
 import { must } from "../at.js";
 import { tempName } from "../host/exclusive.js";
@@ -366,8 +372,14 @@ async function writeArch(
       .filter((e) => e.owner === artifact)
       .sort((a, b) => (a.file < b.file ? -1 : 1))
       .map(listed);
+    const version = assigned.release.version;
     const annotations: Record<string, string> =
-      artifact === "meta" ? { [IMAGES_ANNOTATION]: JSON.stringify(names.filter((n) => n !== "meta")) } : {};
+      artifact === "meta"
+        ? {
+            [IMAGES_ANNOTATION]: JSON.stringify(names.filter((n) => n !== "meta")),
+            ...(version !== "unknown" ? { [VERSION_ANNOTATION]: version } : {}),
+          }
+        : {};
     const { image, manifest } = await writeImage(
       path.join(staging, artifact),
       layout,

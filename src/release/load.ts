@@ -6,6 +6,7 @@ import type { ListedEntry } from "../artifacts/listing.js";
 import type { ArtifactSource, FileSink } from "../artifacts/source.js";
 import { UserError } from "../errors.js";
 import type { Host } from "../host/host.js";
+import { isVersionFile, VERSION_FILES } from "../release-version.js";
 import type { ArtifactsRecord } from "../state/artifacts-record.js";
 import {
   DEFAULT_CONFIGS,
@@ -27,10 +28,16 @@ export async function releaseFromSource(source: ArtifactSource): Promise<Release
       `${source.description} has no "${META}" image: it holds no Kata release kata-install can read (split one with kata-install artifacts split)`,
     );
   // Read into memory, as every entry of an image is checked on the way: nothing is written.
-  const sink = new MemorySink((file) => file === "VERSION" || isShimConfig(file));
+  const sink = new MemorySink((file) => isVersionFile(file) || isShimConfig(file));
   await source.extract(META, sink);
   const release = {
-    ...releaseFromFiles(sink.files, source.description, await listings(source, names)),
+    // Meta's files say the version, or the source records it (a release without VERSION).
+    ...releaseFromFiles(
+      sink.files,
+      source.description,
+      await listings(source, names),
+      await source.version?.(),
+    ),
     defaultConfigs: sink.defaults,
   };
   if (release.shims.size === 0)
@@ -89,8 +96,10 @@ export async function releaseOnNode(
   const current = `${dir}/current`;
   if ((await host.readlink(current)) === null) return null;
   const files = new Map<string, string>();
-  const version = await host.readText(`${current}/VERSION`);
-  if (version.ok) files.set("VERSION", version.text);
+  for (const file of VERSION_FILES) {
+    const text = await host.readText(`${current}/${file}`);
+    if (text.ok) files.set(file, text.text);
+  }
   for (const sub of [GO_CONFIG_DIR, RUST_CONFIG_DIR]) {
     const listing = await host.readDir(`${current}/${sub}`);
     if (!listing.ok) continue;

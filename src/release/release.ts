@@ -6,6 +6,7 @@
 import type { ListedEntry } from "../artifacts/listing.js";
 import { itemAt, must } from "../at.js";
 import { UserError } from "../errors.js";
+import { VERSION_FILES, versionIn } from "../release-version.js";
 import { type ConfigFile, ConfigFileError, readConfigFile } from "./config-file.js";
 
 /** Where the Go runtime's configurations are, relative to the release's /opt/kata. */
@@ -128,12 +129,16 @@ function runtimeRank(file: string): number {
 }
 
 /**
- * The release's version: its VERSION file. (versions.yaml names the versions of Kata's components,
- * not Kata's own; a release without VERSION is named by its tarballs, see versionFromTarballName.)
+ * The release's version: its VERSION file, else its data-collection script's (release-version.ts).
+ * (versions.yaml names the versions of Kata's components, not Kata's own; a release with neither
+ * is named by its tarballs, see versionFromTarballName.)
  */
 export function versionOf(files: ReadonlyMap<string, string>): string | undefined {
-  const plain = files.get("VERSION")?.trim();
-  if (plain) return plain.split("\n")[0]?.trim();
+  for (const file of VERSION_FILES) {
+    const text = files.get(file);
+    const version = text === undefined ? undefined : versionIn(file, text);
+    if (version) return version;
+  }
   return undefined;
 }
 

@@ -461,6 +461,37 @@ describe("releases of another shape install with no change to kata-install", () 
     expect(tree).toEqual(host.original);
   });
 
+  it("a release that ships no VERSION, its tarball renamed: named by its data-collection script, which the layout records in its meta manifest for the node", async () => {
+    const { dir, tarball } = buildSingleTarball("x86_64", "kata-static.tar.zst", (tree) => {
+      fs.rmSync(path.join(tree, "opt/kata/VERSION"));
+      fs.copyFileSync(
+        "test/fixtures/release/kata-collect-data-3.0.0.sh",
+        path.join(tree, "opt/kata/bin/kata-collect-data.sh"),
+      );
+    });
+    made.push(dir);
+    const layout = path.join(dir, "layout");
+    const split = runCli([
+      "artifacts",
+      "split",
+      tarball,
+      "--arch",
+      "x86_64",
+      "--out",
+      `oci-layout:${layout}`,
+      "--json",
+    ]);
+    expect(split.status, split.stderr).toBe(0);
+    expect(JSON.parse(split.stdout).version).toBe("3.0.0");
+    expect(JSON.parse(fs.readFileSync(path.join(layout, "kata-release.json"), "utf8")).version).toBe("3.0.0");
+    // The plan of a node reads meta, whose files do not say it: the manifest does.
+    const host = await hostOf("x86_64");
+    const plan = runCli(["plan", "--host-root", host.root, "--artifacts", `oci-layout:${layout}`, "--json"]);
+    expect(plan.status, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain("Kata 3.0.0");
+    expect(plan.stdout).not.toContain("Kata unknown");
+  });
+
   it("a newer release: a renamed kernel and image, and a configuration key no kata-install knows, reach the node", async () => {
     const { dir, tarballs } = buildRelease("x86_64", (name, tree) => {
       if (name.startsWith("kata-static-")) {

@@ -3,7 +3,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { baseName, releaseFromFiles, shimOfFile, versionFromTarballName } from "../../src/release/release.js";
+import {
+  baseName,
+  releaseFromFiles,
+  shimOfFile,
+  versionFromTarballName,
+  versionOf,
+} from "../../src/release/release.js";
 import { fixtureRelease } from "../helpers/artifacts.js";
 
 describe("the release's shims", () => {
@@ -73,6 +79,20 @@ describe("the release's version", () => {
     expect(versionFromTarballName("kata-go-static-4.1.0-amd64.tar.zst")).toBe("4.1.0");
     expect(versionFromTarballName("kata-tools-static-4.1.0-amd64.tar.zst")).toBe("4.1.0");
     expect(versionFromTarballName("release.tar")).toBeUndefined();
+  });
+
+  it("without VERSION, is what its data-collection script says (Kata 3.0.0's, as its build makes it)", () => {
+    const script = fs.readFileSync("test/fixtures/release/kata-collect-data-3.0.0.sh", "utf8");
+    const files = new Map([
+      ["share/defaults/kata-containers/configuration-qemu.toml", "[hypervisor.qemu]\n"],
+      ["bin/kata-collect-data.sh", script],
+    ]);
+    expect(versionOf(files)).toBe("3.0.0");
+    // Before a tarball's name; after VERSION.
+    expect(releaseFromFiles(files, "t", null, "9.9.9").version).toBe("3.0.0");
+    expect(versionOf(new Map([...files, ["VERSION", "3.0.1\n"]]))).toBe("3.0.1");
+    // A script that says none (an edited one) says nothing.
+    expect(versionOf(new Map([["bin/kata-collect-data.sh", "#!/bin/sh\n"]]))).toBeUndefined();
   });
 });
 
