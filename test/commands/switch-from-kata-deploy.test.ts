@@ -1,13 +1,15 @@
 // Switching a cluster from kata-deploy, as the README's "Switching a cluster from kata-deploy" says,
 // against the tests' API server with kata-deploy's Helm release stored as Helm stores it and a node
 // it installed, Helm's uninstall and kata-deploy's SIGTERM modelled from their code (helm.ts): Helm
-// forgets its release (its Secrets deleted: no object goes); kubectl apply learns what the chart
+// forgets its release (its Secrets relabelled: Helm finds them by label; no object goes); kubectl apply learns what the chart
 // wrote; then one `kubectl apply` of `manifests` turns kata-deploy's DaemonSet into kata-install's,
 // whole (nothing of the chart's pod left). The rollout SIGTERMs kata-deploy's pod, which asks
 // whether its DaemonSet still selects the node: it does, so it leaves Kata in place; kata-install's
 // pod takes the node over in place, and not one label the chart's RuntimeClasses select goes, or
-// turns false, on the way. A second apply hands the RuntimeClasses over. Going back starts with
-// deleting the DaemonSet: each pod then cleans its node up.
+// turns false, on the way. A second apply hands the RuntimeClasses over. The way back is the same
+// rule the other way: Helm's labels back, one apply of the chart's objects, and kata-install's pods
+// leave their nodes served for kata-deploy's to install over. Deleting the DaemonSet instead removes
+// kata-install: each pod then cleans its node up.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -87,6 +89,58 @@ function manifestsFile(dir: string, name: string, ...set: string[]): { file: str
   return { file, docs: objects(run.stdout) };
 }
 
+/**
+ * Helm's release Secrets relabelled owner=`from` → owner=`to`: Helm finds them by that label, so
+ * relabelled away it forgets the release (the switch's step 1), relabelled back it knows it again
+ * (the way back's).
+ */
+const relabel = (kube: FakeKube, from: string, to: string) =>
+  kube.kubectl(
+    "label",
+    "secret",
+    "-n",
+    "kube-system",
+    "-l",
+    `owner=${from},name=kata-deploy`,
+    `owner=${to}`,
+    "--overwrite",
+  );
+const forget = (kube: FakeKube) => relabel(kube, "helm", "kata-install-switch");
+const remember = (kube: FakeKube) => relabel(kube, "kata-install-switch", "helm");
+
+/** The variables with a value that the DaemonSet's container is given. */
+const envOf = (ds: DaemonSetObj): Record<string, string> =>
+  Object.fromEntries(
+    ((ds.spec.template.spec.containers[0] as Json).env as Array<{ name: string; value?: string }>)
+      .filter((e) => e.value !== undefined)
+      .map((e) => [e.name, e.value as string]),
+  );
+
+/** A node kata-deploy installed (qemu and clh, containerd 1.6: its handlers in config.toml). */
+const kataDeployNode = () =>
+  answeringHost(intelContainerd16(), (root) => {
+    kataDeployTree(artifacts, root, ["qemu", "clh"]);
+    const config = path.join(root, "etc/containerd/config.toml");
+    fs.writeFileSync(
+      config,
+      `${CONTAINERD_V2_MAIN}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}\n${deployHandler("io.containerd.grpc.v1.cri", "clh")}`,
+    );
+    fs.writeFileSync(`${config}.bak`, CONTAINERD_V2_MAIN);
+  });
+
+/** ... labelled by kata-deploy (and with `labels`), its runtime serving kata-deploy's handlers. */
+const servedNode = (labels: Record<string, string>) =>
+  node(
+    "n1",
+    { ...labels, [RUNTIME_LABEL]: "true", [MARK]: "true" },
+    {
+      status: {
+        conditions: [{ type: "Ready", status: "True" }],
+        runtimeHandlers: [{ name: "runc" }, { name: "kata-qemu" }, { name: "kata-clh" }],
+      },
+    },
+  );
+
 const labelsOf = (kube: FakeKube) =>
   (kube.nodes.get("n1") as { metadata: { labels: Record<string, string> } }).metadata.labels;
 const live = (kube: FakeKube, p: string) => kube.objects.get(p) as Json;
@@ -117,32 +171,12 @@ describe("the step an earlier README gave: annotate the live objects keep, then 
 describe("switching a cluster from kata-deploy to kata-install", () => {
   it("one apply turns the DaemonSet into kata-install's; its pod takes the node over without a label lost; the RuntimeClasses follow", async () => {
     // A node kata-deploy installed (qemu and clh, containerd 1.6: its handlers in config.toml).
-    const host = await answeringHost(intelContainerd16(), (root) => {
-      kataDeployTree(artifacts, root, ["qemu", "clh"]);
-      const config = path.join(root, "etc/containerd/config.toml");
-      fs.writeFileSync(
-        config,
-        `${CONTAINERD_V2_MAIN}\n${deployHandler("io.containerd.grpc.v1.cri", "qemu")}\n${deployHandler("io.containerd.grpc.v1.cri", "clh")}`,
-      );
-      fs.writeFileSync(`${config}.bak`, CONTAINERD_V2_MAIN);
-    });
+    const host = await kataDeployNode();
     const kube = await startFakeKube();
     const dir = path.dirname(kube.kubeconfig);
     try {
       // ... labelled by kata-deploy, its runtime serving its handlers; kata-deploy's Helm release.
-      kube.nodes.set(
-        "n1",
-        node(
-          "n1",
-          { team: "infra", [RUNTIME_LABEL]: "true", [MARK]: "true" },
-          {
-            status: {
-              conditions: [{ type: "Ready", status: "True" }],
-              runtimeHandlers: [{ name: "runc" }, { name: "kata-qemu" }, { name: "kata-clh" }],
-            },
-          },
-        ),
-      );
+      kube.nodes.set("n1", servedNode({ team: "infra" }));
       await kube.kubectl("create", "--validate=false", "-f", asHelmCreatesThem(dir));
       storeRelease(kube, "kata-deploy", "kube-system", CHART);
       const chartPod = (live(kube, DS) as DaemonSetObj).spec.template.spec;
@@ -153,11 +187,12 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
         expect(await kataDeployOnSigterm(kube, "n1"), step).toBe("skip");
       await keepsKata("before");
 
-      // 1. Helm forgets its release: its Secrets go, and not one object of it.
-      const before = [...kube.objects.keys()].filter((p) => !p.includes("/secrets/")).sort();
-      await kube.kubectl("delete", "secret", "-n", "kube-system", "-l", "owner=helm,name=kata-deploy");
+      // 1. Helm forgets its release: its Secrets, relabelled, are no longer Helm's to find; not one
+      // object goes, and the record stays for the way back.
+      const before = [...kube.objects.keys()].sort();
+      await forget(kube);
       expect(helmList(kube, "kube-system")).toEqual([]);
-      expect([...kube.objects.keys()].filter((p) => !p.includes("/secrets/")).sort()).toEqual(before);
+      expect([...kube.objects.keys()].sort()).toEqual(before);
       // A helm uninstall now, by mistake, finds nothing to delete.
       expect(helmUninstall(kube, "kata-deploy", "kube-system")).toEqual([]);
       await keepsKata("after step 1");
@@ -201,11 +236,7 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
 
       // kata-install's pod starts on n1, as the DaemonSet now runs it.
       const from = kube.requests.length;
-      const env = Object.fromEntries(
-        ((switched.spec.template.spec.containers[0] as Json).env as Array<{ name: string; value?: string }>)
-          .filter((e) => e.value !== undefined)
-          .map((e) => [e.name, e.value as string]),
-      );
+      const env = envOf(switched);
       // (Its artifacts from a directory: the default registry is not reachable from a test.)
       const start = () =>
         startEntrypoint(podEnv(kube.kubeconfig, host.root, { ...env, ARTIFACTS: `dir:${artifacts}` }));
@@ -257,7 +288,7 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
       expect(await pod.exited).toBe(0);
       expect(pod.stderr()).toContain("SIGTERM: DaemonSet kube-system/kata-deploy still selects n1");
 
-      // Going back begins with deleting the DaemonSet: its pod then cleans its node up (labels first).
+      // Removing kata-install altogether: the DaemonSet deleted, its pod cleans its node up (labels first).
       const again = await start();
       await kube.kubectl("delete", "daemonset", "-n", "kube-system", "kata-deploy");
       again.child.kill("SIGTERM");
@@ -268,6 +299,95 @@ describe("switching a cluster from kata-deploy to kata-install", () => {
       expect(fs.readFileSync(path.join(host.root, "etc/containerd/config.toml"), "utf8")).toBe(
         CONTAINERD_V2_MAIN,
       );
+    } finally {
+      await kube.close();
+    }
+  });
+
+  it("the way back: Helm knows its release again, one apply makes the DaemonSet kata-deploy's; kata-install's pod leaves the node served, and kata-deploy's files land through its links", async () => {
+    const host = await kataDeployNode();
+    const kube = await startFakeKube();
+    const dir = path.dirname(kube.kubeconfig);
+    try {
+      kube.nodes.set("n1", servedNode({}));
+      await kube.kubectl("create", "--validate=false", "-f", asHelmCreatesThem(dir));
+      storeRelease(kube, "kata-deploy", "kube-system", CHART);
+      // The switch, as the test above takes it.
+      await forget(kube);
+      await kube.kubectl("apply", "set-last-applied", "--create-annotation", "-f", MANIFEST);
+      await kube.kubectl(
+        "apply",
+        "--validate=false",
+        "-f",
+        manifestsFile(dir, "switch.yaml", "runtime_classes.create=false").file,
+      );
+      const env = envOf(live(kube, DS) as DaemonSetObj);
+      const pod = await startEntrypoint(
+        podEnv(kube.kubeconfig, host.root, { ...env, ARTIFACTS: `dir:${artifacts}` }),
+      );
+      await kube.kubectl("apply", "--validate=false", "-f", manifestsFile(dir, "all.yaml").file);
+      const served = labelsOf(kube);
+      expect(served["katacontainers.io/shim.qemu"]).toBe("true");
+      const configFile = path.join(host.root, "etc/containerd/config.toml");
+      const config = fs.readFileSync(configFile, "utf8");
+      const keepsKata = async (step: string) =>
+        expect(await kataDeployOnSigterm(kube, "n1"), step).toBe("skip");
+
+      // Back, 1: Helm knows its release again (its Secrets labelled its own); nothing else changes.
+      const objects = JSON.stringify([...kube.objects.entries()].filter(([p]) => !p.includes("/secrets/")));
+      await remember(kube);
+      expect(helmList(kube, "kube-system")).toEqual(["kata-deploy"]);
+      expect(JSON.stringify([...kube.objects.entries()].filter(([p]) => !p.includes("/secrets/")))).toBe(
+        objects,
+      );
+      await keepsKata("way back, step 1");
+      // 2. The chart's objects as Helm stored them (helm get manifest, saved before the switch): one
+      // apply, whose last-applied is kata-install's, so that nothing of kata-install's stays in them.
+      await kube.kubectl("apply", "--validate=false", "-f", MANIFEST);
+      await keepsKata("way back, step 2");
+      const back = live(kube, DS) as DaemonSetObj;
+      expect(back.spec.template.spec.containers.map((c) => c.name)).toEqual(["kube-kata"]);
+      expect(back.spec.template.spec.volumes).toEqual(
+        (
+          parseAllDocuments(CHART)
+            .map((d) => d.toJS())
+            .find((d) => d?.kind === "DaemonSet") as DaemonSetObj
+        ).spec.template.spec.volumes,
+      );
+      const rc = (name: string) =>
+        live(kube, `/apis/node.k8s.io/v1/runtimeclasses/${name}`) as Obj & {
+          scheduling: { nodeSelector: Record<string, string> };
+        };
+      expect(rc("kata-qemu").scheduling.nodeSelector).toEqual({ [RUNTIME_LABEL]: "true", [MARK]: "true" });
+
+      // The rollout SIGTERMs kata-install's pod: the DaemonSet of its name still selects n1, so it
+      // leaves the node as it is — its Kata, its handlers, every label the chart's classes select.
+      pod.child.kill("SIGTERM");
+      expect(await pod.exited).toBe(0);
+      expect(pod.stderr()).toContain("SIGTERM: DaemonSet kube-system/kata-deploy still selects n1");
+      expect(labelsOf(kube)).toEqual(served);
+      for (const [k, v] of Object.entries(rc("kata-qemu").scheduling.nodeSelector))
+        expect(labelsOf(kube)[k]).toBe(v);
+      expect(fs.readFileSync(configFile, "utf8")).toBe(config);
+
+      // kata-deploy's pod then installs over it. Its extraction (binary/src/artifacts/install.rs:
+      // extract_tarball @ 4.1.0, :857-860 and :928-940) makes each directory with create_dir_all,
+      // which follows kata-install's links (bin -> current/bin), and each file by removing what is
+      // at its path, then unpacking: its files land in the version the links lead to, and a running
+      // VM's open binary keeps its bytes.
+      const shim = path.join(host.root, "opt/kata/bin/containerd-shim-kata-v2");
+      const running = fs.openSync(shim, "r");
+      const before = fs.readFileSync(shim);
+      try {
+        fs.mkdirSync(path.join(host.root, "opt/kata/bin"), { recursive: true });
+        fs.rmSync(shim);
+        fs.writeFileSync(shim, "kata-deploy 4.1.0's shim\n");
+        expect(fs.realpathSync(shim)).toMatch(/\/opt\/kata\/versions\/[^/]+\/bin\/containerd-shim-kata-v2$/);
+        expect(fs.readFileSync(shim, "utf8")).toBe("kata-deploy 4.1.0's shim\n");
+        expect(Buffer.compare(fs.readFileSync(running), before)).toBe(0);
+      } finally {
+        fs.closeSync(running);
+      }
     } finally {
       await kube.close();
     }

@@ -77,12 +77,18 @@ function pathOf(doc: Json, namespace: string): string {
 /**
  * `helm uninstall <name> -n namespace [--no-hooks]`: every object of the *stored* manifest deleted
  * but those it annotates keep (live annotations count for nothing), then the release's Secrets.
- * Returns the API paths it deleted. Nothing at all when Helm has no such release.
+ * Returns the API paths it deleted. Nothing at all when Helm has no such release: it finds a
+ * release's Secrets by their labels owner=helm and name (pkg/storage/storage.go:153-156 History →
+ * driver/secrets.go:113-131 Query, a label selector), never by their names.
  */
 export function helmUninstall(kube: FakeKube, name: string, namespace: string): string[] {
-  const secrets = [...kube.objects.keys()].filter((p) =>
-    p.startsWith(secretPath(namespace, `sh.helm.release.v1.${name}.v`)),
-  );
+  const secrets = [...kube.objects.entries()]
+    .filter(([p, object]) => {
+      if (!p.startsWith(`/api/v1/namespaces/${namespace}/secrets/`)) return false;
+      const labels = ((object as Json).metadata as Json).labels as Record<string, string> | undefined;
+      return labels?.owner === "helm" && labels.name === name;
+    })
+    .map(([p]) => p);
   if (secrets.length === 0) return [];
   const latest = secrets.sort().at(-1) as string;
   const data = ((kube.objects.get(latest) as Json).data as Record<string, string>).release as string;
