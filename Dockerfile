@@ -2,8 +2,14 @@
 # group of commands and the large libraries, every dependency inside) with its templates, rules and artifact catalogue,
 # on a small Node base. Built without a Docker engine by scripts/image.sh (buildah) in CI.
 
-# Build as an unprivileged user: npm's install scripts never run as root.
-FROM docker.io/library/node:20-bookworm-slim AS build
+# The bases: the official Node image for each platform (docker buildx, the release workflow), or
+# those scripts/image.sh makes locally (--build-arg BUILD_BASE=… BASE=…: Debian's nodejs).
+ARG BUILD_BASE=docker.io/library/node:20-bookworm-slim
+ARG BASE=docker.io/library/node:20-bookworm-slim
+
+# Build as an unprivileged user: npm's install scripts never run as root. On the build machine's
+# platform: the bundle is the same JavaScript for every platform.
+FROM --platform=$BUILDPLATFORM ${BUILD_BASE} AS build
 # A CA file for npm where the registry is reached through a TLS-inspecting proxy (scripts/image.sh).
 ARG npm_config_cafile
 ARG NODE_EXTRA_CA_CERTS
@@ -21,9 +27,9 @@ COPY --chown=node:node rules ./rules
 COPY --chown=node:node artifacts ./artifacts
 RUN node scripts/build.mjs
 
-# The runtime image: the bundle and its data, no node_modules. It runs as root because it installs
-# on the host (mounted at /host), as kata-deploy does.
-FROM docker.io/library/node:20-bookworm-slim
+# The runtime image, for the target platform: the bundle and its data, no node_modules. It runs as
+# root because it installs on the host (mounted at /host), as kata-deploy does.
+FROM --platform=$TARGETPLATFORM ${BASE}
 WORKDIR /opt/kata-install
 COPY --from=build /src/dist ./dist
 COPY package.json ./

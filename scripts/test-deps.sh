@@ -49,7 +49,8 @@ tool tests python3 python3 "binds the Unix sockets of test hosts' runtimes (most
 tool tests ldd libc-bin "lists the libraries a binary needs for the chroot test (host/host)"
 tool tests kubectl kubernetes-client "talks to the tests' small Kubernetes API server (kube/node-labels, commands/manifests)"
 tool image buildah buildah "builds the image from the Dockerfile without a Docker engine"
-tool image mmdebstrap mmdebstrap "makes the base image the Dockerfile names (no image registry is reachable in CI)"
+tool image mmdebstrap mmdebstrap "makes the base images the Dockerfile is given (no image registry is reachable in CI)"
+tool image qemu-aarch64-static qemu-user-static "runs arm64 binaries, to build and check the arm64 image on an amd64 machine"
 
 if $list || [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 
