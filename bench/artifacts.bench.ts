@@ -7,12 +7,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadArtifactCatalogue } from "../src/artifacts/catalogue.js";
-import { ociLayoutSource } from "../src/artifacts/oci-layout.js";
-import { Host } from "../src/host/host.js";
-import { journalFor } from "../src/install/journal.js";
 import { splitRelease } from "../src/install/split.js";
-import { installArtifacts } from "../src/install/switch.js";
-import { median } from "./timing.js";
+import { median, pullInto } from "./timing.js";
 
 const MB = Number(process.env.BENCH_MB ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -65,18 +61,7 @@ function floor(target: string): number {
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
-async function install(layout: string, root: string): Promise<number> {
-  fs.mkdirSync(root);
-  const started = process.hrtime.bigint();
-  await installArtifacts(
-    journalFor(new Host({ root }), "/opt/kata"),
-    "/opt/kata",
-    ociLayoutSource(layout, catalogue, "x86_64"),
-    ["qemu"],
-  );
-  execFileSync("sync");
-  return Number(process.hrtime.bigint() - started) / 1e6;
-}
+const install = (layout: string, root: string) => pullInto(layout, root, ["qemu"], catalogue);
 
 const floors: number[] = [];
 const runs = { tar: [] as number[], gzip: [] as number[] };

@@ -1,6 +1,12 @@
 // Timing a command against `node -e 0`, interleaved in one process so that a busy machine slows
 // both alike; the figure is the ratio of their medians.
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import type { ArtifactCatalogue } from "../src/artifacts/catalogue.js";
+import { ociLayoutSource } from "../src/artifacts/oci-layout.js";
+import { Host } from "../src/host/host.js";
+import { journalFor } from "../src/install/journal.js";
+import { installArtifacts } from "../src/install/switch.js";
 
 /**
  * The environment every timed process runs in: this one's without NODE_EXTRA_CA_CERTS. Node 20
@@ -45,4 +51,26 @@ export function compare(label: string, args: string[], rounds: number): void {
     `${label}: median ${median(measured).toFixed(1)} ms, fastest ${Math.min(...measured).toFixed(1)} ms`,
   );
   console.log(`ratio: ${ratio.toFixed(2)}x of medians, ${fastest.toFixed(2)}x of fastest runs`);
+}
+
+/**
+ * Artifacts pulled into a fresh host root from an OCI layout, in this process (installArtifacts:
+ * staged, switched in), then `sync`: the milliseconds it took.
+ */
+export async function pullInto(
+  layout: string,
+  root: string,
+  artifacts: string[],
+  catalogue: ArtifactCatalogue,
+): Promise<number> {
+  fs.mkdirSync(root);
+  const started = process.hrtime.bigint();
+  await installArtifacts(
+    journalFor(new Host({ root }), "/opt/kata"),
+    "/opt/kata",
+    ociLayoutSource(layout, catalogue, "x86_64"),
+    artifacts,
+  );
+  spawnSync("sync");
+  return Number(process.hrtime.bigint() - started) / 1e6;
 }

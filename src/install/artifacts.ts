@@ -104,6 +104,34 @@ export function stagingPath(prefix: string, id: string): string {
 }
 
 /**
+ * How many artifacts are staged at once. Two: one layer's inflating (zlib, on libuv's pool) and
+ * hashing (a worker) run while another's files are written — a qemu node's six images staged from
+ * gzip layers in 8 % less time, the whole install 19 % (bench/qemu-node.bench.ts); more only queue
+ * for the same cores and the same disk.
+ */
+const STAGING_AT_ONCE = 2;
+
+/**
+ * `work` for each item, `limit` at a time, in order of start; the first failure is thrown once the
+ * work in flight has ended (none is cut off half-written), and nothing further starts after it.
+ */
+async function eachAtOnce<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  let failure: { error: unknown } | null = null;
+  const lane = async () => {
+    for (let item = queue.shift(); item !== undefined && failure === null; item = queue.shift()) {
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure !== null) throw (failure as { error: unknown }).error;
+}
+
+/**
  * Stream the artifacts into versions/<id>.partial, renamed to versions/<id> when complete. On a
  * refusal the partial directory goes and the error stands; the caller removes directories it made.
  */
@@ -127,19 +155,21 @@ export async function stageVersion(
   mkdirOwn(partial, staging);
   const into = new StagingDir(partial);
   const reused: string[] = [];
-  try {
-    for (const artifact of [...artifacts].sort()) {
-      const { reuse } = options;
-      if (reuse?.artifacts.has(artifact) && (await reuseArtifact(source, artifact, reuse.dir, into))) {
-        reused.push(artifact);
-        continue;
-      }
-      await source.extract(artifact, into);
+  const one = async (artifact: string) => {
+    const { reuse } = options;
+    if (reuse?.artifacts.has(artifact) && (await reuseArtifact(source, artifact, reuse.dir, into))) {
+      reused.push(artifact);
+      return;
     }
+    await source.extract(artifact, into);
+  };
+  try {
+    await eachAtOnce([...artifacts].sort(), STAGING_AT_ONCE, one);
   } catch (error) {
     fs.rmSync(partial, { recursive: true, force: true });
     throw error;
   }
+  reused.sort();
   // Without the rename (a repair takes files from it), `dir` is the staging directory's real path.
   if (options.rename === false)
     return { id, dir: partial, files: into.files, bytes: into.bytes, copied: true, reused };
