@@ -33,7 +33,18 @@ function install(layout: string, root: string): { ms: number; stdout: string } {
   const run = spawnSync(
     process.execPath,
     // BENCH_NODE_ARGS: for a look inside (--cpu-prof --cpu-prof-dir=DIR).
-    [...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), cli, "install", "--host-root", root, "--artifacts", `oci-layout:${layout}`, "--shims", "qemu", "--json"],
+    [
+      ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+      cli,
+      "install",
+      "--host-root",
+      root,
+      "--artifacts",
+      `oci-layout:${layout}`,
+      "--shims",
+      "qemu",
+      "--json",
+    ],
     { encoding: "utf8", env: benchEnv() },
   );
   if (run.status !== 0) throw new Error(`install failed: ${run.stderr}`);

@@ -38,7 +38,7 @@ describe("an image reference, as distribution's grammar has it", () => {
       tag: "v0.1.0",
     });
     expect(splitReference("localhost:5000/kata")).toEqual({ repository: "localhost:5000/kata", tag: null });
-    expect(splitReference("localhost:5000/kata:1@sha256:" + "a".repeat(64))).toEqual({
+    expect(splitReference(`localhost:5000/kata:1@sha256:${"a".repeat(64)}`)).toEqual({
       repository: "localhost:5000/kata",
       tag: "1",
     });
