@@ -5,7 +5,6 @@
 //   dist/commands/<group>.js one file per group of commands, everything it runs inside, each
 //                            loaded only when one of its commands runs (no state crosses groups:
 //                            a run is one command, and errors are told apart by name, not class);
-//   dist/commands/report-scan.cjs  report's worker threads' code (src/report/scan-worker.ts);
 //   dist/lib/<name>.js       the large libraries only some runs need (the Kubernetes client, tar,
 //                            listr2, nunjucks, gRPC), loaded when first asked for.
 // Type-checking is `tsc --noEmit` (npm run check).
@@ -64,15 +63,6 @@ await build({
   entryPoints: GROUPS.map((group) => ({ in: `src/commands/${group}.ts`, out: group })),
   outdir: "dist/commands",
   plugins: [external("libraries", libFilter, (p) => `../lib/${LIBS[p]}.js`)],
-});
-// report's worker threads: the scan alone (no schema, no rules), beside the group that starts them.
-// CommonJS: a worker that loads an ES module starts Node's ES module loader first (~5 ms each).
-await build({
-  ...common,
-  format: "cjs",
-  banner: {},
-  entryPoints: ["src/report/scan-worker.ts"],
-  outfile: "dist/commands/report-scan.cjs",
 });
 await build({
   ...common,

@@ -2,7 +2,6 @@
 // container's entrypoint.
 import { type Command, Option } from "commander";
 import { STRATEGY_NAMES as STRATEGIES } from "../host/strategy-names.js";
-import { startEarly } from "../report/scan-start.js";
 import type { Out } from "./options.js";
 
 /** report: many nodes at once. */
@@ -47,10 +46,8 @@ Examples:
 Each API request has 30 s to answer (KATA_INSTALL_KUBE_TIMEOUT, in seconds).`,
     )
     .action(async (options) => {
-      // The scanning threads first: their start overlaps loading the command's modules and rules.
-      const scanners = options.factsDir === undefined ? undefined : startEarly(options.factsDir, process.env);
       const { runReport } = await import("../commands/report.js");
-      process.exitCode = await runReport(options, out, scanners);
+      process.exitCode = await runReport(options, out);
     });
 }
 

@@ -5,7 +5,6 @@ import { UserError } from "../errors.js";
 import { prepare } from "../inputs/prepare.js";
 import { indented, renderOverrides, renderPoolOverrides, renderReport } from "../output/report.js";
 import { buildReport } from "../report/report.js";
-import type { Scanners } from "../report/scan-start.js";
 import { fromCluster, fromFactsDir, type Loaded } from "../report/sources.js";
 import { writeFileAtomically } from "../write-file.js";
 
@@ -19,12 +18,7 @@ export interface ReportOptions {
   installSuffix?: string;
 }
 
-/** `scanners`: report's scanning threads, when the CLI started them before loading this (scan-start.ts). */
-export async function runReport(
-  options: ReportOptions,
-  out: (text: string) => void,
-  scanners?: Scanners,
-): Promise<number> {
+export async function runReport(options: ReportOptions, out: (text: string) => void): Promise<number> {
   if (options.factsDir !== undefined && options.kubeconfig !== undefined)
     throw new UserError(
       "report: --facts-dir and --kubeconfig are two sources of nodes: give one (a report compares the nodes of one)",
@@ -45,7 +39,7 @@ export async function runReport(
     if (!stats.isDirectory()) throw new UserError(`--facts-dir ${options.factsDir}: not a directory`);
     // No environment and no node's overrides file: each node as its facts alone decide it.
     const prepared = await prepare({ hostRoot: "/", env: {}, overrides: options.overrides ?? null });
-    loaded = await fromFactsDir(options.factsDir, prepared, process.env, scanners);
+    loaded = await fromFactsDir(options.factsDir, prepared);
     from = `facts in ${options.factsDir}${options.overrides !== undefined ? `, decided with the overrides in ${options.overrides}` : ""}`;
   } else {
     const { kubeApi } = await import("../kube/api.js");

@@ -23,5 +23,5 @@ export function decisionFacts(rules: RuleSet): string[] {
 }
 
 // The values of those facts on a node, as one comparable string: scan.ts's fingerprint (kept with
-// the scan, which worker threads run without the rules).
+// the scan, which runs without the rules).
 export { fingerprint } from "./scan.js";

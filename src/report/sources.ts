@@ -23,9 +23,7 @@ import { defaultSharedFs } from "../render/kata-config.js";
 import type { NodeEntry } from "./entry.js";
 import { decisionFacts } from "./fingerprint.js";
 import type { ClusterReport } from "./report.js";
-import { fingerprint, keyPaths, type ScanContext } from "./scan.js";
-import { scanWith } from "./scan-run.js";
-import { listFacts, type Scanners, startScanners, THREADS_VARIABLE, threadsFor } from "./scan-start.js";
+import { fingerprint, keyPaths, listFacts, type ScanContext, scanAll } from "./scan.js";
 
 export interface Loaded {
   nodes: NodeEntry[];
@@ -36,30 +34,16 @@ export interface Loaded {
   decisions: number;
 }
 
-export async function fromFactsDir(
-  dir: string,
-  prepared: Prepared,
-  env: Readonly<Record<string, string | undefined>> = {},
-  started?: Scanners,
-): Promise<Loaded> {
-  let scanners = started;
-  if (scanners === undefined) {
-    let files: Array<[string, string]>;
-    try {
-      files = listFacts(dir);
-    } catch (error) {
-      throw new UserError(`--facts-dir ${dir}: ${failure(error).reason}`);
-    }
-    const threads = threadsFor(files.length, env);
-    if (threads === null)
-      throw new UserError(
-        `${THREADS_VARIABLE}: expected a number of threads from 1 to 64, got "${env[THREADS_VARIABLE]?.trim()}"`,
-      );
-    scanners = startScanners(files, threads);
+export async function fromFactsDir(dir: string, prepared: Prepared): Promise<Loaded> {
+  let files: Array<[string, string]>;
+  try {
+    files = listFacts(dir);
+  } catch (error) {
+    throw new UserError(`--facts-dir ${dir}: ${failure(error).reason}`);
   }
   const ctx = scanContext(prepared.rules);
   const { paths, factPaths } = ctx;
-  const scanned = await scanWith(scanners, ctx);
+  const scanned = scanAll(files, ctx);
   const decided = new Map<string, Decision>();
   const sharedFs = (shim: string) => defaultSharedFs(prepared.catalog, shim);
   // One summary per part and decision: nodes of one kind share it, and buildReport reads it once.

@@ -189,9 +189,9 @@ describe("kata-install report --facts-dir", async () => {
   });
 });
 
-describe("kata-install report --facts-dir on several threads (what thousands of files get)", async () => {
-  // A mixed fleet, with what the main thread must read itself: an earlier kata-install's document
-  // (a source missing, the runtime without its family), one not JSON, one of a newer schema.
+describe("kata-install report --facts-dir, with what the full path must read itself", async () => {
+  // A mixed fleet, with an earlier kata-install's document (a source missing, the runtime without
+  // its family), one not JSON, one of a newer schema.
   const dir = await factsDir(40, { 6: [containerd2], 9: [withoutVirtiofs] }, [
     intelContainerd16,
     amdSnpCrio,
@@ -209,11 +209,9 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
     d.schemaVersion = 99;
   });
   fs.writeFileSync(path.join(dir, "n0021.json"), "{ not json");
-  const report = (threads: string) =>
-    runCli(["report", "--facts-dir", dir, "--json"], { env: { KATA_INSTALL_REPORT_THREADS: threads } });
 
-  it("the same report, byte for byte, as on one thread", () => {
-    const one = report("1");
+  it("reads the rest, says what each left-out file lacks, and exits 1", () => {
+    const one = runCli(["report", "--facts-dir", dir, "--json"]);
     expect(one.status, one.stderr).toBe(1); // n0013 and n0021, left out
     const doc = JSON.parse(one.stdout);
     expect(doc.nodes).toHaveLength(38);
@@ -225,28 +223,17 @@ describe("kata-install report --facts-dir on several threads (what thousands of 
     expect(doc.partial).toEqual([
       { source: path.join(dir, "n0005.json"), reason: expect.stringMatching(/^no iommu facts in it/) },
     ]);
-    for (const threads of ["2", "3"]) expect(report(threads).stdout).toBe(one.stdout);
   });
 
-  it("a run refused once its threads have started ends, saying why (they keep no run alive)", () => {
+  it("a run refused on its options ends at once, saying why", () => {
     for (const refused of [
       ["--kubeconfig", "/nowhere"],
       ["--overrides", path.join(dir, "nowhere.toml")],
     ]) {
-      const run = runCli(["report", "--facts-dir", dir, ...refused], {
-        env: { KATA_INSTALL_REPORT_THREADS: "2" },
-      });
+      const run = runCli(["report", "--facts-dir", dir, ...refused]);
       expect(run.status, run.stderr).toBe(1);
       expect(run.stderr).toMatch(/two sources of nodes: give one|overrides file cannot be read/);
     }
-  });
-
-  it("a number of threads that is not one is refused, naming the variable", () => {
-    const run = report("0");
-    expect(run.status).toBe(1);
-    expect(run.stderr).toContain(
-      'KATA_INSTALL_REPORT_THREADS: expected a number of threads from 1 to 64, got "0"',
-    );
   });
 });
 

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { listFacts, threadsFor } from "../../src/report/scan-start.js";
+import { listFacts } from "../../src/report/scan.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kata-install-list-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -27,13 +27,4 @@ describe("listFacts", () => {
       );
     },
   );
-});
-
-describe("threadsFor", () => {
-  it("one thread for few files, the variable's number when it is one, else null", () => {
-    expect(threadsFor(10, {})).toBe(1);
-    expect(threadsFor(10, { KATA_INSTALL_REPORT_THREADS: " 3 " })).toBe(3);
-    expect(threadsFor(10, { KATA_INSTALL_REPORT_THREADS: "0" })).toBeNull();
-    expect(threadsFor(10, { KATA_INSTALL_REPORT_THREADS: "two" })).toBeNull();
-  });
 });
