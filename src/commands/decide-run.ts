@@ -9,7 +9,7 @@ import { detectFacts, type Facts } from "../detect/facts.js";
 import { loadFacts } from "../detect/load.js";
 import { openHost } from "../host/open.js";
 import { type DecideOptions, prepare } from "../inputs/prepare.js";
-import type { DecideCommandOptions } from "../pipeline.js";
+import type { DecideCommandOptions } from "../pipeline/pipeline.js";
 import { readRelease } from "../release-read.js";
 
 export async function runDecide(options: DecideCommandOptions, env?: DecideOptions["env"]) {

@@ -29,7 +29,7 @@ import type { Selection } from "../kube/selects.js";
 import { handlersServed } from "../kube/served.js";
 import { publishedFactPaths, summarize } from "../kube/summary.js";
 import { liftStartupTaints } from "../kube/taints.js";
-import type { Planned } from "../pipeline.js";
+import type { Planned } from "../pipeline/pipeline.js";
 import { defaultSharedFs } from "../render/kata-config.js";
 import { nfdFeatures } from "./facts.js";
 import { runInstall } from "./install.js";

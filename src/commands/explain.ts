@@ -13,8 +13,8 @@ import { valueAt } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import { asWritten, baseTable } from "../render/kata-config.js";
 import { ignoredKey } from "../render/kata-loader.js";
+import { nodeDropIns, setOnNode } from "../render/node-drop-ins.js";
 import { type DecideCommandOptions, runDecide } from "./decide-run.js";
-import { nodeDropIns, setOnNode } from "./node-drop-ins.js";
 
 /** The release's file of a shim as a source: where every value starts. */
 function releaseSource(release: Release, shim: string): Source {

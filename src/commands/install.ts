@@ -23,9 +23,8 @@ import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
 import { reachedAs } from "../install/version-files.js";
 import { planDocument, refusalHint, renderPlan, transferLine } from "../output/plan.js";
-import { type Planned, planPipeline } from "../pipeline.js";
+import { type Planned, planPipeline } from "../pipeline/pipeline.js";
 import { JOURNAL_DIR } from "../state/places.js";
-import { withArtifactSource } from "./artifact-source.js";
 import type { DecideCommandOptions } from "./decide-run.js";
 import { runPlan } from "./plan.js";
 import type { PlanOptions } from "./plan-options.js";
@@ -98,7 +97,7 @@ export async function runInstall(
     const recovered = dryRun ? false : await recover(store);
     const probes = await ProbeCache.load(host, prefix);
     const planned = await planPipeline(options, env, { prepared, host, probes });
-    const source = await withArtifactSource(planned, store);
+    const source = planned.source;
     const asSaved = saved
       ? await saved.refuseIfMoved(planned, {
           hostRoot: options.hostRoot,

@@ -1,12 +1,8 @@
-import type { ArtifactSource } from "../artifacts/source.js";
-import { installDirFromEnv } from "../decide/layout.js";
 import { UserError } from "../errors.js";
-import { journalFor } from "../install/journal.js";
 import { recordingEnv } from "../install/plan-inputs.js";
 import { toJson } from "../json-text.js";
 import { planDocument, planExitCode, renderPlan } from "../output/plan.js";
-import { planPipeline } from "../pipeline.js";
-import { withArtifactSource } from "./artifact-source.js";
+import { planPipeline } from "../pipeline/pipeline.js";
 import type { PlanOptions } from "./plan-options.js";
 
 export async function runPlan(options: PlanOptions, out: (text: string) => void): Promise<number> {
@@ -17,13 +13,7 @@ export async function runPlan(options: PlanOptions, out: (text: string) => void)
   // The variables the plan reads are remembered: a saved plan keeps their hashes.
   const env = recordingEnv(process.env);
   const planned = await planPipeline(options, env.env);
-  let source: ArtifactSource | null = null;
-  if (options.facts === undefined) {
-    // The artifact source (if any) and the check of every path the configurations name.
-    const store = journalFor(planned.host, installDirFromEnv(env.env));
-    source = await withArtifactSource(planned, store);
-  }
-  const { decision, changeset } = planned;
+  const { decision, changeset, source } = planned;
   const doc = planDocument(decision, changeset);
   // Saved (or said why not) after the plan, which is printed as usual: --json stays one document.
   const saved =

@@ -27,7 +27,7 @@ import {
   writeSavedPlan,
 } from "../install/saved-plan.js";
 import { planDocument } from "../output/plan.js";
-import type { Planned } from "../pipeline.js";
+import type { Planned } from "../pipeline/pipeline.js";
 import { PlanJson } from "../plan-schema.js";
 import type { PlanOptions } from "./plan-options.js";
 

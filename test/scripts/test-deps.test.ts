@@ -82,6 +82,7 @@ describe("scripts/test-deps.sh", () => {
     expect(listed("image")).toEqual([
       ["buildah", "buildah"],
       ["mmdebstrap", "mmdebstrap"],
+      ["qemu-aarch64-static", "qemu-user-static"],
     ]);
   });
 

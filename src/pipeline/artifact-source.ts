@@ -1,8 +1,7 @@
-// `--artifacts`: where the artifact sub-containers come from, and what the plan learns from it (a
-// new release there, shown as pulls; the check of every path the configurations name). Shared by
-// `plan`, `install --dry-run` and `install`.
+// The plan's last stage, for a plan of the node itself: what it learns from `--artifacts` (a new
+// release there, shown as pulls; the check of every path the configurations name) and of the
+// install directory. Run by the pipeline, for `plan`, `install --dry-run` and `install` alike.
 import { loadArtifactCatalogue } from "../artifacts/catalogue.js";
-import type { ArtifactSource } from "../artifacts/source.js";
 import type { Check } from "../decide/decision.js";
 import { installDir } from "../decide/layout.js";
 import { foreignInVersion } from "../install/artifacts.js";
@@ -13,18 +12,15 @@ import { deployTree } from "../install/takeover-tree.js";
 import { withArtifactUpgrade } from "../install/upgrade.js";
 import { NOTHING_REUSED, verifyPlanned } from "../install/verify.js";
 import { reachedAs } from "../install/version-files.js";
-import type { Planned } from "../pipeline.js";
-import { nodeDropIns, replacedCheck } from "./node-drop-ins.js";
+import { nodeDropIns, replacedCheck } from "../render/node-drop-ins.js";
+import type { Planned } from "./planned.js";
 
 /**
  * What the plan learns beyond the decision: whether the prefix is kata-install's to write; the
  * source `--artifacts` names (with it, a new release there shows as pulls; null without); and
  * whether every file the configurations name will be there.
  */
-export async function withArtifactSource(
-  planned: Planned,
-  store: JournalStore,
-): Promise<ArtifactSource | null> {
+export async function withArtifactSource(planned: Planned, store: JournalStore): Promise<void> {
   // The prefix first: what is there that is not ours would stop the install, so it stops the plan.
   const restart = planned.changeset.actions.find(
     (a) => a.kind === "restart-runtime" || a.kind === "reload-runtime",
@@ -142,7 +138,6 @@ export async function withArtifactSource(
   if (replaced !== null) planned.decision.checks.push(replaced);
   const unpinned = unpinnedCheck(planned, journal?.flagShims);
   if (unpinned !== null) planned.decision.checks.push(unpinned);
-  return source;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Check, Decision } from "../decide/decision.js";
 import { DECIDED_DROP_IN, handlersFor } from "../decide/layout.js";
 import { type Decided, describeSource } from "../decide/provenance.js";
 import type { Host } from "../host/host.js";
-import { show } from "../output/explain.js";
+import { toJson } from "../json-text.js";
 import { parseKataToml, valueAt } from "../release/config-file.js";
 import { readDropIns } from "../release/drop-in-dir.js";
 
@@ -99,9 +99,9 @@ export function replacedCheck(
         .at(-1);
       // Held against what kata-install's drop-in says (a list it joined to the release's, say).
       const written = valueAt(read.ours.get(handler) ?? {}, key) ?? decided.value;
-      if (last !== undefined && show(last.value) !== show(written))
+      if (last !== undefined && shown(last.value) !== shown(written))
         replaced.push(
-          `${handler}: ${key} = ${show(last.value)} (${last.file}) over ${show(written)} (${describeSource(decided.source)})`,
+          `${handler}: ${key} = ${shown(last.value)} (${last.file}) over ${shown(written)} (${describeSource(decided.source)})`,
         );
     }
   if (replaced.length === 0) return null;
@@ -113,4 +113,9 @@ export function replacedCheck(
     hint: "give the value in the overrides file ([config.<shim>]), where it is checked against the node and the release, and remove the drop-in; or remove the drop-in",
     rule: "install",
   };
+}
+
+/** A value as the plan shows it: its JSON. */
+function shown(value: unknown): string {
+  return toJson(value) ?? "undefined";
 }

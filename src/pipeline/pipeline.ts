@@ -2,26 +2,26 @@
 // (listr2's live view on a terminal, plain lines otherwise), so stdout stays clean for the plan or
 // its JSON. The stage functions know nothing of this: each stage calls one and keeps its result.
 
-import { parseArtifactSpecifier } from "./artifacts/open-source.js";
-import type { ArtifactSource } from "./artifacts/source.js";
-import type { Changeset } from "./changeset.js";
-import type { Catalog } from "./decide/catalog.js";
-import { decideFor, type Prepared } from "./decide/decide-for.js";
-import type { Decision } from "./decide/decision.js";
-import { installDir, installDirFromEnv } from "./decide/layout.js";
-import { detectOptionsFromEnv } from "./detect/context.js";
-import { detectFacts, type Facts } from "./detect/facts.js";
-import { loadFacts } from "./detect/load.js";
-import { ProbeCache } from "./detect/probe-cache.js";
-import type { StrategyName } from "./host/command.js";
-import type { Host } from "./host/host.js";
-import { factsOnlyHost, openHost } from "./host/open.js";
-import { prepare } from "./inputs/prepare.js";
-import { installedState, journalFor } from "./install/journal.js";
-import type { Release } from "./release/release.js";
-import { readRelease } from "./release-read.js";
-import { render } from "./render/render.js";
-import { loadTemplates, type Templates } from "./render/templates.js";
+import { parseArtifactSpecifier } from "../artifacts/open-source.js";
+import type { Changeset } from "../changeset.js";
+import type { Catalog } from "../decide/catalog.js";
+import { decideFor, type Prepared } from "../decide/decide-for.js";
+import type { Decision } from "../decide/decision.js";
+import { installDir, installDirFromEnv } from "../decide/layout.js";
+import { detectOptionsFromEnv } from "../detect/context.js";
+import { detectFacts, type Facts } from "../detect/facts.js";
+import { loadFacts } from "../detect/load.js";
+import { ProbeCache } from "../detect/probe-cache.js";
+import type { StrategyName } from "../host/command.js";
+import type { Host } from "../host/host.js";
+import { factsOnlyHost, openHost } from "../host/open.js";
+import { prepare } from "../inputs/prepare.js";
+import { installedState, journalFor } from "../install/journal.js";
+import { readRelease } from "../release-read.js";
+import { render } from "../render/render.js";
+import { loadTemplates, type Templates } from "../render/templates.js";
+import { withArtifactSource as finishWithSource } from "./artifact-source.js";
+import type { Planned } from "./planned.js";
 
 /** What every deciding command takes from its command line: the stages' input. */
 export interface DecideCommandOptions {
@@ -38,21 +38,12 @@ export interface DecideCommandOptions {
   artifactsTag?: string;
 }
 
-export interface Planned {
-  prepared: Prepared;
-  templates: Templates;
-  host: Host;
-  facts: Facts;
-  /** The Kata release being installed (its configuration files, its images); null if none was read. */
-  release: Release | null;
-  /** Where the artifacts come from (--artifacts); null without one. */
-  source: ArtifactSource | null;
-  /** The catalogue as this release has it: its shims, their keys. */
-  catalog: Catalog;
-  decision: Decision;
-  changeset: Changeset;
-}
+export type { Planned };
 
+/**
+ * The plan, finished: facts, the release, the decision, the rendered changes and, for the node
+ * itself, the checks of its artifacts and paths. What `plan` prints and `install` applies, as is.
+ */
 export async function planPipeline(
   options: DecideCommandOptions,
   env?: Readonly<Record<string, string | undefined>>,
@@ -70,7 +61,7 @@ export async function planPipeline(
       ? await factsOnlyHost()
       : await openHost(options.hostRoot, options.hostExec));
   const ctx: Partial<Planned> = { prepared, templates, host };
-  await runStages([
+  const stages: Stage[] = [
     {
       title: options.facts ? `Load facts from ${options.facts}` : `Detect the node's facts (${host.root})`,
       task: async () => {
@@ -112,7 +103,15 @@ export async function planPipeline(
         );
       },
     },
-  ]);
+  ];
+  // A plan of this node (not of saved facts) is finished here, as install applies it: the prefix's
+  // and the artifacts' checks, the pulls a new release there means, every path checked.
+  if (options.facts === undefined)
+    stages.push({
+      title: "Check the artifacts and every file the configuration names",
+      task: () => finishWithSource(ctx as Planned, journalFor(host, installDirFromEnv(env ?? {}))),
+    });
+  await runStages(stages);
   return ctx as Planned;
 }
 
