@@ -18,11 +18,12 @@ import { install } from "../install/install.js";
 import { type JournalStore, journalFor, wasCutShort } from "../install/journal.js";
 import { acquireLock, LOCK_PATH } from "../install/lock.js";
 import { previewUninstall } from "../install/preview.js";
-import { restartRuntime, servedText } from "../install/runtime.js";
+import { restartRuntime } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
-import { reachedAs } from "../install/version-files.js";
-import { planDocument, refusalHint, renderPlan, transferLine } from "../output/plan.js";
+import { type InstallResult, installChanged, renderInstall } from "../output/install.js";
+import { planDocument, refusalHint, renderPlan } from "../output/plan.js";
+import { renderUninstall, type UninstallDone } from "../output/uninstall.js";
 import { type Planned, planPipeline } from "../pipeline/pipeline.js";
 import { JOURNAL_DIR } from "../state/places.js";
 import type { DecideCommandOptions } from "./decide-run.js";
@@ -143,11 +144,7 @@ export async function runInstall(
     if (!hooks.showPlan)
       for (const w of warnings) process.stderr.write(`kata-install: warning: ${w.id}: ${w.message}\n`);
     const report = await install(host, planned, source, timeout);
-    const changed =
-      report.artifacts.switched ||
-      report.artifacts.repaired > 0 ||
-      report.restarted !== null ||
-      report.files.written.length + report.files.removed.length > 0;
+    const changed = installChanged(report);
     // The node is installed by now: the probe cache only saves time later, its failure none of this.
     if (changed) {
       await rememberProbes(store, probes, detectOptionsFromEnv(env)).catch((error: Error) =>
@@ -157,39 +154,16 @@ export async function runInstall(
         process.stderr.write(`kata-install: the --shims given were not recorded: ${error.message}\n`),
       );
     }
-    const lines: string[] = [];
-    if (recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
-    if (asSaved === "applied")
-      lines.push(
-        `The saved plan ${given.plan} is applied already: the node is as it leaves it, and the plan made again now changes nothing.`,
-      );
-    if (report.artifacts.switched)
-      lines.push(
-        `Artifacts: version ${report.artifacts.staged?.id} (${report.artifacts.staged?.files} files, ${report.artifacts.staged?.bytes} bytes) switched in.`,
-      );
-    for (const entry of report.kept)
-      lines.push(
-        `  kept ${entry}: not kata-install's (it was ${reachedAs(entry, prefixOf(store))}); the version it was in is gone`,
-      );
-    if (report.artifacts.repaired > 0)
-      lines.push(
-        `Artifacts: ${report.artifacts.repaired} file(s) of version ${report.artifacts.staged?.id} were not as installed: put back.`,
-      );
-    if (report.pulled) lines.push(transferLine(report.pulled).replace(/^Pulls/, "Pulled"));
-    lines.push(`Files: ${report.files.written.length} written, ${report.files.removed.length} removed.`);
-    for (const aside of report.files.setAside)
-      lines.push(
-        `  set aside ${aside.path} as ${aside.to}: edited since kata-install wrote it, with the edit in it`,
-      );
-    if (report.restarted)
-      lines.push(
-        `Runtime: ${report.restarted.kind === "reload-runtime" ? "reloaded" : "restarted"} ${report.restarted.target}, ${servedText(report.served)}.`,
-      );
-    if (!changed) lines.push("Nothing to do: the node is as the plan wants it.");
+    const result: InstallResult = {
+      recovered,
+      ...(asSaved === null ? {} : { savedPlan: asSaved }),
+      ...report,
+      warnings,
+    };
     out(
       options.json
-        ? `${JSON.stringify({ recovered, ...(asSaved === null ? {} : { savedPlan: asSaved }), ...report, warnings }, null, 2)}\n`
-        : `${lines.join("\n")}\n`,
+        ? `${JSON.stringify(result, null, 2)}\n`
+        : renderInstall(result, { plan: given.plan, prefix: prefixOf(store) }),
     );
     hooks.installed?.(planned);
     return 0;
@@ -298,34 +272,16 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
           `${restored.slice(0, -1)}; but ${error.message}: restart ${runtime.action.target} yourself, so that it runs without Kata's handlers`,
         );
       });
-    // After a rollback that left nothing installed, "restored 0, removed 0" would say nothing.
-    const none = result.restored.length + result.removed.length === 0;
-    const lines =
-      rolledBack === null
-        ? [restored]
-        : none
-          ? [`${rolledBack} Nothing else was installed.`]
-          : [rolledBack, restored];
-    for (const left of result.leftEdited) lines.push(`  left ${left.path}: ${left.what}`);
-    if (takenOver)
-      lines.push(
-        `This node was kata-deploy's until kata-install took it over: kata-deploy's install is not restored (its files and handlers went with the takeover), and the node has no Kata now (${[...(journal?.carried?.shims ?? [])].map((s) => `kata-${s}`).join(", ") || "no handler"} gone). To have Kata again, install with kata-install, or deploy kata-deploy again.`,
-      );
-    if (held && runtime)
-      lines.push(
-        `Runtime: not restarted: it would not start on ${result.unloadable.join(", ")}; it runs on what it loaded before, Kata's handlers with it, until you mend the file and restart ${runtime.action.target}.`,
-      );
-    if (restart && runtime)
-      lines.push(
-        `Runtime: ${runtime.action.kind === "reload-runtime" ? "reloaded" : "restarted"} ${runtime.action.target}, and it answers.`,
-      );
     // The JSON says what the text says: the rollback first, the restart done.
-    const restarted = restart && runtime ? runtime.action : null;
-    out(
-      options.json
-        ? `${JSON.stringify({ ...result, restarted, takenOverFromKataDeploy: takenOver, message: lines.join("\n") }, null, 2)}\n`
-        : `${lines.join("\n")}\n`,
-    );
+    const done: UninstallDone = {
+      ...result,
+      restarted: restart && runtime ? runtime.action : null,
+      heldRuntime: held && runtime ? runtime.action.target : null,
+      takenOverFromKataDeploy: takenOver,
+      goneHandlers: [...(journal?.carried?.shims ?? [])].map((s) => `kata-${s}`),
+    };
+    const text = renderUninstall(done);
+    out(options.json ? `${JSON.stringify({ ...done, message: text }, null, 2)}\n` : `${text}\n`);
     return 0;
   } finally {
     await lock.release();
