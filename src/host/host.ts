@@ -64,7 +64,11 @@ export class Host {
   constructor(options: HostOptions = {}) {
     this.root = path.resolve(options.root ?? "/");
     this.strategy = options.strategy ?? (this.root === "/" ? "direct" : "root-exec");
-    this.mounts = options.mounts === undefined ? null : options.mounts.map(normaliseHostPath);
+    // "/etc/crio/" is the mount "/etc/crio": compared without a trailing "/".
+    this.mounts =
+      options.mounts === undefined
+        ? null
+        : options.mounts.map((m) => normaliseHostPath(m).replace(/(.)\/+$/, "$1"));
   }
 
   /** Where a host path lives on this machine, with symlinks inside the host resolved against the host root. */

@@ -194,7 +194,7 @@ describe("a host seen through a pod's mounts", () => {
     fs.mkdirSync(path.join(root, "mnt"), { recursive: true });
     fs.writeFileSync(path.join(root, "mnt/real.toml"), "version = 2\n");
     fs.symlinkSync("/mnt/real.toml", path.join(root, "etc/containerd/config.toml"));
-    const host = new Host({ root, mounts: ["/etc/containerd"] });
+    const host = new Host({ root, mounts: ["/etc/containerd/"] });
     const outside = await host.readText("/etc/passwd");
     expect(outside).toEqual({
       ok: false,
