@@ -120,8 +120,9 @@ function runtimeMounts(layout: RuntimeLayout): HostMount[] {
 }
 
 /**
- * The pod's host mounts for `v`, each path once (the first reason kept, writable if any use
- * writes) and none inside another of the same access.
+ * The pod's host mounts for `v`, each path once (the first reason kept, read-only only if every
+ * use only reads), none inside a writable one or a read-only one inside a read-only one, parents
+ * first.
  */
 export function hostMounts(v: Values): HostMount[] {
   const installDir = kataDirFromEnv({
