@@ -35,3 +35,8 @@ export function jsonErrorText(error: unknown): string {
     return `an unexpected character${at === undefined ? "" : ` at position ${at}`}`;
   return message.replace(/"[^"]*"/g, "…");
 }
+
+/** A value as messages and plans show it: its JSON ("undefined" for none). */
+export function shown(value: unknown): string {
+  return toJson(value) ?? "undefined";
+}

@@ -21,9 +21,9 @@ import { previewUninstall } from "../install/preview.js";
 import { restartRuntime } from "../install/runtime.js";
 import { prefixOf } from "../install/switch.js";
 import { uninstallFiles } from "../install/uninstall.js";
-import { type InstallResult, installChanged, renderInstall } from "../output/install.js";
+import { type InstallResult, installChanged, ROLLED_BACK, renderInstall } from "../output/install.js";
 import { planDocument, refusalHint, renderPlan } from "../output/plan.js";
-import { renderUninstall, type UninstallDone } from "../output/uninstall.js";
+import { renderUninstall, restoredLine, type UninstallDone } from "../output/uninstall.js";
 import { type Planned, planPipeline } from "../pipeline/pipeline.js";
 import { JOURNAL_DIR } from "../state/places.js";
 import type { DecideCommandOptions } from "./decide-run.js";
@@ -249,9 +249,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     const takenOver = journal?.carried !== undefined;
     const result = await uninstallFiles(store);
     // A rollback of a run cut short changed the node: said, even when nothing is left to uninstall.
-    const rolledBack = result.recovered
-      ? "An earlier install had been cut short: it was rolled back first."
-      : null;
+    const rolledBack = result.recovered ? ROLLED_BACK : null;
     if (result.nothingInstalled) {
       const message =
         rolledBack === null
@@ -264,7 +262,7 @@ export async function runUninstall(options: UninstallOptions, out: (text: string
     // runs on what it loaded before, Kata's handlers with it, until the file is mended).
     const held = result.unloadable.length > 0;
     const restart = (result.runtimeChanged || result.restartOwed) && !held;
-    const restored = `Restored ${result.restored.length} file(s), removed ${result.removed.length}, and the artifacts.`;
+    const restored = restoredLine(result);
     if (restart && runtime)
       await restartRuntime(host, runtime.action, runtime.socket, timeout).catch((error: Error) => {
         // The files are back and the journal is gone: no later run would restart it.

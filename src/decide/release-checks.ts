@@ -5,7 +5,7 @@
 // (configValueCheck, called for every offer).
 import { closest } from "../closest.js";
 import { byText } from "../compare.js";
-import { toJson } from "../json-text.js";
+import { shown } from "../json-text.js";
 import type { KeyInfo } from "../release/config-file.js";
 import { baseName, type Release } from "../release/release.js";
 import { compareVersions, versionParts } from "../version.js";
@@ -200,7 +200,7 @@ export function configValueCheck(
   if (!fitsType(info.type, value))
     return fail(
       "config-key",
-      `${describeSource(source)} sets ${key} = ${show(value)} for ${shim}, but ${base} has it as ${article(info.type)} (Kata could not load the file with it)`,
+      `${describeSource(source)} sets ${key} = ${shown(value)} for ${shim}, but ${base} has it as ${article(info.type)} (Kata could not load the file with it)`,
       `give ${article(info.type)}`,
       false,
     );
@@ -212,10 +212,6 @@ export function configValueCheck(
       "choose a value this shim's configuration takes",
     );
   return null;
-}
-
-function show(value: unknown): string {
-  return toJson(value);
 }
 
 /**

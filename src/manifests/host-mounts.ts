@@ -6,6 +6,7 @@
 import path from "node:path";
 import { DEFAULT_PREFIX, kataDirFromEnv } from "../detect/context.js";
 import { RUNTIME_LAYOUTS, type RuntimeLayout } from "../detect/runtime/layouts.js";
+import { hash } from "../hash.js";
 import { VANILLA_NAMES } from "../kube/distribution.js";
 import type { Values } from "./values.js";
 
@@ -168,11 +169,5 @@ export function hostMountsVariable(mounts: readonly HostMount[]): string {
 /** A volume's name for a host path: "host-" and the path's parts ("/etc/containerd": host-etc-containerd). */
 export function volumeName(hostPath: string): string {
   const name = `host${hostPath.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}`.replace(/-+$/, "");
-  return name.length <= 63 ? name : `${name.slice(0, 54)}-${hash8(hostPath)}`;
-}
-
-function hash8(text: string): string {
-  let h = 0x811c9dc5;
-  for (const c of text) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
+  return name.length <= 63 ? name : `${name.slice(0, 54)}-${hash(hostPath).slice(0, 8)}`;
 }

@@ -9,16 +9,11 @@ import type { Values } from "./values-type.js";
 
 const REGISTRY = "registry:";
 
-function tagOf(reference: string): { repository: string; tag: string | null } {
-  const { repository, tag } = splitReference(reference);
-  return { repository, tag };
-}
-
 /** What of `v` names a published repository with a tag its release did not publish. */
 export function unpublishedNotes(defaults: Values, v: Values, file: string): InputIssue[] {
   const notes: InputIssue[] = [];
-  const image = tagOf(String(v.image ?? ""));
-  const published = tagOf(String(defaults.image ?? ""));
+  const image = splitReference(String(v.image ?? ""));
+  const published = splitReference(String(defaults.image ?? ""));
   if (image.repository === published.repository && image.tag !== published.tag)
     notes.push({
       file,

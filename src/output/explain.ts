@@ -4,7 +4,7 @@ import type { Decision, ErofsSetup, NydusSetup } from "../decide/decision.js";
 import { handlerName } from "../decide/layout.js";
 import { addsToKernelParams, type Decided, describeSource, type Source } from "../decide/provenance.js";
 import { RUNTIME_LAYOUTS } from "../detect/runtime/layouts.js";
-import { toJson } from "../json-text.js";
+import { shown } from "../json-text.js";
 
 export interface Explained {
   kind:
@@ -272,16 +272,16 @@ export function renderExplain(values: Explained[]): string {
   for (const v of values) {
     const subject =
       v.shim && v.kind !== "shim" && v.kind !== "custom-runtime" ? `[${v.shim}] ${v.key}` : v.key;
-    const shown =
-      v.value === null && v.source.kind === "default" && v.kind === "config" ? "(not set)" : show(v.value);
+    const value =
+      v.value === null && v.source.kind === "default" && v.kind === "config" ? "(not set)" : shown(v.value);
     // The value an admin's later drop-in gives is the one Kata runs with: said where the eye lands.
     const used = v.onNode?.find((d) => d.applies);
-    const replaced = used ? `  — replaced on the node: Kata uses ${show(used.value)}` : "";
+    const replaced = used ? `  — replaced on the node: Kata uses ${shown(used.value)}` : "";
     const reads =
       v.kataReads && !used
-        ? `  — ${v.kataReads.how === "joined" ? "joined to the release's" : "after the release's"}: Kata reads ${show(v.kataReads.value)}`
+        ? `  — ${v.kataReads.how === "joined" ? "joined to the release's" : "after the release's"}: Kata reads ${shown(v.kataReads.value)}`
         : "";
-    lines.push(`${subject} = ${shown}${v.reason ? `  — ${v.reason}` : ""}${reads}${replaced}`);
+    lines.push(`${subject} = ${value}${v.reason ? `  — ${v.reason}` : ""}${reads}${replaced}`);
     lines.push(`    set by ${describeSource(v.source)}`);
     if (v.ignoredByKata) lines.push(`    ignored by Kata: ${v.ignoredByKata}`);
     const why = whyOf(v.source);
@@ -289,19 +289,16 @@ export function renderExplain(values: Explained[]): string {
     // Added to the release's parameters, not in their place: say so.
     const after = addsToKernelParams(v.key, v.source);
     const label = v.kataReads?.how === "joined" ? "with  " : after ? "after " : "beat  ";
-    for (const b of v.beaten) lines.push(`    ${label} ${show(b.value)} from ${describeSource(b.source)}`);
+    for (const b of v.beaten) lines.push(`    ${label} ${shown(b.value)} from ${describeSource(b.source)}`);
     for (const d of v.onNode ?? [])
       lines.push(
-        `    ${d.applies ? "but   " : "node  "} ${show(d.value)} from ${d.file} on the node: ${d.why}`,
+        `    ${d.applies ? "but   " : "node  "} ${shown(d.value)} from ${d.file} on the node: ${d.why}`,
       );
   }
   return `${lines.join("\n")}\n`;
 }
 
 /** A value as TOML-ish text: JSON, with a release's large integers (bigints) as their digits. */
-export function show(value: unknown): string {
-  return toJson(value) ?? "undefined";
-}
 
 function whyOf(source: Source): string | undefined {
   if (source.kind === "rule") return source.why;

@@ -5,6 +5,9 @@ import { servedText } from "../install/runtime.js";
 import { reachedAs } from "../install/version-files.js";
 import { transferLine } from "./plan.js";
 
+/** Said first when a run cut short was rolled back (by install or uninstall). */
+export const ROLLED_BACK = "An earlier install had been cut short: it was rolled back first.";
+
 /** An install's result: `install --json` prints it whole. */
 export interface InstallResult extends InstallReport {
   /** A run cut short was rolled back first. */
@@ -29,7 +32,7 @@ export function installChanged(report: InstallReport): boolean {
 export function renderInstall(result: InstallResult, context: { plan?: string; prefix: string }): string {
   const lines: string[] = [];
   const { artifacts } = result;
-  if (result.recovered) lines.push("An earlier install had been cut short: it was rolled back first.");
+  if (result.recovered) lines.push(ROLLED_BACK);
   if (result.savedPlan === "applied")
     lines.push(
       `The saved plan ${context.plan} is applied already: the node is as it leaves it, and the plan made again now changes nothing.`,

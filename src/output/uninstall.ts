@@ -2,6 +2,7 @@
 // `message` is this text), so that the two never say different things.
 import type { PlanAction } from "../changeset.js";
 import type { UninstallResult } from "../install/uninstall.js";
+import { ROLLED_BACK } from "./install.js";
 
 /** An uninstall's result, once files are given back: `uninstall --json` prints it whole. */
 export interface UninstallDone extends UninstallResult {
@@ -15,9 +16,14 @@ export interface UninstallDone extends UninstallResult {
   goneHandlers: string[];
 }
 
+/** What the files' uninstall gave back, in one line. */
+export function restoredLine(u: Pick<UninstallResult, "restored" | "removed">): string {
+  return `Restored ${u.restored.length} file(s), removed ${u.removed.length}, and the artifacts.`;
+}
+
 export function renderUninstall(u: UninstallDone): string {
-  const rolledBack = u.recovered ? "An earlier install had been cut short: it was rolled back first." : null;
-  const restored = `Restored ${u.restored.length} file(s), removed ${u.removed.length}, and the artifacts.`;
+  const rolledBack = u.recovered ? ROLLED_BACK : null;
+  const restored = restoredLine(u);
   // After a rollback that left nothing installed, "restored 0, removed 0" would say nothing.
   const none = u.restored.length + u.removed.length === 0;
   const lines =

@@ -3,7 +3,6 @@
 // its JSON. The stage functions know nothing of this: each stage calls one and keeps its result.
 
 import { parseArtifactSpecifier } from "../artifacts/open-source.js";
-import type { Changeset } from "../changeset.js";
 import type { Catalog } from "../decide/catalog.js";
 import { decideFor, type Prepared } from "../decide/decide-for.js";
 import type { Decision } from "../decide/decision.js";
@@ -19,7 +18,7 @@ import { prepare } from "../inputs/prepare.js";
 import { installedState, journalFor } from "../install/journal.js";
 import { readRelease } from "../release-read.js";
 import { render } from "../render/render.js";
-import { loadTemplates, type Templates } from "../render/templates.js";
+import { loadTemplates } from "../render/templates.js";
 import { withArtifactSource as finishWithSource } from "./artifact-source.js";
 import type { Planned } from "./planned.js";
 

@@ -8,7 +8,7 @@ import type { Check, Decision } from "../decide/decision.js";
 import { DECIDED_DROP_IN, handlersFor } from "../decide/layout.js";
 import { type Decided, describeSource } from "../decide/provenance.js";
 import type { Host } from "../host/host.js";
-import { toJson } from "../json-text.js";
+import { shown } from "../json-text.js";
 import { parseKataToml, valueAt } from "../release/config-file.js";
 import { readDropIns } from "../release/drop-in-dir.js";
 
@@ -113,9 +113,4 @@ export function replacedCheck(
     hint: "give the value in the overrides file ([config.<shim>]), where it is checked against the node and the release, and remove the drop-in; or remove the drop-in",
     rule: "install",
   };
-}
-
-/** A value as the plan shows it: its JSON. */
-function shown(value: unknown): string {
-  return toJson(value) ?? "undefined";
 }

@@ -145,7 +145,7 @@ describe("the DaemonSet's pod", () => {
       "/sbin/.keep": "",
       "/dev/.keep": "",
       "/run/systemd/system/.keep": "",
-      "/usr/lib/os-release": 'ID=ubuntu\nVERSION_ID="22.04"\n',
+      "/usr/lib/os-release": spec.osRelease as string,
     };
     const host = buildHost(spec);
     const socket = path.join(host.root, "run/containerd/containerd.sock");
